@@ -1,0 +1,54 @@
+"""Shared CLI plumbing: the typer app, exit codes and the bad-input handler."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from rlgate.errors import InputError
+
+#: Exit codes, documented in the README and used by every command.
+EXIT_RELEASE = 0
+EXIT_BLOCK = 1
+EXIT_BAD_INPUT = 2
+EXIT_RESEARCH_ONLY = 3
+DECISION_EXIT = {"release": EXIT_RELEASE, "block": EXIT_BLOCK, "research_only": EXIT_RESEARCH_ONLY}
+
+app = typer.Typer(
+    name="rlgate",
+    help="Decide whether an RL-post-trained LLM checkpoint may ship.\n\n"
+    "Exit codes: 0 release/success, 1 block, 3 research_only, 2 bad input or usage.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(error: InputError) -> typer.Exit:
+    """Print one clear error (no traceback) and return the exit to raise."""
+    print(f"error: {error}", file=sys.stderr)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def handles_input_errors(func: F) -> F:
+    """Turn InputError into one message on stderr and exit code 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except InputError as error:
+            raise fail(error) from None
+        except KeyboardInterrupt:
+            print("interrupted: finished work is kept; run the same command again to resume", file=sys.stderr)
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,87 @@
+"""`rlgate validate`, `rlgate schema`, `rlgate init`: the contract commands."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors
+from rlgate.errors import InputError
+
+INIT_FILES = {
+    "contract.yaml": "contracts/my_contract.yaml",
+    "suite.yaml": "suites/my_suite.yaml",
+    "gate_policy.yaml": "gates/release_policy.yaml",
+}
+
+
+@app.command()
+@handles_input_errors
+def validate(
+    contract: Annotated[Path, typer.Argument(help="contract YAML file")],
+) -> None:
+    """Check a contract and every file it references; print a one-screen summary."""
+    from rlgate.contract.loader import load_contract
+    from rlgate.contract.summary import contract_summary
+
+    resolved = load_contract(contract)
+    typer.echo(contract_summary(resolved))
+    typer.echo("ok: contract is valid")
+
+
+@app.command()
+@handles_input_errors
+def schema(
+    kind: Annotated[str, typer.Option(help="contract | suite | gate-policy")] = "contract",
+    out: Annotated[Path | None, typer.Option(help="write to this file instead of stdout")] = None,
+) -> None:
+    """Print the JSON Schema of contracts (for editors and yaml-language-server)."""
+    from rlgate.contract.schema import SCHEMAS, json_schema_text
+
+    if kind not in SCHEMAS:
+        raise InputError(f"unknown schema kind '{kind}'", field="--kind", fix=f"use one of {', '.join(SCHEMAS)}")
+    text = json_schema_text(kind)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {out}")
+    else:
+        typer.echo(text, nl=False)
+
+
+def scaffold(directory: Path, force: bool) -> list[Path]:
+    """Write a contract, a suite and a gate policy that validate together."""
+    targets = [(src, directory / dst) for src, dst in INIT_FILES.items()]
+    existing = [dst for _, dst in targets if dst.exists()]
+    if existing and not force:
+        raise InputError("file already exists", file=existing[0],
+                         fix="choose another folder or pass --force to overwrite")
+    written = []
+    package = resources.files("rlgate") / "templates" / "init"
+    for src, dst in targets:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text((package / src).read_text(encoding="utf-8"), encoding="utf-8")
+        written.append(dst)
+    return written
+
+
+@app.command()
+@handles_input_errors
+def init(
+    directory: Annotated[Path, typer.Argument(help="project folder")] = Path("."),
+    force: Annotated[bool, typer.Option(help="overwrite existing files")] = False,
+) -> None:
+    """Scaffold a contract, a suite and a gate policy that validate."""
+    from rlgate.contract.loader import load_contract
+
+    written = scaffold(directory, force)
+    load_contract(written[0])
+    for path in written:
+        typer.echo(f"wrote {path}")
+    typer.echo(f"next: rlgate validate {written[0]}")
+
+
+__all__ = ["EXIT_BAD_INPUT", "init", "schema", "validate"]

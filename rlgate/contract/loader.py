@@ -1,0 +1,286 @@
+"""Load a contract file and everything it references into one validated `ResolvedContract`.
+
+References (suite files, gate policies chained with `use:`, baseline results, local task paths) are
+resolved relative to the file that names them. Every problem becomes one `InputError` with the file,
+line, column, field and a fix. Nothing here executes code from the files it reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from rlgate.contract.models import (
+    Contract,
+    DecisionPolicy,
+    GateConfig,
+    GatePolicy,
+    GateSettings,
+    Split,
+    Suite,
+    TaskEntry,
+)
+from rlgate.contract.yamlpos import PathKey, YamlDoc, load_yaml, suggest, validation_to_input_error
+from rlgate.errors import InputError
+from rlgate.metrics import (
+    DERIVED_METRICS,
+    KNOWN_TASK_METRICS,
+    MetricRef,
+    catalog_task,
+    is_bounded,
+)
+
+_THRESHOLDS = ("min_delta", "max_drop", "max", "min")
+
+
+@dataclass(frozen=True)
+class ResolvedTask:
+    """A suite task with its split and every path made absolute."""
+
+    entry: TaskEntry
+    suite: str
+    suite_version: str
+    split: str
+    visibility: str
+    data_files: str | dict[str, str] | None
+    path: Path | None
+    trusted: bool
+
+    @property
+    def name(self) -> str:
+        return self.entry.task
+
+
+@dataclass
+class ResolvedContract:
+    """A contract with its suites and gate policy loaded and checked; what the rest of rlgate reads."""
+
+    path: Path
+    contract: Contract
+    suites: list[Suite]
+    tasks: list[ResolvedTask]
+    gates: GateConfig
+    policy_files: list[Path] = field(default_factory=list)
+    baseline_results: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return self.contract.name
+
+    def task(self, name: str) -> ResolvedTask | None:
+        return next((t for t in self.tasks if t.name == name), None)
+
+    def split_of(self, task: str) -> Split | None:
+        entry = self.task(task)
+        return self.contract.splits.get(entry.split) if entry else None
+
+    def resolve_path(self, relative: str) -> Path:
+        """A path named in the contract, found as references are (file's folder, then above)."""
+        return find_relative(self.path, relative) or (self.path.parent / relative).resolve()
+
+
+def _validate(model: type[BaseModel], doc: YamlDoc, data: Any = None, base: PathKey = ()) -> Any:
+    try:
+        return model.model_validate(doc.data if data is None else data)
+    except ValidationError as exc:
+        raise validation_to_input_error(exc, doc, model, base) from None
+
+
+def find_relative(base_file: Path, relative: str) -> Path | None:
+    """A path relative to the file that names it, or else to a folder above it (the project root).
+
+    So `suites/x.yaml` written in `contracts/c.yaml` finds the project's `suites/x.yaml`.
+    """
+    if Path(relative).is_absolute():
+        return Path(relative) if Path(relative).exists() else None
+    for folder in [base_file.parent, *base_file.parent.parents]:
+        candidate = (folder / relative).resolve()
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _ref_path(doc: YamlDoc, loc: PathKey, relative: str, what: str) -> Path:
+    target = find_relative(doc.file, relative)
+    if target is None:
+        looked = (doc.file.parent / relative).resolve()
+        raise doc.error(loc, f"{what} '{relative}' does not exist (looked for {looked} and in the folders above)",
+                        "fix the path; it is relative to the file that names it or to the project root")
+    return target
+
+
+def _load_policy_chain(doc: YamlDoc, loc: PathKey, relative: str, stack: list[Path],
+                       out_files: list[Path]) -> list[tuple[GateSettings, YamlDoc, PathKey]]:
+    """Gate policies from the root of a `use:` chain down to `relative` (cycles are errors)."""
+    target = _ref_path(doc, loc, relative, "gate policy")
+    if target in stack:
+        chain = " -> ".join(p.name for p in [*stack, target])
+        raise doc.error(loc, f"reference cycle between files: {chain}", "remove one of the 'use:' references")
+    policy_doc = load_yaml(target)
+    policy = _validate(GatePolicy, policy_doc)
+    out_files.append(target)
+    chain: list[tuple[GateSettings, YamlDoc, PathKey]] = []
+    if policy.use:
+        chain = _load_policy_chain(policy_doc, ("use",), policy.use, [*stack, target], out_files)
+    return [*chain, (policy, policy_doc, ())]
+
+
+@dataclass
+class _Origin:
+    doc: YamlDoc
+    path: PathKey
+
+
+def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[GateConfig, dict[int, _Origin]]:
+    """Later layers override earlier ones; gate lists merge by metric (later wins)."""
+    merged: dict[str, Any] = {"decision": {}}
+    lists: dict[str, dict[str, tuple[Any, _Origin]]] = {"hard": {}, "regression": {}, "diagnostics": {}}
+    primary: tuple[Any, _Origin] | None = None
+    for settings, doc, base in layers:
+        for scalar in ("alpha", "power", "bootstrap_resamples"):
+            value = getattr(settings, scalar)
+            if value is not None:
+                merged[scalar] = value
+        if settings.decision:
+            merged["decision"].update(settings.decision)
+        if settings.primary is not None:
+            primary = (settings.primary, _Origin(doc, (*base, "primary")))
+        for kind, table in lists.items():
+            for index, gate in enumerate(getattr(settings, kind) or []):
+                table[gate.name or gate.metric] = (gate, _Origin(doc, (*base, kind, index)))
+    origins: dict[int, _Origin] = {}
+    config = GateConfig(
+        alpha=merged.get("alpha", 0.05),
+        power=merged.get("power", 0.8),
+        bootstrap_resamples=merged.get("bootstrap_resamples", 10_000),
+        primary=primary[0] if primary else None,
+        hard=[g for g, _ in lists["hard"].values()],
+        regression=[g for g, _ in lists["regression"].values()],
+        diagnostics=[g for g, _ in lists["diagnostics"].values()],
+        decision=DecisionPolicy(**merged["decision"]),
+    )
+    if primary:
+        origins[id(config.primary)] = primary[1]
+    for kind, table in lists.items():
+        for gate, (_, origin) in zip(getattr(config, kind), table.values(), strict=True):
+            origins[id(gate)] = origin
+    return config, origins
+
+
+def _check_metric(ref_text: str, origin: _Origin, tasks: dict[str, ResolvedTask], gate: Any) -> None:
+    ref = MetricRef.parse(ref_text)
+    loc = (*origin.path, "metric")
+    if ref.task not in tasks:
+        close = suggest(ref.task, list(tasks))
+        fix = f"did you mean '{close}/{ref.metric}'?" if close else f"tasks in the suites: {', '.join(tasks)}"
+        raise origin.doc.error(loc, f"metric '{ref_text}' names task '{ref.task}', which is in no suite", fix)
+    known_task = catalog_task(ref.task) if tasks[ref.task].path is None else None
+    if known_task and not ref.derived:
+        metrics = KNOWN_TASK_METRICS[known_task]
+        if ref.metric not in metrics:
+            options = [*metrics, *DERIVED_METRICS]
+            close = suggest(ref.metric, options)
+            fix = f"did you mean '{ref.task}/{close}'?" if close else f"metrics of {ref.task}: {', '.join(options)}"
+            raise origin.doc.error(loc, f"task '{ref.task}' has no metric '{ref.metric}'", fix)
+        filters = metrics[ref.metric]
+        if ref.filter is None and len(filters) > 1:
+            raise origin.doc.error(loc, f"'{ref_text}' is ambiguous: {ref.task} reports {ref.metric} under "
+                                   f"filters {', '.join(filters)}", f"write {ref_text}/{filters[-1]}")
+        if ref.filter is not None and ref.filter not in filters:
+            close = suggest(ref.filter, list(filters))
+            fix = f"did you mean '{ref.task}/{ref.metric}/{close}'?" if close else f"filters: {', '.join(filters)}"
+            raise origin.doc.error(loc, f"{ref.task}/{ref.metric} has no filter '{ref.filter}'", fix)
+    if is_bounded(ref.metric):
+        for name in _THRESHOLDS:
+            value = getattr(gate, name, None)
+            if value is not None and abs(value) > 1:
+                raise origin.doc.error(
+                    (*origin.path, name),
+                    f"{name}={value} is out of range: {ref.metric} is a fraction in [0, 1]",
+                    f"did you mean {value / 100:g}?")
+
+
+def _has_function_tag(folder: Path) -> bool:
+    files = [folder] if folder.is_file() else [*folder.rglob("*.yaml"), *folder.rglob("*.yml")]
+    for file in files:
+        try:
+            if "!function" in file.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _resolve_tasks(contract: Contract, doc: YamlDoc, suites: list[tuple[Suite, YamlDoc, PathKey]],
+                   trusted: list[Path]) -> list[ResolvedTask]:
+    out: list[ResolvedTask] = []
+    seen: dict[str, PathKey] = {}
+    for suite, suite_doc, base in suites:
+        for index, entry in enumerate(suite.tasks):
+            loc = (*base, "tasks", index)
+            if entry.split not in contract.splits:
+                close = suggest(entry.split, list(contract.splits))
+                fix = f"did you mean '{close}'?" if close else f"declared splits: {', '.join(contract.splits)}"
+                raise suite_doc.error((*loc, "split"), f"unknown split '{entry.split}'", fix)
+            if entry.task in seen:
+                raise suite_doc.error((*loc, "task"), f"task '{entry.task}' appears twice in the suites",
+                                      "list each task once")
+            seen[entry.task] = loc
+            data_files = entry.data_files
+            if isinstance(data_files, str):
+                data_files = str(_ref_path(suite_doc, (*loc, "data_files"), data_files, "data file"))
+            elif isinstance(data_files, dict):
+                data_files = {k: str(_ref_path(suite_doc, (*loc, "data_files", k), v, "data file"))
+                              for k, v in data_files.items()}
+            task_path = _ref_path(suite_doc, (*loc, "path"), entry.path, "task path") if entry.path else None
+            is_trusted = task_path is not None and any(task_path == t or t in task_path.parents for t in trusted)
+            if task_path is not None and not is_trusted and _has_function_tag(task_path):
+                raise suite_doc.error((*loc, "path"), f"local task '{entry.path}' uses !function (runs Python) "
+                                      "and is not trusted",
+                                      f"add it to trusted_task_paths in {doc.file.name} if you trust its code")
+            visibility = contract.splits[entry.split].visibility
+            out.append(ResolvedTask(entry, suite.name, suite.version, entry.split, visibility, data_files,
+                                    task_path, is_trusted))
+    return out
+
+
+def load_contract(path: str | Path) -> ResolvedContract:
+    """Load, resolve and check a contract; raises InputError on the first problem."""
+    file = Path(path).resolve()
+    doc = load_yaml(file)
+    contract: Contract = _validate(Contract, doc)
+    suites: list[tuple[Suite, YamlDoc, PathKey]] = []
+    for index, item in enumerate(contract.suites):
+        if isinstance(item, Suite):
+            suites.append((item, doc, ("suites", index)))
+            continue
+        target = _ref_path(doc, ("suites", index), item, "suite file")
+        if target == file:
+            raise doc.error(("suites", index), "reference cycle between files: the contract lists itself as a suite",
+                            "point at a suite file")
+        suite_doc = load_yaml(target)
+        suites.append((_validate(Suite, suite_doc), suite_doc, ()))
+    trusted = [_ref_path(doc, ("trusted_task_paths", i), p, "trusted task path")
+               for i, p in enumerate(contract.trusted_task_paths)]
+    tasks = _resolve_tasks(contract, doc, suites, trusted)
+    policy_files: list[Path] = []
+    layers: list[tuple[GateSettings, YamlDoc, PathKey]] = []
+    if contract.gates.use:
+        layers = _load_policy_chain(doc, ("gates", "use"), contract.gates.use, [file], policy_files)
+    layers.append((contract.gates, doc, ("gates",)))
+    gates, origins = _merge_gates(layers)
+    by_task = {t.name: t for t in tasks}
+    all_gates: list[Any] = [*([gates.primary] if gates.primary else []), *gates.hard, *gates.regression,
+                            *gates.diagnostics]
+    for gate in all_gates:
+        _check_metric(gate.metric, origins[id(gate)], by_task, gate)
+    if gates.primary is None and not (gates.hard or gates.regression or gates.diagnostics):
+        raise doc.error(("gates",), "the contract has no gates", "add gates.primary or a hard/regression gate")
+    baseline_results = None
+    if contract.baseline.results:
+        baseline_results = _ref_path(doc, ("baseline", "results"), contract.baseline.results, "baseline results")
+    return ResolvedContract(file, contract, [s for s, _, _ in suites], tasks, gates, policy_files,
+                            baseline_results)

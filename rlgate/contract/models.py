@@ -1,0 +1,303 @@
+"""The contract language: pydantic models for contracts, suites and gate policies.
+
+Every model forbids unknown keys so a typo is an error, not a silently ignored setting. Files on
+disk carry `schema_version` so later versions of rlgate can migrate or refuse them clearly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rlgate.metrics import MetricRef
+
+SCHEMA_VERSION = 1
+Visibility = Literal["iteration", "nightly", "release_gate_only"]
+DecisionName = Literal["release", "research_only", "block"]
+
+
+class StrictModel(BaseModel):
+    """Base for every contract model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+def _check_metric(value: str) -> str:
+    MetricRef.parse(value)
+    return value
+
+
+# --------------------------------------------------------------------------- protocol
+class Sampling(StrictModel):
+    """Generation settings; mapped onto lm-eval's gen_kwargs by the runner."""
+
+    temperature: float = Field(0.0, ge=0.0, description="0 means greedy decoding (do_sample false)")
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    top_k: int | None = Field(None, ge=1)
+    n: int = Field(1, ge=1, description="samples per prompt; n > 1 enables pass@k and maj@k")
+    max_tokens: int = Field(1024, ge=1, description="maximum new tokens per response")
+    seed: int = Field(1234, description="sampling seed passed to the backend")
+    stop: list[str] | None = Field(None, description="extra stop sequences (task defaults otherwise)")
+
+
+class VllmOptions(StrictModel):
+    """model_args for lm-eval's `vllm` backend."""
+
+    tensor_parallel_size: int | Literal["auto"] = 1
+    data_parallel_size: int = Field(1, ge=1)
+    gpu_memory_utilization: float = Field(0.9, gt=0.0, le=1.0)
+    max_model_len: int | None = Field(None, ge=1)
+    dtype: str = "auto"
+    enforce_eager: bool = False
+
+    @field_validator("tensor_parallel_size")
+    @classmethod
+    def _positive_tp(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("tensor_parallel_size must be >= 1 or 'auto'")
+        return value
+
+
+class HfOptions(StrictModel):
+    """model_args for lm-eval's `hf` backend."""
+
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int | Literal["auto"] = 1
+    trust_remote_code: bool = False
+
+
+class OpenAIOptions(StrictModel):
+    """An OpenAI-compatible endpoint (e.g. `vllm serve`) via lm-eval's local-*-completions."""
+
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str | None = Field(None, description="served model name; defaults to the checkpoint")
+    api_key_env: str | None = Field(None, description="name of the env var holding the API key")
+    concurrency: int = Field(4, ge=1)
+    max_retries: int = Field(3, ge=0)
+    timeout_s: float = Field(600.0, gt=0)
+    tokenizer: str | None = None
+
+
+class Protocol(StrictModel):
+    """How responses are produced. Runs under different protocols are never compared silently."""
+
+    backend: Literal["vllm", "hf", "openai"] = "hf"
+    chat_template: bool = False
+    system_prompt: str | None = None
+    num_fewshot: int | None = Field(None, ge=0, description="override every task's few-shot count")
+    fewshot_as_multiturn: bool = False
+    sampling: Sampling = Field(default_factory=Sampling)
+    limit: int | None = Field(None, ge=1, description="documents per task (smoke runs only)")
+    vllm: VllmOptions = Field(default_factory=VllmOptions)
+    hf: HfOptions = Field(default_factory=HfOptions)
+    openai: OpenAIOptions = Field(default_factory=OpenAIOptions)
+
+
+# --------------------------------------------------------------------------- splits, baseline
+class Split(StrictModel):
+    """A task set and who may see it."""
+
+    visibility: Visibility
+    description: str = ""
+    consult_budget: int | None = Field(
+        None, ge=1, description="release_gate_only: warn after this many consultations per training run"
+    )
+
+
+class Baseline(StrictModel):
+    """The reference the candidate is compared against: a checkpoint to evaluate, or stored results."""
+
+    checkpoint: str | None = None
+    results: str | None = Field(None, description="lm-eval output folder of the baseline")
+    lora_base: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Baseline:
+        if not self.checkpoint and not self.results:
+            raise ValueError("give baseline.checkpoint (a path or HF id) or baseline.results (a folder)")
+        return self
+
+
+# --------------------------------------------------------------------------- suites
+class TaskEntry(StrictModel):
+    """One lm-eval task in a suite, with the split it belongs to."""
+
+    task: str = Field(description="lm-eval task or group name, e.g. gsm8k, mmlu_pro, ifeval")
+    split: str = Field(description="name of a split declared in the contract")
+    data_files: str | dict[str, str] | None = Field(
+        None, description="local copy of the task's dataset (path, or mapping split -> path)"
+    )
+    path: str | None = Field(None, description="a local lm-eval task YAML file or folder")
+    num_fewshot: int | None = Field(None, ge=0)
+    limit: int | None = Field(None, ge=1)
+    version: str | None = Field(None, description="version of a private task set")
+
+    @model_validator(mode="after")
+    def _not_both(self) -> TaskEntry:
+        if self.path and self.data_files:
+            raise ValueError("give either 'path' (a local task) or 'data_files' (local data for a built-in task)")
+        return self
+
+
+class Suite(StrictModel):
+    """A named, versioned list of tasks."""
+
+    schema_version: Literal[1]
+    name: str
+    version: str = "1"
+    description: str = ""
+    tasks: list[TaskEntry] = Field(min_length=1)
+
+
+# --------------------------------------------------------------------------- gates
+class _GateBase(StrictModel):
+    metric: str = Field(description="task/metric[/filter] in lm-eval's names")
+    name: str | None = Field(None, description="display name; defaults to the metric")
+    higher_is_better: bool | None = Field(None, description="override the metric's known direction")
+
+    @field_validator("metric")
+    @classmethod
+    def _valid_ref(cls, value: str) -> str:
+        return _check_metric(value)
+
+    @property
+    def ref(self) -> MetricRef:
+        return MetricRef.parse(self.metric)
+
+
+class PrimaryGate(_GateBase):
+    """The improvement the checkpoint exists for."""
+
+    min_delta: float = Field(0.0, description="smallest improvement that counts, in the metric's units")
+    require: Literal["significance", "lower_bound"] = "significance"
+
+
+class HardGate(_GateBase):
+    """An absolute bound on the candidate's value (point estimate)."""
+
+    max: float | None = None
+    min: float | None = None
+
+    @model_validator(mode="after")
+    def _has_bound(self) -> HardGate:
+        if self.max is None and self.min is None:
+            raise ValueError("a hard gate needs 'max' or 'min'")
+        return self
+
+
+class RegressionGate(_GateBase):
+    """A capability that must not drop against the baseline."""
+
+    max_drop: float = Field(ge=0.0, description="largest tolerated drop, in the metric's units")
+    test: Literal["significance", "non_inferiority"] = "significance"
+
+
+class DiagnosticGate(_GateBase):
+    """A side effect worth flagging (length, format); failing it means research_only by default."""
+
+    max_relative_increase: float | None = Field(None, ge=0.0)
+    max_relative_decrease: float | None = Field(None, ge=0.0)
+    max: float | None = None
+    min: float | None = None
+
+    @model_validator(mode="after")
+    def _has_bound(self) -> DiagnosticGate:
+        if all(v is None for v in (self.max_relative_increase, self.max_relative_decrease, self.max, self.min)):
+            raise ValueError("a diagnostic needs max_relative_increase, max_relative_decrease, max or min")
+        return self
+
+
+class DecisionPolicy(StrictModel):
+    """Which decision each gate outcome leads to (the worst one wins)."""
+
+    hard_fail: DecisionName = "block"
+    regression_fail: DecisionName = "block"
+    nodata: DecisionName = "block"
+    error: DecisionName = "block"
+    primary_fail: DecisionName = "research_only"
+    diagnostic_fail: DecisionName = "research_only"
+    monitor_critical: DecisionName = "block"
+    monitor_warning: DecisionName = "research_only"
+    monitor_info: DecisionName = "release"
+
+    @model_validator(mode="after")
+    def _fail_closed(self) -> DecisionPolicy:
+        for key in ("nodata", "error"):
+            if getattr(self, key) == "release":
+                raise ValueError(f"decision.{key} cannot be 'release': missing or broken data never releases")
+        return self
+
+
+class GateSettings(StrictModel):
+    """Gate settings as written in a contract or a policy file; unset values inherit."""
+
+    use: str | None = Field(None, description="path of a gate policy (gates/*.yaml) these settings extend")
+    alpha: float | None = Field(None, gt=0.0, le=0.5, description="significance level (default 0.05)")
+    power: float | None = Field(None, gt=0.0, lt=1.0, description="power for the MDE (default 0.8)")
+    bootstrap_resamples: int | None = Field(None, ge=100)
+    primary: PrimaryGate | None = None
+    hard: list[HardGate] | None = None
+    regression: list[RegressionGate] | None = None
+    diagnostics: list[DiagnosticGate] | None = None
+    decision: dict[str, DecisionName] | None = None
+
+    @field_validator("decision")
+    @classmethod
+    def _known_outcomes(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None:
+            DecisionPolicy(**value)  # type: ignore[arg-type]
+        return value
+
+
+class GatePolicy(GateSettings):
+    """A reusable gate policy file under gates/."""
+
+    schema_version: Literal[1]
+    name: str
+    description: str = ""
+
+
+class GateConfig(StrictModel):
+    """Gate settings after policies and the contract are merged: what the engine reads."""
+
+    alpha: float = 0.05
+    power: float = 0.8
+    bootstrap_resamples: int = 10_000
+    primary: PrimaryGate | None = None
+    hard: list[HardGate] = Field(default_factory=list)
+    regression: list[RegressionGate] = Field(default_factory=list)
+    diagnostics: list[DiagnosticGate] = Field(default_factory=list)
+    decision: DecisionPolicy = Field(default_factory=DecisionPolicy)
+
+
+# --------------------------------------------------------------------------- monitor
+class MonitorSpec(StrictModel):
+    """Training logs to read and how to judge them."""
+
+    logs: list[str] = Field(default_factory=list, description="log files (paths relative to the contract)")
+    format: str = Field("auto", description="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | csv | jsonl")
+    policy: str | None = Field(None, description="monitor threshold file; default gates/monitor_default.yaml")
+    overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="rule -> threshold overrides")
+    history: str | None = Field(None, description="SQLite history file; default .rlgate/history.sqlite")
+    training_run: str | None = None
+
+
+# --------------------------------------------------------------------------- contract
+class Contract(StrictModel):
+    """What a checkpoint must show to ship, and under which protocol it is measured."""
+
+    schema_version: Literal[1]
+    name: str
+    description: str = ""
+    baseline: Baseline
+    protocol: Protocol = Field(default_factory=Protocol)
+    splits: dict[str, Split] = Field(min_length=1)
+    suites: list[str | Suite] = Field(min_length=1, description="suite files (relative paths) or inline suites")
+    gates: GateSettings
+    trusted_task_paths: list[str] = Field(
+        default_factory=list, description="local lm-eval task folders allowed to run Python (!function)"
+    )
+    allow_protocol_mismatch: bool = Field(False, description="compare runs made under different protocols")
+    monitor: MonitorSpec | None = None

@@ -1,0 +1,51 @@
+"""A one-screen text summary of a resolved contract, for `rlgate validate`."""
+
+from __future__ import annotations
+
+from rlgate.contract.loader import ResolvedContract
+
+
+def _bound(gate: object) -> str:
+    parts = []
+    for name in ("min_delta", "max_drop", "max", "min", "max_relative_increase", "max_relative_decrease"):
+        value = getattr(gate, name, None)
+        if value is not None:
+            parts.append(f"{name}={value:g}")
+    for name in ("require", "test"):
+        value = getattr(gate, name, None)
+        if value and value not in ("significance",):
+            parts.append(f"{name}={value}")
+    return ", ".join(parts)
+
+
+def contract_summary(rc: ResolvedContract) -> str:
+    """Suites, tasks by split, protocol and gates, as plain text."""
+    c = rc.contract
+    s = c.protocol.sampling
+    lines = [
+        f"contract  {c.name}  ({rc.path})",
+        f"  {c.description}" if c.description else "",
+        f"baseline  {c.baseline.checkpoint or ''}{' results=' + c.baseline.results if c.baseline.results else ''}",
+        f"protocol  backend={c.protocol.backend} chat_template={c.protocol.chat_template} "
+        f"temperature={s.temperature:g} top_p={s.top_p:g} n={s.n} max_tokens={s.max_tokens} seed={s.seed}",
+        "suites    " + ", ".join(f"{x.name} v{x.version} ({len(x.tasks)} tasks)" for x in rc.suites),
+        "tasks by split:",
+    ]
+    for split, spec in c.splits.items():
+        names = [t.name + (" [local data]" if t.data_files else "") + (" [local task]" if t.path else "")
+                 for t in rc.tasks if t.split == split]
+        lines.append(f"  {split:<14} {spec.visibility:<18} {', '.join(names) or '-'}")
+    g = rc.gates
+    lines.append(f"gates (alpha={g.alpha:g}, power={g.power:g}, bootstrap={g.bootstrap_resamples}):")
+    if g.primary:
+        lines.append(f"  primary     {g.primary.metric}  {_bound(g.primary)}")
+    for kind, gates in (("hard", g.hard), ("regression", g.regression), ("diagnostic", g.diagnostics)):
+        for gate in gates:
+            lines.append(f"  {kind:<11} {gate.metric}  {_bound(gate)}")
+    policy = g.decision
+    lines.append(f"decision  hard/regression/nodata/error -> {policy.hard_fail}/{policy.regression_fail}/"
+                 f"{policy.nodata}/{policy.error}; primary miss -> {policy.primary_fail}; "
+                 f"diagnostic -> {policy.diagnostic_fail}")
+    if c.monitor:
+        lines.append(f"monitor   logs: {', '.join(c.monitor.logs) or '-'} (format {c.monitor.format})")
+    return "\n".join(line for line in lines if line)

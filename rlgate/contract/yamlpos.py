@@ -1,0 +1,216 @@
+"""Safe YAML loading that remembers where every value came from (line and column).
+
+pydantic reports errors by field path; users fix files by line. This module builds both the plain
+Python data (through PyYAML's SafeLoader, so no tag ever executes code) and a map from field path
+to source position, and turns pydantic errors into one `InputError` that names file:line:column.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from rlgate.errors import InputError
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Pos:
+    """A 1-based line/column in a source file."""
+
+    line: int
+    column: int
+
+
+@dataclass
+class YamlDoc:
+    """Parsed YAML plus the position of every key and value."""
+
+    file: Path
+    data: Any
+    value_pos: dict[PathKey, Pos]
+    key_pos: dict[PathKey, Pos]
+
+    def pos_of(self, path: Sequence[str | int], *, key: bool = False) -> Pos:
+        """Position of the deepest known prefix of `path` (the key itself when `key`)."""
+        items = tuple(path)
+        while items:
+            table = self.key_pos if key else self.value_pos
+            if items in table:
+                return table[items]
+            if not key and items in self.key_pos:
+                return self.key_pos[items]
+            items = items[:-1]
+        return self.value_pos.get((), Pos(1, 1))
+
+    def error(self, path: Sequence[str | int], message: str, fix: str | None = None, *,
+              key: bool = False) -> InputError:
+        pos = self.pos_of(path, key=key)
+        return InputError(message, file=self.file, line=pos.line, column=pos.column,
+                          field=dotted(path) or None, fix=fix)
+
+
+def dotted(path: Sequence[str | int]) -> str:
+    """`('gates', 'hard', 0, 'max')` → `gates.hard[0].max`."""
+    out = ""
+    for item in path:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out
+
+
+def _mark(node: yaml.Node) -> Pos:
+    return Pos(node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _walk(doc: YamlDoc, node: yaml.Node, path: PathKey) -> None:
+    doc.value_pos[path] = _mark(node)
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, Pos] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                first = seen[key]
+                raise InputError(
+                    f"duplicate key '{key}' (first at line {first.line})", file=doc.file,
+                    line=_mark(key_node).line, column=_mark(key_node).column,
+                    field=dotted((*path, key)), fix="keep one of the two entries")
+            seen[key] = _mark(key_node)
+            doc.key_pos[(*path, key)] = _mark(key_node)
+            _walk(doc, value_node, (*path, key))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(doc, item, (*path, index))
+
+
+def load_yaml(file: Path) -> YamlDoc:
+    """Read a YAML mapping safely; every failure is an InputError naming the file."""
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=file, fix="check the path") from None
+    except IsADirectoryError:
+        raise InputError("is a folder, not a YAML file", file=file, fix="point at the .yaml file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", file=file) from None
+    if b"\x00" in raw[:8192]:
+        raise InputError("is a binary file, not YAML", file=file, fix="point at the contract's .yaml file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"is not UTF-8 text (byte {exc.start})", file=file,
+                         fix="save the file as UTF-8 YAML") from None
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise InputError("file is empty", file=file, line=1, column=1,
+                             fix="write a mapping starting with 'schema_version: 1' (see `rlgate init`)")
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise InputError(f"YAML syntax error: {problem}", file=file,
+                         line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+                         fix="fix the YAML syntax at this position (indentation, ':' after keys, quotes)") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"YAML error: {exc}", file=file) from None
+    finally:
+        loader.dispose()
+    if not isinstance(data, dict):
+        kind = type(data).__name__ if data is not None else "null"
+        raise InputError(f"top level is a {kind}, not a mapping", file=file, line=1, column=1,
+                         fix="the file must be a mapping of keys (schema_version, name, ...)")
+    doc = YamlDoc(file=file, data=data, value_pos={}, key_pos={})
+    _walk(doc, node, ())
+    return doc
+
+
+# --------------------------------------------------------------------------- pydantic errors
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation such as `list[X] | None`, if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, list, dict, tuple):
+        for arg in typing.get_args(annotation):
+            found = _model_in(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _model_at(model: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
+    current: type[BaseModel] | None = model
+    for item in loc:
+        if current is None:
+            return None
+        if isinstance(item, int):
+            continue
+        field = current.model_fields.get(item)
+        if field is None:
+            continue  # union member tags such as 'Suite' or dict keys
+        current = _model_in(field.annotation)
+    return current
+
+
+def _clean_loc(doc: YamlDoc, loc: Sequence[str | int], base: PathKey) -> PathKey:
+    """Drop pydantic's union tags so the path matches the YAML document."""
+    out: list[str | int] = list(base)
+    for item in loc:
+        candidate = (*out, item)
+        if candidate in doc.value_pos or candidate in doc.key_pos or isinstance(item, int):
+            out.append(item)
+        elif isinstance(item, str) and (item[:1].isupper() or "[" in item or item in ("str", "int", "float",
+                                                                                          "bool", "literal")):
+            continue
+        else:
+            out.append(item)
+    return tuple(out)
+
+
+def suggest(word: str, options: Sequence[str]) -> str | None:
+    """Close match for a misspelled name, or None."""
+    found = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel],
+                              base: PathKey = ()) -> InputError:
+    """The first pydantic error as one located, actionable InputError."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    path = _clean_loc(doc, first["loc"], base)
+    more = f" (and {len(errors) - 1} more error(s))" if len(errors) > 1 else ""
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        key = str(path[-1])
+        owner = _model_at(model, [p for p in path[len(base):-1]])
+        allowed = sorted(owner.model_fields) if owner else []
+        close = suggest(key, allowed)
+        fix = f"did you mean '{close}'?" if close else f"valid keys here: {', '.join(allowed)}"
+        return doc.error(path, f"unknown key '{key}'{more}", fix, key=True)
+    if kind == "missing":
+        name = str(path[-1])
+        owner = _model_at(model, [p for p in path[len(base):-1]])
+        info = owner.model_fields.get(name) if owner else None
+        hint = f" ({info.description})" if info and info.description else ""
+        return doc.error(path[:-1], f"missing required field '{name}'{hint}{more}",
+                         f"add '{name}:' here")
+    got = first.get("input")
+    shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
+    message = first["msg"].removeprefix("Value error, ")
+    if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
+        message = f"{message}; got {shown}"
+    fix = None
+    if kind == "literal_error" and "expected" in first.get("ctx", {}):
+        fix = f"use one of {first['ctx']['expected']}"
+    return doc.error(path, message + more, fix)

@@ -1,0 +1,95 @@
+"""Metric references (`task/metric[/filter]`) and what rlgate knows about metric names.
+
+Shared by the contract validator (close-match suggestions, unit checks) and the engine
+(direction of "better"). lm-eval's flat "metric,filter" strings never appear here: they are parsed
+once in the lm-eval adapter into a `MetricKey`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Metrics rlgate computes itself from the samples (not reported by lm-eval).
+DERIVED_METRICS: dict[str, str] = {
+    "answer_parse_failure_rate": "share of samples whose filtered answer is lm-eval's '[invalid]'",
+    "response_length_mean": "mean response length (characters; tokens where known)",
+    "truncation_rate": "share of responses that stopped at max_tokens (where knowable)",
+    "judge_win_rate": "pairwise LLM-judge win rate of candidate vs baseline",
+    "contamination_rate": "share of eval documents sharing a long n-gram with training data",
+}
+
+#: lm-eval metric names (and their filters) for the built-in tasks rlgate ships suites for.
+KNOWN_TASK_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
+    "gsm8k": {"exact_match": ("strict-match", "flexible-extract")},
+    "gsm8k_cot": {"exact_match": ("strict-match", "flexible-extract")},
+    "mmlu_pro": {"exact_match": ("custom-extract",)},
+    "ifeval": {
+        "prompt_level_strict_acc": ("none",),
+        "inst_level_strict_acc": ("none",),
+        "prompt_level_loose_acc": ("none",),
+        "inst_level_loose_acc": ("none",),
+    },
+}
+
+#: The filter whose answers a derived metric such as answer_parse_failure_rate looks at by default.
+DEFAULT_FILTER: dict[str, str] = {
+    "gsm8k": "flexible-extract",
+    "gsm8k_cot": "flexible-extract",
+    "mmlu_pro": "custom-extract",
+    "ifeval": "none",
+}
+
+_LOWER_IS_BETTER = {"answer_parse_failure_rate", "truncation_rate", "response_length_mean",
+                    "contamination_rate", "perplexity", "word_perplexity", "byte_perplexity",
+                    "bits_per_byte", "ter"}
+_UNBOUNDED = {"response_length_mean", "perplexity", "word_perplexity", "byte_perplexity",
+              "bits_per_byte", "bleu", "ter", "chrf"}
+_REF_RE = re.compile(r"^(?P<task>[A-Za-z0-9_.\-]+)/(?P<metric>[A-Za-z0-9_@.\-]+)(?:/(?P<filter>[A-Za-z0-9_.\-]+))?$")
+
+
+def catalog_task(task: str) -> str | None:
+    """The catalog entry for a task name (`mmlu_pro_math` → `mmlu_pro`), or None if unknown."""
+    if task in KNOWN_TASK_METRICS:
+        return task
+    for known in KNOWN_TASK_METRICS:
+        if task.startswith(known + "_"):
+            return known
+    return None
+
+
+def higher_is_better(metric: str) -> bool:
+    """Direction of improvement for a metric name; rates of failure and lengths go down."""
+    return metric not in _LOWER_IS_BETTER
+
+
+def is_bounded(metric: str) -> bool:
+    """Whether the metric is a fraction in [0, 1] (accuracies, rates, pass@k)."""
+    return metric not in _UNBOUNDED
+
+
+@dataclass(frozen=True, order=True)
+class MetricRef:
+    """A metric as a contract names it: lm-eval task, metric and optional filter."""
+
+    task: str
+    metric: str
+    filter: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> MetricRef:
+        """Parse `task/metric[/filter]`; raises ValueError with the expected shape."""
+        match = _REF_RE.match(text.strip())
+        if not match:
+            raise ValueError(
+                f"'{text}' is not a metric reference; write task/metric[/filter], "
+                "e.g. gsm8k/exact_match/flexible-extract"
+            )
+        return cls(match["task"], match["metric"], match["filter"])
+
+    @property
+    def derived(self) -> bool:
+        return self.metric in DERIVED_METRICS
+
+    def __str__(self) -> str:
+        return f"{self.task}/{self.metric}" + (f"/{self.filter}" if self.filter else "")
