@@ -1,0 +1,91 @@
+"""The decision and its evidence: what the engine returns and `decision.json` stores.
+
+Kayenta's shape: every gate is classified with fixed labels and a one-line reason, the labels are
+aggregated by a policy, and the decision names the gates that decided it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DECISION_SCHEMA_VERSION = 1
+DecisionName = Literal["release", "research_only", "block"]
+GateKind = Literal["primary", "hard", "regression", "diagnostic", "monitor", "contamination"]
+Verdict = Literal["pass", "fail", "nodata", "error"]
+#: Worst first; the decision is the worst effect of any gate.
+DECISION_ORDER: tuple[DecisionName, ...] = ("block", "research_only", "release")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GateVerdict(_Model):
+    """One gate's outcome with the numbers behind it."""
+
+    name: str
+    kind: GateKind
+    metric: str = Field(description="task/metric/filter, or the monitor rule")
+    verdict: Verdict
+    outcome: str = Field(description="the decision-policy key this verdict maps to, e.g. regression_fail")
+    effect: DecisionName = Field(description="what this gate alone would decide")
+    baseline: float | None = None
+    candidate: float | None = None
+    delta: float | None = Field(None, description="candidate - baseline, in the metric's units")
+    ci: tuple[float, float] | None = Field(None, description="confidence interval of the delta (or value)")
+    ci_level: float | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = Field(None, description="Holm-adjusted p across the regression family")
+    mde: float | None = Field(None, description="minimum detectable effect at alpha and the contract's power")
+    n: int | None = Field(None, description="paired samples (or samples) used")
+    n_unpaired: int = 0
+    test: str | None = Field(None, description="statistical test used")
+    threshold: dict[str, float] = Field(default_factory=dict)
+    higher_is_better: bool = True
+    reason: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class PairingReport(_Model):
+    """How baseline and candidate samples of one task were paired; nothing is dropped silently."""
+
+    task: str
+    paired: int
+    only_baseline: int = 0
+    only_candidate: int = 0
+    document_mismatch: int = Field(0, description="same doc_id but a different document hash")
+    examples: list[str] = Field(default_factory=list, description="a few unpaired keys, for the report")
+
+
+class RunRef(_Model):
+    """Provenance of one input run, as recorded in the decision."""
+
+    role: Literal["baseline", "candidate"]
+    source: str
+    model: str | None = None
+    checkpoint_fingerprint: str | None = None
+
+
+class Decision(_Model):
+    """The verdict on a checkpoint and the evidence behind it."""
+
+    schema_version: Literal[1] = DECISION_SCHEMA_VERSION
+    decision: DecisionName
+    summary: str = Field(description="one sentence: the decision and the gates that decided it")
+    deciding_gates: list[str] = Field(default_factory=list)
+    gates: list[GateVerdict]
+    pairing: list[PairingReport] = Field(default_factory=list)
+    protocol_differences: list[str] = Field(default_factory=list)
+    contract: str
+    contract_hash: str | None = None
+    inputs: list[RunRef] = Field(default_factory=list)
+    alpha: float
+    seed: int
+    engine_version: str = "rlgate-engine/1"
+    warnings: list[str] = Field(default_factory=list)
+    extensions: dict[str, Any] = Field(
+        default_factory=dict,
+        description="sections added by other layers: badcase_top, next_actions, monitor, judge, contamination",
+    )
