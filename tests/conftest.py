@@ -1,0 +1,31 @@
+"""Shared test fixtures: where the real public data lives, and the repository root."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _shared_data_dir() -> Path | None:
+    env = os.environ.get("RLGATE_SHARED_DATA")
+    candidates = [Path(env)] if env else []
+    candidates.append(REPO.parent / "shared" / "data")
+    return next((c for c in candidates if (c / "README.md").exists()), None)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """`../shared/data` (real public data); tests using it skip cleanly where it is absent."""
+    found = _shared_data_dir()
+    if found is None:
+        pytest.skip("shared data (../shared/data) is not available")
+    return found
