@@ -101,8 +101,12 @@ def load_yaml(file: Path) -> YamlDoc:
         raise InputError("is a folder, not a YAML file", file=file, fix="point at the .yaml file") from None
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", file=file) from None
-    if b"\x00" in raw[:8192]:
-        raise InputError("is a binary file, not YAML", file=file, fix="point at the contract's .yaml file")
+    nul = raw.find(b"\x00", 0, 8192)
+    if nul >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        column = nul - (raw.rfind(b"\n", 0, nul) + 1) + 1
+        raise InputError("is a binary file, not YAML (NUL byte)", file=file, line=line, column=column,
+                         fix="point at the contract's .yaml file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -118,6 +122,9 @@ def load_yaml(file: Path) -> YamlDoc:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
+        context = exc.context_mark
+        if exc.context and context is not None and mark is not None and context.line != mark.line:
+            problem += f" ({exc.context} started at line {context.line + 1}, column {context.column + 1})"
         raise InputError(f"YAML syntax error: {problem}", file=file,
                          line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
                          fix="fix the YAML syntax at this position (indentation, ':' after keys, quotes)") from None
@@ -177,6 +184,27 @@ def _clean_loc(doc: YamlDoc, loc: Sequence[str | int], base: PathKey) -> PathKey
     return tuple(out)
 
 
+_TYPE_FIXES = {
+    "float_parsing": "write a number, e.g. 0.02",
+    "float_type": "write a number, e.g. 0.02",
+    "int_parsing": "write a whole number, e.g. 1",
+    "int_type": "write a whole number, e.g. 1",
+    "int_from_float": "write a whole number, e.g. 1",
+    "bool_parsing": "write true or false",
+    "bool_type": "write true or false",
+    "string_type": "write text (quote it if it looks like a number)",
+    "list_type": "write a list, e.g. [a, b] or one '- item' per line",
+    "dict_type": "write a mapping of keys",
+    "model_type": "write a mapping of keys",
+    "model_attributes_type": "write a mapping of keys",
+    "greater_than": "use a larger value",
+    "greater_than_equal": "use a larger value",
+    "less_than": "use a smaller value",
+    "less_than_equal": "use a smaller value",
+    "too_short": "add at least one entry",
+}
+
+
 def suggest(word: str, options: Sequence[str]) -> str | None:
     """Close match for a misspelled name, or None."""
     found = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
@@ -210,7 +238,7 @@ def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[Ba
     message = first["msg"].removeprefix("Value error, ")
     if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
         message = f"{message}; got {shown}"
-    fix = None
+    fix = _TYPE_FIXES.get(kind)
     if kind == "literal_error" and "expected" in first.get("ctx", {}):
         fix = f"use one of {first['ctx']['expected']}"
     return doc.error(path, message + more, fix)

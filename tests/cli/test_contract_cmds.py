@@ -1,0 +1,82 @@
+"""CLI tests for validate / schema / init and the import-weight promise of `rlgate --help`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rlgate.cli.app import app
+
+runner = CliRunner()
+
+
+def test_validate_example_prints_summary(repo_root: Path) -> None:
+    result = runner.invoke(app, ["validate", str(repo_root / "contracts" / "math_rlvr.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "test_public    nightly            mmlu_pro, gsm8k, ifeval" in result.output
+    assert "primary     gsm8k/exact_match/flexible-extract  min_delta=0.02" in result.output
+    assert "ok: contract is valid" in result.output
+
+
+def test_validate_bad_contract_exits_2_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "c.yaml"
+    bad.write_text("schema_version: 1\nname: [x\n", encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:3:1: YAML syntax error" in result.output
+    assert "while parsing a flow sequence started at line 2, column 7" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_validate_missing_file_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2
+    assert "nope.yaml: file not found" in result.output
+
+
+def test_schema_is_json_schema_and_committed_copy_is_current(repo_root: Path) -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.output)
+    assert schema["title"] == "Contract"
+    assert "gates" in schema["properties"]
+    committed = repo_root / "docs" / "schema" / "contract.v1.json"
+    assert json.loads(committed.read_text(encoding="utf-8")) == schema, "run: rlgate schema --out " + str(committed)
+
+
+def test_schema_unknown_kind_exits_2() -> None:
+    result = runner.invoke(app, ["schema", "--kind", "nope"])
+    assert result.exit_code == 2
+    assert "unknown schema kind 'nope'" in result.output
+
+
+def test_init_scaffolds_files_that_validate(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    contract = tmp_path / "contracts" / "my_contract.yaml"
+    assert contract.exists()
+    assert runner.invoke(app, ["validate", str(contract)]).exit_code == 0
+    again = runner.invoke(app, ["init", str(tmp_path)])
+    assert again.exit_code == 2
+    assert "file already exists" in again.output
+    assert runner.invoke(app, ["init", str(tmp_path), "--force"]).exit_code == 0
+
+
+def test_help_and_import_stay_light() -> None:
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "import rlgate\n"
+        "from rlgate.cli.app import app\n"
+        "r = CliRunner().invoke(app, ['--help'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "heavy = [m for m in ('torch', 'transformers', 'lm_eval', 'vllm', 'deepeval', 'scipy', 'tensorboard')"
+        " if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -1,0 +1,172 @@
+"""A table of valid and invalid contracts with the exact error text each must produce."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlgate.contract.loader import load_contract
+from rlgate.errors import InputError
+
+SUITE = """schema_version: 1
+name: core
+tasks:
+  - {task: mmlu_pro, split: test_public}
+  - {task: gsm8k, split: test_public}
+  - {task: ifeval, split: test_public}
+"""
+
+BASE = """schema_version: 1
+name: t
+baseline:
+  checkpoint: base
+splits:
+  test_public: {visibility: nightly}
+suites: [suite.yaml]
+gates:
+  primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.02}
+  regression:
+    - {metric: ifeval/prompt_level_strict_acc, max_drop: 0.01}
+"""
+
+
+def _write(folder: Path, name: str, text: str | bytes) -> Path:
+    path = folder / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    _write(tmp_path, "suite.yaml", SUITE)
+    return tmp_path
+
+
+def test_examples_validate_unchanged(repo_root: Path) -> None:
+    resolved = load_contract(repo_root / "contracts" / "math_rlvr.yaml")
+    assert resolved.name == "math_rlvr"
+    assert [t.name for t in resolved.tasks] == ["mmlu_pro", "gsm8k", "ifeval"]
+    assert resolved.gates.primary is not None
+    assert resolved.gates.primary.min_delta == 0.02
+    assert [g.metric for g in resolved.gates.regression] == [
+        "mmlu_pro/exact_match/custom-extract", "ifeval/prompt_level_strict_acc"]
+    assert resolved.gates.diagnostics[0].max_relative_increase == 0.30
+
+
+def test_base_contract_is_valid(project: Path) -> None:
+    resolved = load_contract(_write(project, "c.yaml", BASE))
+    assert resolved.tasks[1].visibility == "nightly"
+    assert resolved.gates.alpha == 0.05
+
+
+CASES: list[tuple[str, str, str, str]] = [
+    ("yaml_syntax", BASE.replace("name: t", "name: [t"), "c.yaml:3:9",
+     "YAML syntax error: expected ',' or ']', but got ':'"),
+    ("unknown_key", BASE.replace("name: t", "name: t\ndescripton: x"), "c.yaml:3:1",
+     "descripton: unknown key 'descripton'\n  fix: did you mean 'description'?"),
+    ("unknown_nested_key", BASE.replace("min_delta: 0.02", "min_delta: 0.02, requre: lower_bound"), "c.yaml:9:74",
+     "gates.primary.requre: unknown key 'requre'\n  fix: did you mean 'require'?"),
+    ("wrong_type", BASE.replace("min_delta: 0.02", "min_delta: lots"), "c.yaml:9:68",
+     "gates.primary.min_delta: Input should be a valid number, unable to parse string as a number; got 'lots'\n"
+     "  fix: write a number, e.g. 0.02"),
+    ("missing_required", BASE.replace("name: t\n", ""), "c.yaml:1:1",
+     "missing required field 'name'\n  fix: add 'name:' here"),
+    ("threshold_out_of_range", BASE.replace("max_drop: 0.01", "max_drop: 5"), "c.yaml:11:58",
+     "gates.regression[0].max_drop: max_drop=5.0 is out of range: prompt_level_strict_acc is a fraction in [0, 1]"
+     "\n  fix: did you mean 0.05?"),
+    ("metric_task_not_in_suite", BASE.replace("ifeval/prompt", "ifevl/prompt"), "c.yaml:11:16",
+     "gates.regression[0].metric: metric 'ifevl/prompt_level_strict_acc' names task 'ifevl', which is in no suite"
+     "\n  fix: did you mean 'ifeval/prompt_level_strict_acc'?"),
+    ("misspelled_metric", BASE.replace("prompt_level_strict_acc", "prompt_level_strct_acc"), "c.yaml:11:16",
+     "gates.regression[0].metric: task 'ifeval' has no metric 'prompt_level_strct_acc'"
+     "\n  fix: did you mean 'ifeval/prompt_level_strict_acc'?"),
+    ("ambiguous_filter", BASE.replace("gsm8k/exact_match/flexible-extract", "gsm8k/exact_match"), "c.yaml:9:21",
+     "gates.primary.metric: 'gsm8k/exact_match' is ambiguous: gsm8k reports exact_match under filters "
+     "strict-match, flexible-extract\n  fix: write gsm8k/exact_match/flexible-extract"),
+    ("dangling_reference", BASE.replace("suite.yaml", "suites/nope.yaml"), "c.yaml:7:10",
+     "suites[0]: suite file 'suites/nope.yaml' does not exist"),
+    ("bad_visibility", BASE.replace("nightly", "nighty"), "c.yaml:6:29",
+     "splits.test_public.visibility: Input should be 'iteration', 'nightly' or 'release_gate_only'; got 'nighty'"),
+    ("duplicate_key", BASE.replace("name: t", "name: t\nname: u"), "c.yaml:3:1",
+     "name: duplicate key 'name' (first at line 2)"),
+    ("empty_file", "", "c.yaml:1:1", "file is empty"),
+    ("not_a_mapping", "- a\n- b\n", "c.yaml:1:1", "top level is a list, not a mapping"),
+    ("binary_file", "", "c.yaml:1:4", "is a binary file, not YAML (NUL byte)"),
+    ("no_gates", BASE.split("gates:")[0] + "gates: {alpha: 0.05}\n", "c.yaml:8:8", "gates: the contract has no gates"),
+    ("release_on_nodata", BASE.replace("gates:\n", "gates:\n  decision: {nodata: release}\n"), "c.yaml:9:13",
+     "gates.decision: decision.nodata cannot be 'release': missing or broken data never releases"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "where", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_invalid_contracts(project: Path, name: str, text: str, where: str, expected: str) -> None:
+    path = _write(project, "c.yaml", b"key\x00\x01\x02" if name == "binary_file" else text)
+    with pytest.raises(InputError) as info:
+        load_contract(path)
+    message = str(info.value)
+    assert message.startswith(f"{project / where}: ") or message.startswith(f"{project}/{where}: "), message
+    assert expected in message, message
+
+
+def test_unknown_split_points_into_suite_file(project: Path) -> None:
+    _write(project, "suite2.yaml", SUITE.replace("split: test_public}", "split: tst_public}", 1))
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", BASE.replace("suite.yaml", "suite2.yaml")))
+    assert str(info.value) == (f"{project}/suite2.yaml:4:29: tasks[0].split: unknown split 'tst_public'\n"
+                               "  fix: did you mean 'test_public'?")
+
+
+def test_reference_cycle_between_policies(project: Path) -> None:
+    _write(project, "p1.yaml", "schema_version: 1\nname: p1\nuse: p2.yaml\n")
+    _write(project, "p2.yaml", "schema_version: 1\nname: p2\nuse: p1.yaml\n")
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", BASE.replace("gates:\n", "gates:\n  use: p1.yaml\n")))
+    assert str(info.value) == (f"{project}/p2.yaml:3:6: use: reference cycle between files: "
+                               "c.yaml -> p1.yaml -> p2.yaml -> p1.yaml\n  fix: remove one of the 'use:' references")
+
+
+def test_policy_inheritance_and_override(project: Path) -> None:
+    _write(project, "p.yaml", "schema_version: 1\nname: p\nalpha: 0.01\nbootstrap_resamples: 2000\n"
+           "decision: {primary_fail: block}\nhard:\n  - {metric: gsm8k/answer_parse_failure_rate, max: 0.1}\n")
+    text = BASE.replace("gates:\n", "gates:\n  use: p.yaml\n  alpha: 0.02\n")
+    resolved = load_contract(_write(project, "c.yaml", text))
+    assert resolved.gates.alpha == 0.02
+    assert resolved.gates.bootstrap_resamples == 2000
+    assert resolved.gates.decision.primary_fail == "block"
+    assert resolved.gates.decision.regression_fail == "block"
+    assert [g.metric for g in resolved.gates.hard] == ["gsm8k/answer_parse_failure_rate"]
+    assert resolved.policy_files == [project / "p.yaml"]
+
+
+def test_untrusted_function_task_is_refused_and_trusted_is_allowed(project: Path) -> None:
+    tasks = project / "mytasks"
+    tasks.mkdir()
+    _write(tasks, "t.yaml", "task: mine\nprocess_results: !function utils.score\n")
+    suite = SUITE + "  - {task: mine, split: test_public, path: mytasks}\n"
+    _write(project, "suite.yaml", suite)
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", BASE))
+    assert "uses !function (runs Python) and is not trusted" in str(info.value)
+    assert "trusted_task_paths" in str(info.value)
+    resolved = load_contract(_write(project, "c.yaml", BASE + "trusted_task_paths: [mytasks]\n"))
+    assert resolved.task("mine") is not None
+    assert resolved.task("mine").trusted  # type: ignore[union-attr]
+
+
+def test_local_data_files_resolve_relative_to_suite(project: Path) -> None:
+    _write(project, "gsm.jsonl", '{"question": "1+1?", "answer": "#### 2"}\n')
+    _write(project, "suite.yaml", SUITE.replace("{task: gsm8k, split: test_public}",
+                                                "{task: gsm8k, split: test_public, data_files: {test: gsm.jsonl}}"))
+    resolved = load_contract(_write(project, "c.yaml", BASE))
+    assert resolved.task("gsm8k").data_files == {"test": str(project / "gsm.jsonl")}  # type: ignore[union-attr]
+
+
+def test_contract_never_executes_yaml_tags(project: Path) -> None:
+    text = BASE.replace("name: t", "name: !!python/object/apply:os.system ['echo pwned']")
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", text))
+    assert "YAML syntax error" in str(info.value)
