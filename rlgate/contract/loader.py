@@ -24,7 +24,6 @@ from rlgate.contract.models import (
     TaskEntry,
 )
 from rlgate.contract.yamlpos import PathKey, YamlDoc, load_yaml, suggest, validation_to_input_error
-from rlgate.errors import InputError
 from rlgate.metrics import (
     DERIVED_METRICS,
     KNOWN_TASK_METRICS,
@@ -117,8 +116,8 @@ def _load_policy_chain(doc: YamlDoc, loc: PathKey, relative: str, stack: list[Pa
     """Gate policies from the root of a `use:` chain down to `relative` (cycles are errors)."""
     target = _ref_path(doc, loc, relative, "gate policy")
     if target in stack:
-        chain = " -> ".join(p.name for p in [*stack, target])
-        raise doc.error(loc, f"reference cycle between files: {chain}", "remove one of the 'use:' references")
+        names = " -> ".join(p.name for p in [*stack, target])
+        raise doc.error(loc, f"reference cycle between files: {names}", "remove one of the 'use:' references")
     policy_doc = load_yaml(target)
     policy = _validate(GatePolicy, policy_doc)
     out_files.append(target)

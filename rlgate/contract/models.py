@@ -247,7 +247,7 @@ class GateSettings(StrictModel):
     @classmethod
     def _known_outcomes(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         if value is not None:
-            DecisionPolicy(**value)  # type: ignore[arg-type]
+            DecisionPolicy.model_validate(value)
         return value
 
 
@@ -277,7 +277,9 @@ class MonitorSpec(StrictModel):
     """Training logs to read and how to judge them."""
 
     logs: list[str] = Field(default_factory=list, description="log files (paths relative to the contract)")
-    format: str = Field("auto", description="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | csv | jsonl")
+    format: str = Field(
+        "auto", description="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | csv | jsonl"
+    )
     policy: str | None = Field(None, description="monitor threshold file; default gates/monitor_default.yaml")
     overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="rule -> threshold overrides")
     history: str | None = Field(None, description="SQLite history file; default .rlgate/history.sqlite")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import BaseModel
+
 from rlgate.contract.models import Contract, GatePolicy, Suite
 
-SCHEMAS = {"contract": Contract, "suite": Suite, "gate-policy": GatePolicy}
+SCHEMAS: dict[str, type[BaseModel]] = {"contract": Contract, "suite": Suite, "gate-policy": GatePolicy}
 
 
 def json_schema(kind: str = "contract") -> dict[str, Any]:

@@ -82,10 +82,11 @@ def _walk(doc: YamlDoc, node: yaml.Node, path: PathKey) -> None:
                 raise InputError(
                     f"duplicate key '{key}' (first at line {first.line})", file=doc.file,
                     line=_mark(key_node).line, column=_mark(key_node).column,
-                    field=dotted((*path, key)), fix="keep one of the two entries")
+                    field=dotted([*path, key]), fix="keep one of the two entries")
             seen[key] = _mark(key_node)
-            doc.key_pos[(*path, key)] = _mark(key_node)
-            _walk(doc, value_node, (*path, key))
+            child: PathKey = (*path, key)
+            doc.key_pos[child] = _mark(key_node)
+            _walk(doc, value_node, child)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _walk(doc, item, (*path, index))

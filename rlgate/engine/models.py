@@ -71,7 +71,7 @@ class RunRef(_Model):
 class Decision(_Model):
     """The verdict on a checkpoint and the evidence behind it."""
 
-    schema_version: Literal[1] = DECISION_SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     decision: DecisionName
     summary: str = Field(description="one sentence: the decision and the gates that decided it")
     deciding_gates: list[str] = Field(default_factory=list)

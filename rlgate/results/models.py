@@ -108,7 +108,7 @@ class RunProvenance(_Model):
 class RunResult(_Model):
     """All tasks of one model's evaluation run."""
 
-    schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     provenance: RunProvenance
     tasks: dict[str, TaskResult] = Field(default_factory=dict, description="leaf task name -> result")
     groups: dict[str, list[str]] = Field(default_factory=dict, description="group name -> leaf tasks")
