@@ -225,7 +225,7 @@ def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[Ba
         owner = _model_at(model, [p for p in path[len(base):-1]])
         allowed = sorted(owner.model_fields) if owner else []
         close = suggest(key, allowed)
-        fix = f"did you mean '{close}'?" if close else f"valid keys here: {', '.join(allowed)}"
+        fix: str | None = f"did you mean '{close}'?" if close else f"valid keys here: {', '.join(allowed)}"
         return doc.error(path, f"unknown key '{key}'{more}", fix, key=True)
     if kind == "missing":
         name = str(path[-1])
