@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rlgate.judge.policy import JudgeSpec
 from rlgate.metrics import MetricRef
 
 SCHEMA_VERSION = 1
@@ -133,6 +134,7 @@ class TaskEntry(StrictModel):
     num_fewshot: int | None = Field(None, ge=0)
     limit: int | None = Field(None, ge=1)
     version: str | None = Field(None, description="version of a private task set")
+    judge: JudgeSpec | None = Field(None, description="judge policy for this task (overrides the contract's)")
 
     @model_validator(mode="after")
     def _not_both(self) -> TaskEntry:
@@ -303,3 +305,4 @@ class Contract(StrictModel):
     )
     allow_protocol_mismatch: bool = Field(False, description="compare runs made under different protocols")
     monitor: MonitorSpec | None = None
+    judge: JudgeSpec | None = Field(None, description="default judge policy of every task (rule, llm, ...)")
