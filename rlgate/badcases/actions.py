@@ -1,0 +1,124 @@
+"""Next actions: rules that turn grown failure clusters into the next round's data or reward fix.
+
+Each rule reads one cluster (plus response lengths and the token budget) and returns a concrete
+action attributed to data, reward, algorithm, tool, evaluation or safety. Rules are data-driven
+functions in a list, so a project can add its own (`NEXT_ACTION_RULES.append(...)`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rlgate.badcases.models import ClusterStat, DropExplanation, NextAction
+
+#: The final-answer form each family's filter reads, for format advice.
+ANSWER_FORMATS = {"gsm8k": "'#### <number>' on the last line", "mmlu_pro": "'The answer is (X)'"}
+#: Relative growth of mean response length that counts as "responses got longer".
+LENGTH_GROWTH = 0.10
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    """What rules may read besides the cluster itself."""
+
+    lengths: dict[str, tuple[float | None, float]] = field(default_factory=dict)  # family -> (base, cand)
+    max_tokens: int | None = None
+    explanations: dict[str, DropExplanation] = field(default_factory=dict)
+
+
+Rule = Callable[[ClusterStat, ActionContext], NextAction | None]
+
+
+def _evidence(c: ClusterStat) -> str:
+    p = f", p_holm={c.p_adjusted:.2g}" if c.p_adjusted is not None else ""
+    return (f"{c.cluster} {c.baseline_count} -> {c.candidate_count} of {c.candidate_n} "
+            f"({c.new_in_candidate} new, {c.fixed_in_candidate} fixed{p})")
+
+
+def format_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if c.kind != "format" or c.category is not None or c.failure_class.endswith("answer_misplaced"):
+        return None
+    form = ANSWER_FORMATS.get(c.family, "the task's final-answer format")
+    return NextAction(rule="format_failures_grew", area="reward", cluster=c.cluster, evidence=_evidence(c),
+                      action=f"add a format-verifier reward term (no reward without a parseable final answer in "
+                      f"{form}) or SFT on final-answer-format examples; export the cases with "
+                      "`rlgate badcases OUT --export`")
+
+
+def misplaced_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if not c.failure_class.endswith("answer_misplaced"):
+        return None
+    return NextAction(rule="answer_misplaced_grew", area="reward", cluster=c.cluster, evidence=_evidence(c),
+                      action="the right answer is stated but not where the extractor reads it: reward only the "
+                      "final-answer position (strict verifier) and SFT on responses that end with the answer; "
+                      "check stop sequences so nothing follows the answer")
+
+
+def truncation_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if c.kind != "truncation" or c.category is not None:
+        return None
+    budget = f" (now {ctx.max_tokens})" if ctx.max_tokens else ""
+    return NextAction(rule="truncation_grew", area="algorithm", cluster=c.cluster, evidence=_evidence(c),
+                      action=f"responses hit max_tokens{budget}: raise protocol.sampling.max_tokens if longer "
+                      "reasoning is intended, otherwise penalise length (overlong reward shaping or a length "
+                      "penalty) in training")
+
+
+def length_constraint_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if c.failure_class != "ifeval_length_constraint_violation" or c.category is not None:
+        return None
+    base, cand = ctx.lengths.get(c.family, (None, 0.0))
+    if base and cand > base * (1 + LENGTH_GROWTH):
+        return NextAction(rule="length_violations_grew_with_length", area="reward", cluster=c.cluster,
+                          evidence=f"{_evidence(c)}; mean response length {base:.0f} -> {cand:.0f} characters",
+                          action="add short-answer retention data and a length-normalised reward (or a length "
+                          "penalty) so RL stops inflating responses")
+    return NextAction(rule="length_violations_grew", area="data", cluster=c.cluster, evidence=_evidence(c),
+                      action="add length-constrained instruction data (word, sentence and paragraph limits, as "
+                      "IFEval checks them) to the SFT or RL prompt mix")
+
+
+def instruction_group_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if c.kind != "instruction" or c.category is not None or c.failure_class == "ifeval_length_constraint_violation":
+        return None
+    group = c.failure_class.removeprefix("ifeval_").removesuffix("_violation").replace("_", " ")
+    return NextAction(rule="instruction_group_regressed", area="data", cluster=c.cluster, evidence=_evidence(c),
+                      action=f"mix instruction-following data with {group} constraints back in (retention set) "
+                      f"and use IFEval's {group} checkers as a verifiable reward")
+
+
+def category_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if c.kind != "knowledge" or c.category is None:
+        return None
+    return NextAction(rule="category_regressed", area="data", cluster=c.cluster, evidence=_evidence(c),
+                      action=f"mix {c.category} data back into the training mix (replay / retention set) and "
+                      "check the KL to the reference policy on it")
+
+
+def knowledge_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if c.kind != "knowledge" or c.category is not None:
+        return None
+    if c.family == "gsm8k":
+        return NextAction(rule="reasoning_regressed", area="reward", cluster=c.cluster, evidence=_evidence(c),
+                          action="wrong final answers grew: check the reward for hacking (answers that score "
+                          "without being right), and add verified math problems to the RL prompt set")
+    return NextAction(rule="task_regressed", area="data", cluster=c.cluster, evidence=_evidence(c),
+                      action=f"mix {c.family} data (or data of the same skill) back in as a retention set")
+
+
+NEXT_ACTION_RULES: list[Rule] = [format_rule, misplaced_rule, truncation_rule, length_constraint_rule,
+                                 instruction_group_rule, category_rule, knowledge_rule]
+
+
+def next_actions(clusters: list[ClusterStat], category_clusters: list[ClusterStat],
+                 ctx: ActionContext, rules: list[Rule] | None = None) -> list[NextAction]:
+    """Actions for every cluster that grew significantly, strongest evidence first, one per rule and cluster."""
+    out: list[NextAction] = []
+    grown = sorted((c for c in [*clusters, *category_clusters] if c.grew), key=lambda c: c.p_adjusted or 1.0)
+    for cluster in grown:
+        for rule in rules or NEXT_ACTION_RULES:
+            action = rule(cluster, ctx)
+            if action is not None:
+                out.append(action)
+    return out

@@ -1,0 +1,170 @@
+"""Failure clusters of baseline and candidate, and which grew significantly.
+
+Paired where both runs have the document (exact McNemar on the documents whose failure status
+changed), else a one-sided two-proportion z-test; Holm-adjusted within each level (class,
+class x category). Examples come only from tasks outside `release_gate_only` splits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rlgate.badcases.models import BadcaseExample, ClusterStat, FailureKind
+from rlgate.badcases.taxonomy import SampleOutcome
+from rlgate.results.models import SampleRecord
+
+Key = tuple[str, int]
+Outcomes = dict[Key, SampleOutcome]
+_TEXT_LIMIT = 600
+
+
+def mcnemar_greater(new: int, fixed: int) -> float:
+    """One-sided exact McNemar: P(at least `new` of the discordant pairs went the candidate's bad way)."""
+    if new + fixed == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(new, new + fixed, 0.5, alternative="greater").pvalue)
+
+
+def two_proportion_greater(x1: int, n1: int, x2: int, n2: int) -> float:
+    """One-sided pooled z-test that the second rate exceeds the first (unpaired runs)."""
+    if n1 == 0 or n2 == 0:
+        return 1.0
+    pooled = (x1 + x2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    if se == 0:
+        return 1.0
+    from scipy.stats import norm
+
+    return float(norm.sf((x2 / n2 - x1 / n1) / se))
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm step-down adjusted p-values, in the input order."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    m = len(p_values)
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def shorten(text: str | None, limit: int = _TEXT_LIMIT) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"… [{len(text) - limit} more characters]"
+
+
+@dataclass
+class ClusterInputs:
+    """Both runs' classified samples, their records (for examples) and the private tasks."""
+
+    candidate: Outcomes
+    baseline: Outcomes | None
+    candidate_samples: dict[Key, SampleRecord]
+    baseline_samples: dict[Key, SampleRecord]
+    private_tasks: frozenset[str]
+    alpha: float = 0.05
+    max_examples: int = 3
+
+
+def _has(outcome: SampleOutcome, cls: str, category: str | None) -> bool:
+    return any(f.cls == cls and (category is None or f.category == category) for f in outcome.failures)
+
+
+def _example(key: Key, data: ClusterInputs, cls: str, category: str | None) -> BadcaseExample:
+    cand = data.candidate_samples.get(key)
+    base = data.baseline_samples.get(key)
+    base_out = data.baseline.get(key) if data.baseline else None
+    cand_out = data.candidate[key]
+    return BadcaseExample(
+        task=key[0], doc_id=key[1],
+        prompt=shorten(cand.prompt if cand else None), target=shorten(cand.target if cand else None),
+        candidate_response=shorten(cand.responses[0] if cand and cand.responses else None),
+        candidate_answer=cand_out.answer,
+        baseline_response=shorten(base.responses[0] if base and base.responses else None),
+        baseline_answer=base_out.answer if base_out else None,
+        baseline_had_failure=_has(base_out, cls, category) if base_out else None,
+    )
+
+
+def _examples(data: ClusterInputs, keys: Iterable[Key], new: set[Key], cls: str,
+              category: str | None) -> list[BadcaseExample]:
+    """Up to max_examples public documents, newly failing ones first, in a stable order."""
+    public = sorted(k for k in keys if k[0] not in data.private_tasks)
+    ranked = [k for k in public if k in new] + [k for k in public if k not in new]
+    return [_example(k, data, cls, category) for k in ranked[: data.max_examples]]
+
+
+def _paired(data: ClusterInputs, keys: set[Key]) -> set[Key]:
+    if data.baseline is None:
+        return set()
+    return {k for k in keys if k in data.baseline and data.baseline[k].doc_hash == data.candidate[k].doc_hash}
+
+
+def _stat(data: ClusterInputs, family: str, cls: str, kind: FailureKind, category: str | None,
+          cand_docs: set[Key], base_docs: set[Key]) -> ClusterStat:
+    cand_has = {k for k in cand_docs if _has(data.candidate[k], cls, category)}
+    name = f"{cls}[{category}]" if category else cls
+    private = sorted({k[0] for k in cand_docs | base_docs if k[0] in data.private_tasks})
+    stat = ClusterStat(cluster=name, failure_class=cls, category=category, family=family, kind=kind,
+                       candidate_count=len(cand_has), candidate_n=len(cand_docs),
+                       candidate_rate=len(cand_has) / len(cand_docs) if cand_docs else 0.0,
+                       private_tasks=private)
+    new: set[Key] = set()
+    if data.baseline is not None:
+        base_has = {k for k in base_docs if _has(data.baseline[k], cls, category)}
+        paired = _paired(data, cand_docs & base_docs)
+        new = {k for k in paired if k in cand_has and k not in base_has}
+        fixed = {k for k in paired if k in base_has and k not in cand_has}
+        stat.baseline_count, stat.baseline_n = len(base_has), len(base_docs)
+        stat.baseline_rate = len(base_has) / len(base_docs) if base_docs else 0.0
+        stat.delta_rate = stat.candidate_rate - stat.baseline_rate
+        stat.n_paired, stat.new_in_candidate, stat.fixed_in_candidate = len(paired), len(new), len(fixed)
+        if paired:
+            stat.test, stat.p_value = "mcnemar_exact", mcnemar_greater(len(new), len(fixed))
+        else:
+            stat.test = "two_proportion_z"
+            stat.p_value = two_proportion_greater(len(base_has), len(base_docs), len(cand_has), len(cand_docs))
+    stat.examples = _examples(data, cand_has, new, cls, category)
+    return stat
+
+
+def _adjust(stats: list[ClusterStat], alpha: float) -> list[ClusterStat]:
+    tested = [s for s in stats if s.p_value is not None]
+    for stat, adjusted in zip(tested, holm([s.p_value or 1.0 for s in tested]), strict=True):
+        stat.p_adjusted = adjusted
+        stat.grew = adjusted < alpha and (stat.delta_rate or 0.0) > 0
+    return sorted(stats, key=lambda s: (not s.grew, -(s.new_in_candidate - s.fixed_in_candidate),
+                                        -s.candidate_count, s.cluster))
+
+
+def compute_clusters(data: ClusterInputs) -> tuple[list[ClusterStat], list[ClusterStat]]:
+    """Class-level and class x category clusters, each sorted grown-first then by net growth."""
+    runs = [data.candidate] + ([data.baseline] if data.baseline is not None else [])
+    docs: dict[str, list[set[Key]]] = defaultdict(lambda: [set(), set()])
+    kinds: dict[tuple[str, str], FailureKind] = {}
+    categories: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for index, run in enumerate(runs):
+        for key, outcome in run.items():
+            docs[outcome.family][index].add(key)
+            for failure in outcome.failures:
+                kinds[(outcome.family, failure.cls)] = failure.kind
+                if failure.category:
+                    categories[(outcome.family, failure.cls)].add(failure.category)
+    top: list[ClusterStat] = []
+    by_category: list[ClusterStat] = []
+    for (family, cls), kind in sorted(kinds.items()):
+        cand_docs, base_docs = docs[family]
+        top.append(_stat(data, family, cls, kind, None, cand_docs, base_docs))
+        for category in sorted(categories[(family, cls)]):
+            cand_c = {k for k in cand_docs if category in data.candidate[k].categories}
+            base_c = {k for k in base_docs if data.baseline and category in data.baseline[k].categories}
+            by_category.append(_stat(data, family, cls, kind, category, cand_c, base_c))
+    return _adjust(top, data.alpha), _adjust(by_category, data.alpha)

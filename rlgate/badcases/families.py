@@ -1,0 +1,169 @@
+"""Built-in failure classifiers: GSM8K, MMLU-Pro and IFEval, read from lm-eval's per-sample results."""
+
+from __future__ import annotations
+
+import re
+
+from rlgate.badcases.taxonomy import (
+    ClassifyOptions,
+    Failure,
+    FailureClassifier,
+    SampleOutcome,
+    binary_score,
+    first_response,
+    is_truncated,
+)
+from rlgate.metrics import catalog_task
+from rlgate.results.models import INVALID_ANSWER, SampleRecord
+
+_NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?")
+#: An explicit final-answer statement followed closely by a number.
+_ANSWER_MARKER = re.compile(r"(?i)(?:####|answer\s*(?:is|:)|\\boxed\{)[^0-9\-$]{0,24}(-?\$?\d[\d,]*(?:\.\d+)?)")
+
+#: IFEval instruction-id prefixes and the class each becomes.
+IFEVAL_GROUPS: dict[str, str] = {
+    "keywords": "ifeval_keywords_violation",
+    "length_constraints": "ifeval_length_constraint_violation",
+    "detectable_format": "ifeval_detectable_format_violation",
+    "language": "ifeval_language_violation",
+    "punctuation": "ifeval_punctuation_violation",
+    "startend": "ifeval_startend_violation",
+    "change_case": "ifeval_change_case_violation",
+    "combination": "ifeval_combination_violation",
+    "detectable_content": "ifeval_detectable_content_violation",
+}
+
+
+def parse_number(text: str | None) -> float | None:
+    """A GSM8K-style number ('$1,234.', '-5') as a float, or None."""
+    if text is None:
+        return None
+    cleaned = text.replace(",", "").replace("$", "").strip().rstrip(".")
+    try:
+        return float(cleaned)
+    except ValueError:
+        return None
+
+
+def gsm8k_gold(sample: SampleRecord) -> float | None:
+    """The reference answer: the number after '####' in the target or the document's answer."""
+    for text in (sample.target, (sample.doc or {}).get("answer")):
+        if isinstance(text, str):
+            tail = text.split("####")[-1]
+            match = _NUMBER.search(tail)
+            if match:
+                return parse_number(match.group(0))
+    return None
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and abs(a - b) < 1e-6
+
+
+class Gsm8kClassifier:
+    """GSM8K: truncated, no parseable final answer, right answer stated in the wrong place, wrong answer."""
+
+    family = "gsm8k"
+
+    def claims(self, task: str) -> bool:
+        return catalog_task(task) in ("gsm8k", "gsm8k_cot") or task.startswith("gsm8k")
+
+    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
+        filt = options.filter_for(task, self.family, sample)
+        right = binary_score(sample.score("exact_match", filt))
+        answer = sample.filtered.get(filt)
+        parsed = answer is not None and answer != INVALID_ANSWER
+        response = first_response(sample)
+        failures: tuple[Failure, ...] = ()
+        if not right:
+            gold = gsm8k_gold(sample)
+            if is_truncated(sample, options):
+                failures = (Failure("gsm8k_truncated_at_max_tokens", "truncation"),)
+            elif not parsed:
+                failures = (Failure("gsm8k_final_answer_format_error", "format"),)
+            elif any(_same(parse_number(m.group(1)), gold) for m in _ANSWER_MARKER.finditer(response)):
+                failures = (Failure("gsm8k_answer_misplaced", "format"),)
+            else:
+                failures = (Failure("gsm8k_wrong_answer", "knowledge"),)
+        return SampleOutcome(task=task, family=self.family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
+                             correct=bool(right), parsed=parsed, failures=failures, answer=answer,
+                             response_chars=len(response))
+
+
+def mmlu_pro_category(task: str, sample: SampleRecord) -> str | None:
+    """The subject: the document's `category`, else the sample's extra, else the leaf task's suffix."""
+    for source in (sample.doc or {}, sample.extra):
+        value = source.get("category")
+        if isinstance(value, str) and value:
+            return value
+    if task.startswith("mmlu_pro_"):
+        return task[len("mmlu_pro_"):].replace("_", " ")
+    return None
+
+
+class MmluProClassifier:
+    """MMLU-Pro: no parseable choice, truncated, wrong choice; each placed in its subject category."""
+
+    family = "mmlu_pro"
+
+    def claims(self, task: str) -> bool:
+        return task == "mmlu_pro" or task.startswith("mmlu_pro_")
+
+    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
+        filt = options.filter_for(task, self.family, sample)
+        right = binary_score(sample.score("exact_match", filt))
+        answer = sample.filtered.get(filt)
+        parsed = answer is not None and answer != INVALID_ANSWER
+        category = mmlu_pro_category(task, sample)
+        failures: tuple[Failure, ...] = ()
+        if not right:
+            if not parsed and is_truncated(sample, options):
+                failures = (Failure("mmlu_pro_truncated_at_max_tokens", "truncation", category),)
+            elif not parsed:
+                failures = (Failure("mmlu_pro_no_parseable_choice", "format", category),)
+            else:
+                failures = (Failure("mmlu_pro_wrong_choice", "knowledge", category),)
+        return SampleOutcome(task=task, family=self.family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
+                             correct=bool(right), parsed=parsed, failures=failures,
+                             categories=(category,) if category else (), answer=answer,
+                             response_chars=len(first_response(sample)))
+
+
+class IfevalClassifier:
+    """IFEval: one failure per violated instruction group, from lm-eval's per-instruction results."""
+
+    family = "ifeval"
+
+    def claims(self, task: str) -> bool:
+        return task == "ifeval" or task.startswith("ifeval_")
+
+    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
+        filt = options.filter_for(task, self.family, sample)
+        scores = sample.scores.get(filt, {})
+        right = binary_score(scores.get("prompt_level_strict_acc"))
+        followed = scores.get("inst_level_strict_acc")
+        ids = [str(i) for i in (sample.doc or {}).get("instruction_id_list", [])]
+        response = first_response(sample)
+        parsed = bool(response.strip())
+        if right is None and isinstance(followed, list) and followed:
+            right = all(bool(v) for v in followed)
+        failures: list[Failure] = []
+        if not right:
+            if not parsed:
+                failures.append(Failure("ifeval_empty_response", "format"))
+            elif isinstance(followed, list) and len(followed) == len(ids):
+                for iid, ok in zip(ids, followed, strict=True):
+                    if not ok:
+                        group = iid.split(":", 1)[0]
+                        failures.append(Failure(IFEVAL_GROUPS.get(group, f"ifeval_{group}_violation"),
+                                                "instruction", iid))
+            else:
+                failures.append(Failure("ifeval_unscored_instructions", "other"))
+            if is_truncated(sample, options):
+                failures.append(Failure("ifeval_truncated_at_max_tokens", "truncation"))
+        return SampleOutcome(task=task, family=self.family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
+                             correct=bool(right), parsed=parsed, failures=tuple(dict.fromkeys(failures)),
+                             categories=tuple(dict.fromkeys(ids)), answer=None, response_chars=len(response))
+
+
+BUILTIN_CLASSIFIERS: list[FailureClassifier] = [Gsm8kClassifier(), MmluProClassifier(), IfevalClassifier()]

@@ -1,0 +1,158 @@
+"""Build the badcase report from two runs, attach it to a Decision, render the summary block.
+
+Pure: runs and settings in, report out. Private tasks are counted but never sampled.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from rlgate.badcases.actions import ActionContext, next_actions
+from rlgate.badcases.clusters import ClusterInputs, Outcomes, compute_clusters
+from rlgate.badcases.explain import explain_drops
+from rlgate.badcases.models import AnchorShift, BadcaseReport, ClusterStat, VersionCheck
+from rlgate.badcases.taxonomy import ClassifyOptions, classify_run
+from rlgate.metrics import MetricRef, is_bounded
+from rlgate.results.models import RunResult, SampleRecord
+
+if TYPE_CHECKING:
+    from rlgate.contract.loader import ResolvedContract
+    from rlgate.engine.models import Decision, GateVerdict
+
+TOP_CLUSTERS = 5
+
+
+def classify_options(resolved: ResolvedContract | None) -> ClassifyOptions:
+    """The filters the contract's gates read per task, and the protocol's token budget."""
+    if resolved is None:
+        return ClassifyOptions()
+    filters: dict[str, str] = {}
+    gates = resolved.gates
+    for gate in [*([gates.primary] if gates.primary else []), *gates.hard, *gates.regression, *gates.diagnostics]:
+        ref = MetricRef.parse(gate.metric)
+        if ref.filter and not ref.derived:
+            filters.setdefault(ref.task, ref.filter)
+    return ClassifyOptions(filters=filters, max_tokens=resolved.contract.protocol.sampling.max_tokens)
+
+
+def _records(run: RunResult) -> dict[tuple[str, int], SampleRecord]:
+    return {(name, s.doc_id): s for name, result in run.tasks.items() for s in result.samples}
+
+
+def _mean_lengths(outcomes: Outcomes) -> dict[str, float]:
+    totals: dict[str, list[int]] = defaultdict(list)
+    for outcome in outcomes.values():
+        totals[outcome.family].append(outcome.response_chars)
+    return {family: sum(v) / len(v) for family, v in totals.items() if v}
+
+
+def _label(run: RunResult) -> str:
+    return run.provenance.model or run.provenance.source
+
+
+def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
+                         private_tasks: frozenset[str] = frozenset(), options: ClassifyOptions | None = None,
+                         alpha: float = 0.05, max_examples: int = 3, versions: VersionCheck | None = None,
+                         anchors: list[AnchorShift] | None = None) -> BadcaseReport:
+    """Classify both runs, cluster the failures, explain drops and propose next actions."""
+    options = options or ClassifyOptions()
+    cand_out = classify_run(candidate, options)
+    base_out = classify_run(baseline, options) if baseline is not None else None
+    data = ClusterInputs(candidate=cand_out, baseline=base_out, candidate_samples=_records(candidate),
+                         baseline_samples=_records(baseline) if baseline is not None else {},
+                         private_tasks=private_tasks, alpha=alpha, max_examples=max_examples)
+    clusters, by_category = compute_clusters(data)
+    explanations = explain_drops(cand_out, base_out, alpha) if base_out is not None else []
+    cand_len = _mean_lengths(cand_out)
+    base_len = _mean_lengths(base_out) if base_out is not None else {}
+    ctx = ActionContext(lengths={f: (base_len.get(f), v) for f, v in cand_len.items()},
+                        max_tokens=options.max_tokens, explanations={e.family: e for e in explanations})
+    warnings = []
+    if versions is not None and versions.differences:
+        warnings.append("benchmark versions differ (allowed explicitly): " + "; ".join(versions.differences))
+    warnings.extend(a.text for a in anchors or [] if a.flagged)
+    return BadcaseReport(
+        candidate=_label(candidate), baseline=_label(baseline) if baseline is not None else None, alpha=alpha,
+        clusters=clusters, category_clusters=by_category, badcase_top=top_clusters(clusters),
+        explanations=explanations, next_actions=next_actions(clusters, by_category, ctx),
+        private_tasks=sorted(t for t in private_tasks if t in candidate.tasks
+                             or (baseline is not None and t in baseline.tasks)),
+        versions=versions, anchor_shifts=anchors or [], warnings=warnings,
+    )
+
+
+def top_clusters(clusters: list[ClusterStat], limit: int = TOP_CLUSTERS) -> list[str]:
+    """'cluster: candidate count' for grown clusters first, then the largest remaining ones."""
+    grown = [c for c in clusters if c.grew]
+    rest = sorted((c for c in clusters if not c.grew and c.candidate_count),
+                  key=lambda c: (-c.candidate_count, c.cluster))
+    return [f"{c.cluster}: {c.candidate_count}" for c in [*grown, *rest][:limit]]
+
+
+def _compact(c: ClusterStat) -> dict[str, object]:
+    return c.model_dump(mode="json", exclude={"examples"})
+
+
+def attach_badcases(decision: Decision, report: BadcaseReport) -> Decision:
+    """A copy of the decision with badcase_top, badcase_clusters, next_actions and the full report."""
+    extensions = dict(decision.extensions)
+    extensions.update({
+        "badcase_top": list(report.badcase_top),
+        "badcase_clusters": [_compact(c) for c in report.clusters if c.grew or c.candidate_count],
+        "next_actions": [a.model_dump(mode="json") for a in report.next_actions],
+        "badcase_explanations": [e.text for e in report.explanations if e.driver != "none"],
+        "badcases": report.model_dump(mode="json"),
+    })
+    return decision.model_copy(update={"extensions": extensions})
+
+
+def _points(metric: str, value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    if is_bounded(MetricRef.parse(metric).metric):
+        return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}%"
+    return f"{value:+.3g}" if signed else f"{value:.3g}"
+
+
+def _metric_words(gate: GateVerdict) -> str:
+    try:
+        ref = MetricRef.parse(gate.metric)
+    except ValueError:
+        return gate.metric
+    return f"{ref.task} {ref.metric}"
+
+
+def render_summary(report: BadcaseReport, decision: Decision | None = None) -> str:
+    """The plain-text block for terminals and job summaries (the issue's layout)."""
+    lines: list[str] = []
+    checkpoint = report.candidate
+    primary = ""
+    regressions: list[str] = []
+    if decision is not None:
+        cand = next((r for r in decision.inputs if r.role == "candidate"), None)
+        checkpoint = (cand.model or cand.source) if cand else checkpoint
+        for gate in decision.gates:
+            if gate.kind == "primary":
+                primary = (f"   primary_metric: {_metric_words(gate)} = {_points(gate.metric, gate.candidate)} "
+                           f"({_points(gate.metric, gate.delta, signed=True)})")
+            elif gate.kind == "regression" and gate.verdict == "fail":
+                regressions.append(f"{_metric_words(gate)}: {_points(gate.metric, gate.delta, signed=True)}")
+    lines.append(f"checkpoint: {checkpoint}{primary}")
+    if decision is not None:
+        lines.append(f"decision: {decision.decision}")
+        lines.append(f"regressions: [{', '.join(regressions)}]")
+    lines.append(f"badcase_clusters: [{', '.join(report.badcase_top)}]")
+    for explanation in report.explanations:
+        if explanation.driver != "none":
+            lines.append(f"why: {explanation.text}")
+    if report.next_actions:
+        lines.append("next_actions: [")
+        lines.extend(f"  [{a.area}] {a.action} (evidence: {a.evidence})," for a in report.next_actions)
+        lines.append("]")
+    else:
+        lines.append("next_actions: []  # no failure class grew significantly")
+    if report.private_tasks:
+        lines.append(f"private (counts only, samples withheld): {', '.join(report.private_tasks)}")
+    lines.extend(f"warning: {w}" for w in report.warnings)
+    return "\n".join(lines)

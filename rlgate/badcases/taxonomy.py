@@ -1,0 +1,173 @@
+"""Per-sample failure taxonomy with pluggable classifiers per task family.
+
+A classifier turns one `SampleRecord` into a `SampleOutcome`: whether the sample is right and which
+failure classes it shows. Families register a classifier (`register_classifier`); tasks no
+classifier claims fall back to right / wrong / invalid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rlgate.badcases.models import FailureKind
+from rlgate.metrics import DEFAULT_FILTER, catalog_task
+from rlgate.results.models import INVALID_ANSWER, RunResult, SampleRecord
+
+#: Metrics the fallback classifier looks at, best first.
+_GENERIC_METRICS = ("exact_match", "acc", "acc_norm", "prompt_level_strict_acc", "pass@1", "em", "f1")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failure class a sample shows; `category` places it (MMLU-Pro subject, IFEval instruction)."""
+
+    cls: str
+    kind: FailureKind
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class SampleOutcome:
+    """A classified sample: correctness, failures, and what an export or example needs."""
+
+    task: str
+    family: str
+    doc_id: int
+    doc_hash: str
+    correct: bool
+    parsed: bool = True
+    failures: tuple[Failure, ...] = ()
+    categories: tuple[str, ...] = field(default=())
+    answer: str | None = None
+    response_chars: int = 0
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task, self.doc_id)
+
+    @property
+    def classes(self) -> frozenset[str]:
+        return frozenset(f.cls for f in self.failures)
+
+
+@dataclass(frozen=True)
+class ClassifyOptions:
+    """What a classifier needs beyond the sample: which filter the gates read, the token budget."""
+
+    filters: dict[str, str] = field(default_factory=dict)
+    max_tokens: int | None = None
+
+    def filter_for(self, task: str, family: str, sample: SampleRecord) -> str:
+        """The filter whose answers count: a gate's, else the family default, else the first one."""
+        for name in (task, family):
+            chosen = self.filters.get(name)
+            if chosen and chosen in sample.scores:
+                return chosen
+        default = DEFAULT_FILTER.get(family)
+        if default and default in sample.scores:
+            return default
+        return next(iter(sample.scores), "none")
+
+
+class FailureClassifier(Protocol):
+    """Claims the tasks of one family and classifies their samples."""
+
+    family: str
+
+    def claims(self, task: str) -> bool: ...
+
+    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome: ...
+
+
+def first_response(sample: SampleRecord) -> str:
+    return sample.responses[0] if sample.responses else ""
+
+
+def is_truncated(sample: SampleRecord, options: ClassifyOptions) -> bool:
+    """The first response stopped at max_tokens: recorded by the runner, or inferred from token counts."""
+    if sample.truncated:
+        return bool(sample.truncated[0])
+    if sample.response_tokens and options.max_tokens:
+        return sample.response_tokens[0] >= options.max_tokens
+    return False
+
+
+def binary_score(value: object) -> bool | None:
+    """A per-sample score read as right/wrong (scores >= 0.5 count as right); None when not a number."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return float(value) >= 0.5
+    return None
+
+
+class GenericClassifier:
+    """Fallback for tasks no family claims: right, wrong, or invalid (unparseable answer)."""
+
+    family = "generic"
+
+    def claims(self, task: str) -> bool:
+        return True
+
+    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
+        family = catalog_task(task) or task
+        filt = options.filter_for(task, family, sample)
+        metrics = sample.scores.get(filt, {})
+        metric = next((m for m in _GENERIC_METRICS if m in metrics), next(iter(metrics), None))
+        right = binary_score(metrics.get(metric)) if metric else None
+        answer = sample.filtered.get(filt)
+        parsed = answer != INVALID_ANSWER
+        failures: tuple[Failure, ...] = ()
+        if not right:
+            if not parsed:
+                failures = (Failure(f"{family}_invalid", "format"),)
+            elif is_truncated(sample, options):
+                failures = (Failure(f"{family}_truncated", "truncation"),)
+            else:
+                failures = (Failure(f"{family}_wrong", "knowledge"),)
+        return SampleOutcome(task=task, family=family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
+                             correct=bool(right), parsed=parsed, failures=failures, answer=answer,
+                             response_chars=len(first_response(sample)))
+
+
+_REGISTRY: list[FailureClassifier] = []
+_FALLBACK = GenericClassifier()
+
+
+def register_classifier(classifier: FailureClassifier) -> None:
+    """Add a family classifier; later registrations take precedence over earlier ones."""
+    _REGISTRY.insert(0, classifier)
+
+
+def classifier_for(task: str) -> FailureClassifier:
+    _ensure_builtin()
+    return next((c for c in _REGISTRY if c.claims(task)), _FALLBACK)
+
+
+_BUILTIN_LOADED = False
+
+
+def _ensure_builtin() -> None:
+    global _BUILTIN_LOADED
+    if _BUILTIN_LOADED:
+        return
+    _BUILTIN_LOADED = True
+    from rlgate.badcases.families import BUILTIN_CLASSIFIERS
+
+    _REGISTRY.extend(BUILTIN_CLASSIFIERS)
+
+
+def classify_run(run: RunResult, options: ClassifyOptions | None = None,
+                 tasks: list[str] | None = None) -> dict[tuple[str, int], SampleOutcome]:
+    """Classify every sample of a run (or of the named leaf tasks), keyed by (task, doc_id)."""
+    options = options or ClassifyOptions()
+    out: dict[tuple[str, int], SampleOutcome] = {}
+    for name, result in run.tasks.items():
+        if tasks is not None and name not in tasks:
+            continue
+        classifier = classifier_for(name)
+        for sample in result.samples:
+            outcome = classifier.classify(name, sample, options)
+            out[outcome.key] = outcome
+    return out
