@@ -32,8 +32,9 @@ Rule = Callable[[ClusterStat, ActionContext], NextAction | None]
 
 def _evidence(c: ClusterStat) -> str:
     p = f", p_holm={c.p_adjusted:.2g}" if c.p_adjusted is not None else ""
+    where = " among documents both runs answered" if c.kind == "knowledge" else ""
     return (f"{c.cluster} {c.baseline_count} -> {c.candidate_count} of {c.candidate_n} "
-            f"({c.new_in_candidate} new, {c.fixed_in_candidate} fixed{p})")
+            f"({c.new_in_candidate} new, {c.fixed_in_candidate} fixed{where}{p})")
 
 
 def format_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
@@ -115,10 +116,31 @@ def next_actions(clusters: list[ClusterStat], category_clusters: list[ClusterSta
                  ctx: ActionContext, rules: list[Rule] | None = None) -> list[NextAction]:
     """Actions for every cluster that grew significantly, strongest evidence first, one per rule and cluster."""
     out: list[NextAction] = []
-    grown = sorted((c for c in [*clusters, *category_clusters] if c.grew), key=lambda c: c.p_adjusted or 1.0)
+    merged: dict[str, list[NextAction]] = {}
+    grown = sorted((c for c in [*clusters, *category_clusters] if c.grew),
+                   key=lambda c: 1.0 if c.p_adjusted is None else c.p_adjusted)
     for cluster in grown:
         for rule in rules or NEXT_ACTION_RULES:
             action = rule(cluster, ctx)
-            if action is not None:
+            if action is None:
+                continue
+            if action.rule == "category_regressed":
+                if cluster.failure_class not in merged:
+                    merged[cluster.failure_class] = []
+                    out.append(action)
+                merged[cluster.failure_class].append(action)
+            else:
                 out.append(action)
-    return out
+    return [_merge_categories(a, merged[a.cluster.split("[")[0]]) if a.rule == "category_regressed" else a
+            for a in out]
+
+
+def _merge_categories(first: NextAction, group: list[NextAction]) -> NextAction:
+    """One action for all regressed categories of a class (strongest first), not one per category."""
+    if len(group) == 1:
+        return first
+    names = [a.cluster.split("[", 1)[1].rstrip("]") for a in group]
+    return NextAction(rule=first.rule, area=first.area, cluster=", ".join(a.cluster for a in group),
+                      evidence="; ".join(a.evidence for a in group),
+                      action=f"mix {', '.join(names)} data back into the training mix (replay / retention set), "
+                      "strongest regression first, and check the KL to the reference policy on them")

@@ -2,7 +2,8 @@
 
 Paired where both runs have the document (exact McNemar on the documents whose failure status
 changed), else a one-sided two-proportion z-test; Holm-adjusted within each level (class,
-class x category). Examples come only from tasks outside `release_gate_only` splits.
+class x category). Knowledge classes (wrong answers) are tested only on documents both runs
+answered in a parseable form. Examples come only from tasks outside `release_gate_only` splits.
 """
 
 from __future__ import annotations
@@ -121,6 +122,10 @@ def _stat(data: ClusterInputs, family: str, cls: str, kind: FailureKind, categor
     if data.baseline is not None:
         base_has = {k for k in base_docs if _has(data.baseline[k], cls, category)}
         paired = _paired(data, cand_docs & base_docs)
+        if kind == "knowledge":
+            # A wrong answer only counts against knowledge where both runs gave a parseable answer;
+            # otherwise a format fix in one run would show up as "more wrong answers".
+            paired = {k for k in paired if data.candidate[k].answered and data.baseline[k].answered}
         new = {k for k in paired if k in cand_has and k not in base_has}
         fixed = {k for k in paired if k in base_has and k not in cand_has}
         stat.baseline_count, stat.baseline_n = len(base_has), len(base_docs)
@@ -138,9 +143,10 @@ def _stat(data: ClusterInputs, family: str, cls: str, kind: FailureKind, categor
 
 def _adjust(stats: list[ClusterStat], alpha: float) -> list[ClusterStat]:
     tested = [s for s in stats if s.p_value is not None]
-    for stat, adjusted in zip(tested, holm([s.p_value or 1.0 for s in tested]), strict=True):
+    for stat, adjusted in zip(tested, holm([1.0 if s.p_value is None else s.p_value for s in tested]), strict=True):
         stat.p_adjusted = adjusted
-        stat.grew = adjusted < alpha and (stat.delta_rate or 0.0) > 0
+        growth = stat.new_in_candidate > stat.fixed_in_candidate if stat.n_paired else (stat.delta_rate or 0.0) > 0
+        stat.grew = adjusted < alpha and growth
     return sorted(stats, key=lambda s: (not s.grew, -(s.new_in_candidate - s.fixed_in_candidate),
                                         -s.candidate_count, s.cluster))
 

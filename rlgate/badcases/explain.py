@@ -23,11 +23,6 @@ def _loss_kind(outcome: SampleOutcome) -> str:
     return "wrong"
 
 
-def _answered(outcome: SampleOutcome) -> bool:
-    """A parseable answer in the right place: what a knowledge comparison may use."""
-    return outcome.parsed and not any(f.kind in ("format", "truncation") for f in outcome.failures)
-
-
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -56,7 +51,8 @@ def _text(e: DropExplanation, alpha: float) -> str:
     parsed = ""
     if e.baseline_accuracy_parsed is not None and e.candidate_accuracy_parsed is not None:
         p = f"p={e.knowledge_p_value:.3g}" if e.knowledge_p_value is not None else "no discordant pairs"
-        worse = "significantly worse" if (e.knowledge_p_value or 1.0) < alpha else "not significantly worse"
+        significant = e.knowledge_p_value is not None and e.knowledge_p_value < alpha
+        worse = "significantly worse" if significant else "not significantly worse"
         parsed = (f"; on the {e.n_both_parsed} documents both runs answered in a parseable form, accuracy "
                   f"{_pct(e.baseline_accuracy_parsed)} -> {_pct(e.candidate_accuracy_parsed)} ({worse}, {p})")
     verdict = {
@@ -82,11 +78,11 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
         groups[cand.family].append((base, cand))
     out: list[DropExplanation] = []
     for family, pairs in sorted(groups.items()):
-        if family in per_instruction or (families is not None and family not in families):
+        if family in per_instruction or family == "ifeval" or (families is not None and family not in families):
             continue
         lost = {"format": 0, "truncation": 0, "wrong": 0}
         gained = 0
-        both = [(b, c) for b, c in pairs if _answered(b) and _answered(c)]
+        both = [(b, c) for b, c in pairs if b.answered and c.answered]
         for base, cand in pairs:
             if base.correct and not cand.correct:
                 lost[_loss_kind(cand)] += 1

@@ -50,6 +50,11 @@ class SampleOutcome:
     def classes(self) -> frozenset[str]:
         return frozenset(f.cls for f in self.failures)
 
+    @property
+    def answered(self) -> bool:
+        """A parseable answer in the right place and not cut off: what a knowledge comparison may use."""
+        return self.parsed and not any(f.kind in ("format", "truncation") for f in self.failures)
+
 
 @dataclass(frozen=True)
 class ClassifyOptions:
