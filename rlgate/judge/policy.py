@@ -85,7 +85,7 @@ class JudgeSpec(_Strict):
 
     def summary(self) -> str:
         """One line for `rlgate validate`."""
-        parts = [self.type]
+        parts: list[str] = [self.type]
         if self.type != "rule":
             parts += [self.mode, f"model={self.model.describe() if self.model else '-'}",
                       f"order_randomization={'on' if self.order_randomization else 'off'}",
