@@ -1,0 +1,97 @@
+"""Log readers, one module per format, all producing a canonical `TrainingLog`.
+
+`read_log(path, fmt="auto")` sniffs the format from the path and the first bytes of the file, so a
+user can point `rlgate monitor` at whatever their trainer wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from rlgate.errors import InputError
+from rlgate.monitor.readers import generic, openrlhf, tensorboard, trl, verl_console, verl_jsonl
+from rlgate.monitor.series import TrainingLog
+
+FORMATS = ("trl", "verl_jsonl", "verl_console", "tensorboard", "openrlhf", "csv", "jsonl")
+SNIFF_BYTES = 4 << 20
+
+_READERS: dict[str, Callable[[Path], TrainingLog]] = {
+    "trl": trl.read,
+    "verl_jsonl": verl_jsonl.read,
+    "verl_console": verl_console.read,
+    "tensorboard": tensorboard.read,
+    "openrlhf": openrlhf.read,
+    "csv": generic.read_csv,
+    "jsonl": generic.read_jsonl,
+}
+
+
+def _first_json_line(head: bytes) -> object | None:
+    for line in head.splitlines()[:50]:
+        if line.strip():
+            try:
+                return json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                return None
+    return None
+
+
+def detect_format(path: Path) -> str:
+    """The log format of `path` (a file, a TensorBoard run folder or a TRL checkpoint folder)."""
+    if not path.exists():
+        raise InputError("log not found", file=path, fix="check the path")
+    if path.is_dir():
+        if (path / trl.STATE_FILE).is_file():
+            return "trl"
+        if tensorboard.event_files(path):
+            return "tensorboard"
+        raise InputError("folder holds no trainer_state.json and no TensorBoard event files", file=path,
+                         fix="point at a log file, a TensorBoard run folder or a checkpoint folder")
+    if tensorboard.FILE_MARK in path.name:
+        return "tensorboard"
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    if not head.strip():
+        raise InputError("log file is empty", file=path, fix="point at a log the trainer has written to")
+    if tensorboard.sniff_bytes(head):
+        return "tensorboard"
+    if path.name == trl.STATE_FILE or trl.sniff_text(head[:65536].decode("utf-8", errors="replace")):
+        return "trl"
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return "csv"
+    record = _first_json_line(head)
+    if record is not None:
+        if verl_jsonl.sniff(record):
+            return "verl_jsonl"
+        if openrlhf.sniff(record):
+            return "openrlhf"
+        if isinstance(record, dict):
+            return "jsonl"
+    if verl_console.sniff_bytes(head):
+        return "verl_console"
+    if b"," in head.split(b"\n", 1)[0] and b"step" in head.split(b"\n", 1)[0].lower():
+        return "csv"
+    raise InputError("cannot tell which trainer wrote this log", file=path,
+                     fix=f"pass --format (one of {', '.join(FORMATS)})")
+
+
+def read_log(path: str | Path, fmt: str = "auto") -> TrainingLog:
+    """Read one log into canonical form. Damaged parts are listed in `log.problems`, never raised here."""
+    path = Path(path)
+    if fmt == "auto":
+        fmt = detect_format(path)
+    elif fmt not in _READERS:
+        raise InputError(f"unknown log format '{fmt}'", field="format", fix=f"use auto or one of {', '.join(FORMATS)}")
+    elif not path.exists():
+        raise InputError("log not found", file=path, fix="check the path")
+    try:
+        return _READERS[fmt](path)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start}); is this a {fmt} log?", file=path,
+                         fix="check --format") from None
+    except IsADirectoryError:
+        raise InputError(f"is a folder; a {fmt} log is a file", file=path, fix="point at the log file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read log: {exc.strerror}", file=path) from None

@@ -1,0 +1,98 @@
+"""Generic logs: JSON lines or CSV with a step column and one column per metric.
+
+The step column is the first of `STEP_KEYS` present (wandb exports use `_step`, OpenRLHF
+`train/global_step`). Empty CSV cells are missing values; a cell that is not a number is a problem
+naming its line and column, and the rest of the file is still read.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlgate.monitor.readers._records import as_step, read_json_lines
+from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
+
+STEP_KEYS = ("step", "global_step", "train/global_step", "eval/global_step", "_step", "Step", "iteration",
+             "eval/epoch")
+
+
+def step_key(record: dict[str, Any]) -> str | None:
+    return next((k for k in STEP_KEYS if k in record), None)
+
+
+def _extract(record: Any) -> tuple[int, dict[str, Any]] | str:
+    if not isinstance(record, dict):
+        return "expected a JSON object per line"
+    key = step_key(record)
+    if key is None:
+        return f"record has no step field (one of {', '.join(STEP_KEYS)})"
+    step = as_step(record[key])
+    if step is None:
+        return f"{key} is not an integer: {record[key]!r}"
+    return step, {k: v for k, v in record.items() if k not in STEP_KEYS}
+
+
+def read_jsonl(path: Path, fmt: str = "jsonl") -> TrainingLog:
+    builder = SeriesBuilder()
+    problems: list[ReadProblem] = []
+    read_json_lines(path, _extract, builder, problems)
+    return builder.build(path, fmt, problems)
+
+
+def read_csv(path: Path, fmt: str = "csv") -> TrainingLog:
+    builder = SeriesBuilder()
+    problems: list[ReadProblem] = []
+    with path.open("r", encoding="utf-8", newline="") as handle:
+        dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
+        reader = csv.reader(handle, dialect=dialect)
+        header = next(reader, None)
+        if not header:
+            problems.append(ReadProblem(str(path), "CSV file has no header row", line=1,
+                                        fix="write a header with a 'step' column and one column per metric"))
+            return builder.build(path, fmt, problems)
+        header = [h.strip() for h in header]
+        step_col = next((header.index(k) for k in STEP_KEYS if k in header), None)
+        if step_col is None:
+            problems.append(ReadProblem(str(path), f"CSV header has no step column (one of {', '.join(STEP_KEYS)})",
+                                        line=1, fix="add a 'step' column"))
+            return builder.build(path, fmt, problems)
+        columns: list[list[float]] = [[] for _ in header]
+        steps: list[list[int]] = [[] for _ in header]
+        for row in reader:
+            line = reader.line_num
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) != len(header):
+                problems.append(ReadProblem(str(path), f"row has {len(row)} cells, the header has {len(header)}",
+                                            line=line))
+                continue
+            step = as_step(_num(row[step_col]))
+            if step is None:
+                problems.append(ReadProblem(str(path), f"step is not an integer: {row[step_col]!r}", line=line,
+                                            column=step_col + 1))
+                continue
+            for j, cell in enumerate(row):
+                if j == step_col or not cell.strip():
+                    continue
+                value = _num(cell)
+                if value is None:
+                    problems.append(ReadProblem(str(path), f"'{header[j]}' is not a number: {cell!r}", line=line,
+                                                column=j + 1))
+                    continue
+                steps[j].append(step)
+                columns[j].append(value)
+    for j, name in enumerate(header):
+        if j != step_col and steps[j]:
+            builder.add_columns(name, np.asarray(steps[j], dtype=np.int64), np.asarray(columns[j]))
+    return builder.build(path, fmt, problems)
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None

@@ -1,0 +1,106 @@
+"""verl's console logger: `step:N - key:value - key:value ...` lines inside whatever else the run printed.
+
+Real console logs interleave Ray prefixes (`(main_task pid=...)`), ANSI colour codes, configuration
+dumps, model prints and sampled responses that may themselves contain "step:". Only lines whose
+`step:N - ` is followed by `key:value` pairs count. Older verl prints the validation before and after
+training as `Initial/Final validation metrics: {...}`; those are read too (step 0 and the last step).
+A malformed pair is a problem naming its line and column; the other pairs on the line are kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
+
+FORMAT = "verl_console"
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+STEP_LINE = re.compile(r"(?:^|[\s)\]])step:(\d+) - (\S+?:\S.*)$")
+SNIFF = re.compile(rb"(?:^|[\s)\]])step:\d+ - [\w/@.()\-]+:-?[\d.na]")
+VALIDATION = re.compile(r"(Initial|Final) validation metrics: (\{.*\})")
+_WRAPPED = re.compile(r"^[A-Za-z_][\w.]*\((.*)\)$")
+
+
+def sniff_bytes(head: bytes) -> bool:
+    return SNIFF.search(ANSI.sub(b"", head)) is not None
+
+
+def parse_value(text: str) -> float | None:
+    """`0.5`, `-0.000`, `nan`, `np.float64(0.5)`, `tensor(0.5)` -> float; None when not a number."""
+    text = text.strip()
+    wrapped = _WRAPPED.match(text)
+    if wrapped:
+        text = wrapped.group(1).split(",")[0].strip()
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _validation(text: str, path: Path, number: int, last_step: int | None, builder: SeriesBuilder,
+                problems: list[ReadProblem]) -> None:
+    match = VALIDATION.search(text)
+    if match is None:
+        return
+    try:
+        values = ast.literal_eval(match.group(2))
+    except (ValueError, SyntaxError):
+        problems.append(ReadProblem(str(path), "unreadable validation metrics", line=number,
+                                    column=match.start(2) + 1))
+        return
+    if not isinstance(values, dict):
+        return
+    step = 0 if match.group(1) == "Initial" else (last_step if last_step is not None else 0)
+    for key, value in values.items():
+        # Use the key the step lines use for the same score (`val/test_score/...` or `test_score/...`), and
+        # never override a value a step line gave for the same step.
+        name = f"val/{key}" if f"val/{key}" in builder.keys() else str(key)
+        if not builder.has_point(name, step):
+            builder.add_many(step, {name: value})
+
+
+def _pairs(body: str, offset: int, path: Path, number: int, truncated: bool, step: int, builder: SeriesBuilder,
+           problems: list[ReadProblem]) -> None:
+    position = offset
+    segments = body.split(" - ")
+    for index, segment in enumerate(segments):
+        key, sep, raw = segment.rpartition(":")
+        value = parse_value(raw) if sep else None
+        if key.strip() and value is not None:
+            builder.add(step, key.strip(), value)
+        elif truncated and index == len(segments) - 1:
+            problems.append(ReadProblem(str(path), f"truncated line: the log ends inside '{segment[:40]}'",
+                                        line=number, column=position + 1,
+                                        fix="the earlier values on this line and every earlier line were read"))
+        elif key.strip() and sep:
+            builder.ignore(key.strip())
+        else:
+            problems.append(ReadProblem(str(path), f"malformed 'key:value' pair '{segment[:40]}'", line=number,
+                                        column=position + 1, fix="the other pairs on this line were read"))
+        position += len(segment) + 3
+
+
+def read(path: Path) -> TrainingLog:
+    builder = SeriesBuilder()
+    problems: list[ReadProblem] = []
+    last_step: int | None = None
+    validations: list[tuple[int, str]] = []
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if b"step:" not in raw and b"validation metrics" not in raw:
+                continue
+            truncated = not raw.endswith(b"\n")
+            text = ANSI.sub(b"", raw).decode("utf-8", errors="replace").rstrip("\r\n")
+            match = STEP_LINE.search(text)
+            if match is None:
+                if "validation metrics" in text:
+                    validations.append((number, text))
+                continue
+            step = int(match.group(1))
+            last_step = step if last_step is None else max(last_step, step)
+            _pairs(match.group(2), match.start(2), path, number, truncated, step, builder, problems)
+    for number, text in validations:
+        _validation(text, path, number, last_step, builder, problems)
+    return builder.build(path, FORMAT, problems)

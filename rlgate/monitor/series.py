@@ -1,0 +1,253 @@
+"""The canonical time-series model every reader produces.
+
+Readers stream a log into a `SeriesBuilder` (compact per-key buffers, no per-point Python objects
+kept), and `build()` turns it into a `TrainingLog`: numpy arrays per metric, keys mapped onto the
+canonical vocabulary, unknown keys kept under their own names, and the problems met while reading.
+A problem (a corrupt or truncated line) never discards what was read around it.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rlgate.errors import InputError
+from rlgate.monitor.vocabulary import VAL_PREFIX, classify
+
+
+@dataclass(frozen=True)
+class Series:
+    """One metric over training steps: steps strictly increasing, values as logged (NaN/Inf kept)."""
+
+    name: str
+    source_key: str
+    steps: np.ndarray
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.steps.size)
+
+    @property
+    def first_step(self) -> int:
+        return int(self.steps[0])
+
+    @property
+    def last_step(self) -> int:
+        return int(self.steps[-1])
+
+    def finite(self) -> Series:
+        """The points whose value is a finite number (rules judge trends on these)."""
+        ok = np.isfinite(self.values)
+        if ok.all():
+            return self
+        return Series(self.name, self.source_key, self.steps[ok], self.values[ok])
+
+    def value_at_or_before(self, step: int) -> float | None:
+        """Last logged value at or before `step` (None before the first point)."""
+        i = int(np.searchsorted(self.steps, step, side="right")) - 1
+        return float(self.values[i]) if i >= 0 else None
+
+
+@dataclass(frozen=True)
+class ReadProblem:
+    """A part of a log that could not be read; everything else was kept."""
+
+    file: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+    record: int | None = None
+    fix: str | None = None
+
+    def to_error(self) -> InputError:
+        field_name = f"record {self.record}" if self.record is not None else None
+        return InputError(self.message, file=self.file, line=self.line, column=self.column, field=field_name,
+                          fix=self.fix)
+
+    def describe(self) -> str:
+        return str(self.to_error()).splitlines()[0]
+
+
+class LogReadError(InputError):
+    """A log was corrupt or truncated; `partial` holds everything readable around the bad part."""
+
+    partial: TrainingLog | None = None
+
+
+@dataclass
+class TrainingLog:
+    """One training run's telemetry in canonical form."""
+
+    path: str
+    format: str
+    metrics: dict[str, Series]
+    extra: dict[str, Series] = field(default_factory=dict)
+    problems: list[ReadProblem] = field(default_factory=list)
+    ignored_keys: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> Series | None:
+        return self.metrics.get(name)
+
+    def val_scores(self) -> dict[str, Series]:
+        """Held-out scores by dataset name."""
+        return {k[len(VAL_PREFIX):]: s for k, s in self.metrics.items() if k.startswith(VAL_PREFIX)}
+
+    @property
+    def unknown_keys(self) -> list[str]:
+        return sorted(self.extra)
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Canonical name -> the key it was read from."""
+        return {name: s.source_key for name, s in self.metrics.items()}
+
+    def step_range(self) -> tuple[int, int] | None:
+        all_series = [*self.metrics.values(), *self.extra.values()]
+        if not all_series:
+            return None
+        return min(s.first_step for s in all_series), max(s.last_step for s in all_series)
+
+    def n_steps(self) -> int:
+        """Distinct steps at which anything was logged."""
+        all_series = [*self.metrics.values(), *self.extra.values()]
+        if not all_series:
+            return 0
+        if len(all_series) == 1:
+            return len(all_series[0])
+        return int(np.unique(np.concatenate([s.steps for s in all_series])).size)
+
+    def raise_for_problems(self) -> None:
+        """Raise the first problem as a LogReadError carrying this partial log."""
+        if self.problems:
+            first = self.problems[0]
+            more = f" ({len(self.problems) - 1} more problem(s) in this file)" if len(self.problems) > 1 else ""
+            error = LogReadError(first.message + more, file=first.file, line=first.line, column=first.column,
+                                 field=f"record {first.record}" if first.record is not None else None,
+                                 fix=first.fix or "the values read before and after this point were kept")
+            error.partial = self
+            raise error
+
+
+def _dedupe_sorted(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort by step; where a step was logged twice (resumed runs) keep the last value."""
+    if steps.size > 1 and not bool(np.all(steps[1:] > steps[:-1])):
+        order = np.argsort(steps, kind="stable")
+        steps, values = steps[order], values[order]
+        keep = np.ones(steps.size, dtype=bool)
+        keep[:-1] = steps[1:] != steps[:-1]
+        steps, values = steps[keep], values[keep]
+    return steps, values
+
+
+class SeriesBuilder:
+    """Collects (step, value) points per raw key while a reader streams a file."""
+
+    def __init__(self) -> None:
+        self._steps: dict[str, array[int]] = {}
+        self._values: dict[str, array[float]] = {}
+        self._chunks: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._ignored: set[str] = set()
+
+    def add(self, step: int, key: str, value: float) -> None:
+        steps = self._steps.get(key)
+        if steps is None:
+            steps = self._steps[key] = array("q")
+            self._values[key] = array("d")
+        steps.append(step)
+        self._values[key].append(value)
+
+    def add_many(self, step: int, values: Mapping[str, object]) -> None:
+        """Add one record; values that are not numbers are noted as ignored keys."""
+        for key, value in values.items():
+            number = as_number(value)
+            if number is None:
+                self._ignored.add(key)
+            else:
+                self.add(step, key, number)
+
+    def add_columns(self, key: str, steps: np.ndarray, values: np.ndarray) -> None:
+        """Add a whole column at once (the fast path for chunked readers)."""
+        self._chunks.setdefault(key, []).append((steps.astype(np.int64, copy=False),
+                                                 values.astype(np.float64, copy=False)))
+
+    def ignore(self, key: str) -> None:
+        self._ignored.add(key)
+
+    def keys(self) -> set[str]:
+        return {*self._steps, *self._chunks}
+
+    def has_point(self, key: str, step: int) -> bool:
+        """Whether `key` already has a value at `step` (linear; for the few validation points)."""
+        if key in self._steps and step in self._steps[key]:
+            return True
+        return any(bool(np.any(s == step)) for s, _ in self._chunks.get(key, []))
+
+    def _column(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        parts = list(self._chunks.get(key, []))
+        if key in self._steps:
+            parts.append((np.frombuffer(self._steps[key], dtype=np.int64),
+                          np.frombuffer(self._values[key], dtype=np.float64)))
+        if len(parts) == 1:
+            steps, values = parts[0]
+        else:
+            steps = np.concatenate([p[0] for p in parts])
+            values = np.concatenate([p[1] for p in parts])
+        return _dedupe_sorted(steps, values)
+
+    def build(self, path: str | Path, fmt: str, problems: list[ReadProblem] | None = None) -> TrainingLog:
+        """Map raw keys onto canonical names (best-ranked alias wins; the rest stay as extra keys)."""
+        metrics: dict[str, Series] = {}
+        ranks: dict[str, int] = {}
+        extra: dict[str, Series] = {}
+        for key in sorted(self.keys()):
+            steps, values = self._column(key)
+            if steps.size == 0:
+                continue
+            match = classify(key)
+            if match is None:
+                extra[key] = Series(key, key, steps, values)
+                continue
+            if match.scale != 1.0:
+                values = values * match.scale
+            series = Series(match.canonical, key, steps, values)
+            held = ranks.get(match.canonical)
+            if held is None or match.rank < held:
+                if held is not None:
+                    loser = metrics[match.canonical]
+                    extra[loser.source_key] = Series(loser.source_key, loser.source_key, loser.steps,
+                                                     _unscaled(loser))
+                metrics[match.canonical] = series
+                ranks[match.canonical] = match.rank
+            else:
+                extra[key] = Series(key, key, steps, _unscaled(series))
+        for key in list(self._steps):
+            self._steps[key] = array("q")
+            self._values[key] = array("d")
+        self._chunks.clear()
+        ignored = sorted(k for k in self._ignored if k not in metrics and k not in extra)
+        return TrainingLog(str(path), fmt, metrics, extra, list(problems or []), ignored)
+
+
+def _unscaled(series: Series) -> np.ndarray:
+    match = classify(series.source_key)
+    if match is None or match.scale == 1.0:
+        return series.values
+    return series.values / match.scale
+
+
+def as_number(value: object) -> float | None:
+    """A logged value as a float: numbers, numeric strings ('nan', '1e-3'); None for anything else."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
