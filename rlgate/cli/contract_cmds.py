@@ -73,10 +73,23 @@ def scaffold(directory: Path, force: bool) -> list[Path]:
 def init(
     directory: Annotated[Path, typer.Argument(help="project folder")] = Path("."),
     force: Annotated[bool, typer.Option(help="overwrite existing files")] = False,
+    github: Annotated[bool, typer.Option("--github", help="add .github/workflows/rlgate-gate.yml "
+                                         "(and a contract if the repository has none)")] = False,
 ) -> None:
     """Scaffold a contract, a suite and a gate policy that validate."""
     from rlgate.contract.loader import load_contract
 
+    if github:
+        from rlgate.ci.github_init import init_github
+
+        result = init_github(directory, force, scaffold)
+        load_contract(result.contract)
+        for path in result.written:
+            typer.echo(f"wrote {path}")
+        if result.note:
+            typer.echo(result.note)
+        typer.echo(f"gates with {result.contract}; next: commit, add a runner labelled 'gpu', see docs/ci.md")
+        return
     written = scaffold(directory, force)
     load_contract(written[0])
     for path in written:

@@ -1,0 +1,82 @@
+"""One annotation per gate that did not pass, pointing at the line of the contract that set it.
+
+GitHub shows at most 10 error and 10 warning annotations per step; beyond that they are folded
+into one line naming how many more there are, so none is silently missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlgate.ci.commands import AnnotationLevel, annotation
+from rlgate.engine.models import Decision, DecisionName, GateVerdict
+
+#: GitHub's per-step display limit for each of error and warning annotations.
+MAX_PER_LEVEL = 10
+LEVEL_OF: dict[DecisionName, AnnotationLevel] = {"block": "error", "research_only": "warning", "release": "notice"}
+
+
+def locate_metric(contract: Path) -> dict[str, int]:
+    """Line number of the first mention of each metric reference in the contract file (1-based)."""
+    try:
+        text = contract.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        code = line.split("#", 1)[0]
+        for token in code.replace("{", " ").replace("}", " ").replace(",", " ").replace(":", " ").split():
+            if "/" in token:
+                lines.setdefault(token.strip("'\""), number)
+    return lines
+
+
+def _numbers(gate: GateVerdict) -> str:
+    parts: list[str] = []
+    if gate.baseline is not None and gate.candidate is not None:
+        parts.append(f"baseline {gate.baseline:.4g} -> candidate {gate.candidate:.4g}")
+    elif gate.candidate is not None:
+        parts.append(f"candidate {gate.candidate:.4g}")
+    if gate.delta is not None:
+        delta = f"delta {gate.delta:+.4g}"
+        if gate.ci is not None:
+            delta += f" [{gate.ci[0]:+.4g}, {gate.ci[1]:+.4g}]"
+        parts.append(delta)
+    if gate.p_value is not None:
+        parts.append(f"p={gate.p_value:.3g}")
+    return "; ".join(parts)
+
+
+def gate_message(gate: GateVerdict) -> str:
+    """`metric: reason (numbers)` — enough to act on without opening the report."""
+    numbers = _numbers(gate)
+    return f"{gate.metric}: {gate.reason}" + (f" ({numbers})" if numbers else "")
+
+
+def gate_annotations(decision: Decision, file: str | None, lines: dict[str, int]) -> list[str]:
+    """Workflow commands: the decision itself, then one per gate whose verdict is not `pass`."""
+    level = LEVEL_OF[decision.decision]
+    out: list[tuple[AnnotationLevel, str]] = [
+        (level, annotation(level, decision.summary, title=f"rlgate decision: {decision.decision}"))]
+    for gate in decision.gates:
+        if gate.verdict == "pass":
+            continue
+        gate_level = LEVEL_OF[gate.effect]
+        title = f"rlgate {gate.kind} gate '{gate.name}': {gate.verdict} ({gate.effect})"
+        line = lines.get(gate.metric) if file else None
+        out.append((gate_level, annotation(gate_level, gate_message(gate), title=title, file=file, line=line)))
+    return _fold(out)
+
+
+def _fold(items: list[tuple[AnnotationLevel, str]]) -> list[str]:
+    """Keep at most MAX_PER_LEVEL annotations per level; the last kept one says how many were folded."""
+    result: list[str] = []
+    for level in ("error", "warning", "notice"):
+        mine = [text for lvl, text in items if lvl == level]
+        if len(mine) > MAX_PER_LEVEL:
+            hidden = len(mine) - (MAX_PER_LEVEL - 1)
+            mine = [*mine[: MAX_PER_LEVEL - 1],
+                    annotation(level, f"{hidden} more gates at this level: see the job summary and report.html",
+                               title="rlgate: more gates")]
+        result += mine
+    return result
