@@ -1,0 +1,105 @@
+"""One metric, two runs: the paired delta with its interval and one-sided p-values.
+
+0/1 outcomes: exact McNemar p-values and the count bootstrap interval. Other values: paired t
+p-values (Wilcoxon reported beside them) and the index bootstrap interval (or its normal limit for
+large n). Without per-sample results, an unpaired z-test on lm-eval's reported stderrs, flagged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rlgate.stats.bootstrap import bootstrap_paired_binary, bootstrap_paired_mean, percentile_interval
+from rlgate.stats.intervals import normal_quantile
+from rlgate.stats.paired_tests import mcnemar_exact, paired_t, wilcoxon_signed_rank
+
+
+@dataclass
+class Comparison:
+    """Candidate minus baseline for one metric; p_greater is for 'candidate higher'."""
+
+    n: int
+    binary: bool
+    baseline: float
+    candidate: float
+    delta: float
+    ci: tuple[float, float]
+    ci_level: float
+    p_greater: float
+    p_less: float
+    p_two_sided: float
+    test: str
+    paired: bool = True
+    discordant_rate: float = 0.0
+    sd_difference: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def compare_paired(baseline: np.ndarray, candidate: np.ndarray, *, binary: bool, level: float, resamples: int,
+                   rng: np.random.Generator) -> Comparison:
+    """Paired comparison of per-document values (same order, no NaN)."""
+    n = int(baseline.size)
+    if n == 0:
+        raise ValueError("no paired documents")
+    diff = candidate - baseline
+    delta = float(diff.mean())
+    if binary:
+        better = int(np.count_nonzero(diff > 0))
+        worse = int(np.count_nonzero(diff < 0))
+        deltas = bootstrap_paired_binary(better, worse, n, resamples, rng)
+        ci = percentile_interval(deltas, level)
+        return Comparison(
+            n=n, binary=True, baseline=float(baseline.mean()), candidate=float(candidate.mean()), delta=delta,
+            ci=(float(ci[0]), float(ci[1])), ci_level=level,
+            p_greater=mcnemar_exact(better, worse, "greater"), p_less=mcnemar_exact(better, worse, "less"),
+            p_two_sided=mcnemar_exact(better, worse, "two-sided"),
+            test=f"exact McNemar; paired bootstrap CI ({resamples} resamples)",
+            discordant_rate=(better + worse) / n,
+            details={"candidate_only_right": better, "baseline_only_right": worse},
+        )
+    sd = float(diff.std(ddof=1)) if n > 1 else 0.0
+    boot, method = bootstrap_paired_mean(diff, resamples, rng)
+    if boot is None:
+        z = normal_quantile(0.5 + level / 2)
+        half = z * sd / math.sqrt(n)
+        ci = (delta - half, delta + half)
+    else:
+        lo, hi = percentile_interval(boot, level)
+        ci = (float(lo), float(hi))
+    _, p_greater = paired_t(diff, "greater")
+    _, p_less = paired_t(diff, "less")
+    _, p_two = paired_t(diff, "two-sided")
+    return Comparison(
+        n=n, binary=False, baseline=float(baseline.mean()), candidate=float(candidate.mean()), delta=delta,
+        ci=ci, ci_level=level, p_greater=p_greater, p_less=p_less, p_two_sided=p_two,
+        test=f"paired t; CI: {method}", sd_difference=sd,
+        details={"wilcoxon_p_two_sided": wilcoxon_signed_rank(diff, "two-sided")},
+    )
+
+
+def compare_unpaired(baseline: float, baseline_se: float, candidate: float, candidate_se: float, n: int, *,
+                     level: float) -> Comparison:
+    """Unpaired z-test from reported means and standard errors (no per-sample results logged)."""
+    from scipy.stats import norm
+
+    delta = candidate - baseline
+    se = math.sqrt(baseline_se**2 + candidate_se**2)
+    z = normal_quantile(0.5 + level / 2)
+    if se == 0:
+        p_greater = 0.0 if delta > 0 else 1.0
+        p_less = 0.0 if delta < 0 else 1.0
+    else:
+        p_greater = float(norm.sf(delta / se))
+        p_less = float(norm.cdf(delta / se))
+    return Comparison(
+        n=n, binary=False, baseline=baseline, candidate=candidate, delta=delta,
+        ci=(delta - z * se, delta + z * se), ci_level=level, p_greater=p_greater, p_less=p_less,
+        p_two_sided=min(1.0, 2 * min(p_greater, p_less)),
+        test="unpaired z-test on reported stderr (no per-sample results; paired tests need --log_samples)",
+        paired=False, sd_difference=se * math.sqrt(max(n, 1)),
+        details={"standard_error": se},
+    )

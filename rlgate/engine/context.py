@@ -1,0 +1,120 @@
+"""What gate evaluation reads: both runs, their pairing, settings, and per-metric caches.
+
+Every gate on the same metric sees the same comparison (computed once, with an RNG derived from
+the decision seed and the metric name, so adding or reordering gates never changes a number).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rlgate.contract.models import GateConfig
+from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
+from rlgate.engine.pairing import PairedTask
+from rlgate.engine.values import Values, is_binary, paired_values, run_values
+from rlgate.metrics import MetricRef
+from rlgate.metrics import higher_is_better as known_direction
+from rlgate.results.models import MetricKey, RunResult
+
+
+class NoData(Exception):
+    """The metric cannot be found or has no usable values: the gate is `nodata`."""
+
+
+@dataclass
+class GateContext:
+    config: GateConfig
+    baseline: RunResult | None
+    candidate: RunResult
+    seed: int
+    paired: dict[str, PairedTask] = field(default_factory=dict)
+    _comparisons: dict[MetricKey, Comparison] = field(default_factory=dict)
+    _values: dict[tuple[str, MetricKey], Values | None] = field(default_factory=dict)
+
+    @property
+    def level(self) -> float:
+        """Two-sided confidence level of every delta interval: 1 - alpha."""
+        return 1.0 - self.config.alpha
+
+    def rng(self, key: MetricKey) -> np.random.Generator:
+        return np.random.default_rng([self.seed & 0xFFFFFFFF, zlib.crc32(str(key).encode())])
+
+    def values(self, role: str, key: MetricKey) -> Values:
+        """All samples' values (or the reported aggregate) of one run; NoData when absent."""
+        run = self.candidate if role == "candidate" else self.baseline
+        if run is None:
+            raise NoData("no baseline results (give --baseline or baseline.results in the contract)")
+        cache_key = (role, key)
+        if cache_key not in self._values:
+            self._values[cache_key] = run_values(run, key)
+        found = self._values[cache_key]
+        if found is None:
+            raise NoData(f"the {role} run has no task '{key.task}'")
+        if found.aggregate is None:
+            raise NoData(f"the {role} run does not report {key.metric}/{key.filter} for {key.task}"
+                         + _hint(key))
+        return found
+
+    def direction(self, ref: MetricRef, override: bool | None) -> bool:
+        """Higher is better? The gate's override, else lm-eval's own flag, else rlgate's catalogue."""
+        if override is not None:
+            return override
+        for run in (self.candidate, self.baseline):
+            if run is None:
+                continue
+            for leaf in run.leaves(ref.task)[:1]:
+                flag = run.tasks[leaf].higher_is_better.get(ref.metric)
+                if flag is not None:
+                    return flag
+        return known_direction(ref.metric)
+
+    def leaves(self, key: MetricKey) -> list[str]:
+        assert self.baseline is not None
+        return [leaf for leaf in self.candidate.leaves(key.task) if leaf in self.baseline.tasks]
+
+    def unpaired(self, key: MetricKey) -> int:
+        return sum(self._unpaired_of(leaf) for leaf in self.leaves(key))
+
+    def _unpaired_of(self, leaf: str) -> int:
+        task = self.paired.get(leaf)
+        if task is None:
+            return 0
+        r = task.report
+        return r.only_baseline + r.only_candidate + r.document_mismatch
+
+    def compare(self, key: MetricKey) -> Comparison:
+        """Candidate vs baseline on one metric (cached); NoData when it cannot be formed."""
+        if key in self._comparisons:
+            return self._comparisons[key]
+        if self.baseline is None:
+            raise NoData("no baseline results (give --baseline or baseline.results in the contract)")
+        base_v = self.values("baseline", key)
+        cand_v = self.values("candidate", key)
+        leaves = self.leaves(key)
+        if base_v.values is not None and cand_v.values is not None and all(leaf in self.paired for leaf in leaves):
+            pairs = {leaf: (self.paired[leaf].baseline_index, self.paired[leaf].candidate_index) for leaf in leaves}
+            b, c, missing = paired_values(self.baseline, self.candidate, key, leaves, pairs)
+            if b.size == 0:
+                raise NoData(f"no document of {key.task} is paired between baseline and candidate")
+            result = compare_paired(b, c, binary=is_binary(b, c), level=self.level,
+                                    resamples=self.config.bootstrap_resamples, rng=self.rng(key))
+            result.details["pairs_missing_value"] = missing
+        else:
+            if base_v.stderr is None or cand_v.stderr is None:
+                raise NoData(f"{key.task} has no per-sample results in one run and no stderr to compare "
+                             "aggregates; re-run lm_eval with --log_samples")
+            result = compare_unpaired(base_v.aggregate or 0.0, base_v.stderr, cand_v.aggregate or 0.0,
+                                      cand_v.stderr, min(base_v.n, cand_v.n), level=self.level)
+        self._comparisons[key] = result
+        return result
+
+
+def _hint(key: MetricKey) -> str:
+    if key.metric == "truncation_rate":
+        return " (truncation is only knowable when the run recorded token counts or truncation flags)"
+    if key.metric.startswith(("pass@", "maj@")):
+        return " (needs n > 1 responses per document and a regex filter rlgate can replay)"
+    return ""

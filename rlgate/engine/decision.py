@@ -1,0 +1,178 @@
+"""The gate engine's entry point: a pure function from gate settings and two runs to a Decision.
+
+Kayenta's shape: classify every gate, aggregate the labels with the decision policy, decide. No
+I/O, no globals, no clock: the same inputs and seed give the same Decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rlgate.contract.models import GateConfig
+from rlgate.engine.context import GateContext, NoData
+from rlgate.engine.gates import (
+    AnyGate,
+    PreparedRegression,
+    evaluate_diagnostic,
+    evaluate_hard,
+    evaluate_primary,
+    finish_regression,
+    key_of,
+    make_verdict,
+    prepare_regression,
+)
+from rlgate.engine.models import DECISION_ORDER, Decision, GateKind, GateVerdict, RunRef
+from rlgate.engine.pairing import pair_task
+from rlgate.engine.protocol import protocol_differences
+from rlgate.errors import InputError
+from rlgate.results.models import RunResult
+from rlgate.stats.multiple import holm
+
+_THRESHOLD_KEY = {"primary": "min_delta", "regression": "max_drop"}
+
+
+def _named(config: GateConfig) -> list[tuple[GateKind, AnyGate, str]]:
+    gates: list[tuple[GateKind, AnyGate]] = []
+    if config.primary is not None:
+        gates.append(("primary", config.primary))
+    gates += [("hard", g) for g in config.hard]
+    gates += [("regression", g) for g in config.regression]
+    gates += [("diagnostic", g) for g in config.diagnostics]
+    seen: set[str] = set()
+    out: list[tuple[GateKind, AnyGate, str]] = []
+    for kind, gate in gates:
+        name = gate.name or gate.metric
+        if name in seen:
+            name = f"{name} ({kind})"
+        seen.add(name)
+        out.append((kind, gate, name))
+    return out
+
+
+def _failed(kind: GateKind, gate: AnyGate, name: str, ctx: GateContext, error: Exception) -> GateVerdict:
+    """nodata / error verdicts: a gate that cannot be computed never passes."""
+    metric = str(key_of(gate))
+    if isinstance(error, NoData):
+        return make_verdict(name, kind, metric, "nodata", ctx.config.decision, f"nodata: {error}")
+    return make_verdict(name, kind, metric, "error", ctx.config.decision,
+                        f"error: {type(error).__name__}: {error}")
+
+
+def _policy_effect(gate: GateVerdict, config: GateConfig) -> GateVerdict:
+    """Map an extra (monitor, contamination, judge) verdict's outcome through the decision policy."""
+    policy = config.decision
+    if gate.verdict == "pass" and gate.outcome in ("pass", ""):
+        return gate.model_copy(update={"effect": "release", "outcome": "pass"})
+    if gate.verdict in ("nodata", "error"):
+        return gate.model_copy(update={"effect": getattr(policy, gate.verdict), "outcome": gate.verdict})
+    if gate.outcome in type(policy).model_fields:
+        return gate.model_copy(update={"effect": getattr(policy, gate.outcome)})
+    return gate
+
+
+def _summary(decision: str, deciding: list[GateVerdict], total: int) -> str:
+    if decision == "release":
+        return f"release: all {total} gates passed"
+    shown = "; ".join(f"{g.kind} gate {g.name} {g.verdict} ({g.reason.split(': ', 1)[-1]})" for g in deciding[:3])
+    more = f"; and {len(deciding) - 3} more" if len(deciding) > 3 else ""
+    return f"{decision}: {shown}{more}"
+
+
+def _underpowered(gate: GateVerdict) -> str | None:
+    key = _THRESHOLD_KEY.get(gate.kind)
+    limit = gate.threshold.get(key) if key else None
+    if limit and gate.mde is not None and gate.mde > limit:
+        return (f"{gate.name}: the minimum detectable effect ({gate.mde:.4g}) exceeds {key} ({limit:g}); "
+                "the suite is too small to show what this gate asks")
+    return None
+
+
+def decide(
+    config: GateConfig,
+    baseline: RunResult | None,
+    candidate: RunResult,
+    *,
+    seed: int,
+    contract_name: str,
+    allow_protocol_mismatch: bool = False,
+    extra_gates: Sequence[GateVerdict] = (),
+    contract_hash: str | None = None,
+) -> Decision:
+    """Classify every gate of `config`, aggregate with its decision policy, and return the Decision.
+
+    `baseline` None (no baseline results) makes the comparative gates `nodata`, so the decision is
+    never release. Protocol differences between the runs raise InputError listing them unless
+    `allow_protocol_mismatch` (then they are recorded in the Decision and its warnings).
+    `extra_gates` lets other layers (training monitor, contamination, judge) feed their own
+    GateVerdicts (kind monitor, contamination, ...) into the same aggregation: a verdict whose
+    `outcome` names a decision-policy key (e.g. monitor_critical) gets that key's effect; nodata
+    and error map to the policy's nodata / error. One gate's failure to compute never stops another.
+    """
+    ctx = GateContext(config, baseline, candidate, seed)
+    named = _named(config)
+    warnings: list[str] = []
+    differences: list[str] = []
+    if baseline is not None:
+        leaves = sorted({leaf for _, gate, _ in named for leaf in candidate.leaves(gate.ref.task)
+                         if leaf in baseline.tasks})
+        for leaf in leaves:
+            if baseline.tasks[leaf].samples and candidate.tasks[leaf].samples:
+                ctx.paired[leaf] = pair_task(leaf, baseline.tasks[leaf], candidate.tasks[leaf])
+        differences = protocol_differences(baseline, candidate, leaves, ctx.paired)
+        if differences and not allow_protocol_mismatch:
+            raise InputError(
+                "baseline and candidate were evaluated under different protocols, so their scores are not "
+                "comparable:\n    " + "\n    ".join(differences),
+                fix="re-run both under the same protocol, or set allow_protocol_mismatch: true in the contract "
+                "(the differences are then recorded in the decision)")
+        warnings += [f"protocol difference allowed by the contract: {d}" for d in differences]
+        for paired in ctx.paired.values():
+            r = paired.report
+            if r.only_baseline or r.only_candidate or r.document_mismatch:
+                warnings.append(f"{r.task}: {r.paired} documents paired; {r.only_baseline} baseline-only, "
+                                f"{r.only_candidate} candidate-only, {r.document_mismatch} changed documents "
+                                "(not used in paired tests)")
+    verdicts: dict[str, GateVerdict] = {}
+    prepared: list[PreparedRegression] = []
+    for kind, gate, name in named:
+        try:
+            if kind == "primary":
+                verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
+            elif kind == "hard":
+                verdicts[name] = evaluate_hard(gate, ctx, name)  # type: ignore[arg-type]
+            elif kind == "diagnostic":
+                verdicts[name] = evaluate_diagnostic(gate, ctx, name)  # type: ignore[arg-type]
+            else:
+                prepared.append(prepare_regression(gate, ctx, name))  # type: ignore[arg-type]
+        except Exception as error:  # one gate's failure never stops the others
+            verdicts[name] = _failed(kind, gate, name, ctx, error)
+    adjusted = holm([p.p_drop for p in prepared])
+    for prep, p_adj in zip(prepared, adjusted, strict=True):
+        try:
+            verdicts[prep.name] = finish_regression(prep, p_adj, len(prepared), ctx)
+        except Exception as error:
+            verdicts[prep.name] = _failed("regression", prep.gate, prep.name, ctx, error)
+    gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
+    for verdict in gates:
+        note = _underpowered(verdict)
+        if note:
+            verdict.details["underpowered"] = True
+            warnings.append(note)
+        if verdict.test and verdict.test.startswith("unpaired"):
+            warnings.append(f"{verdict.name}: compared without per-sample results (unpaired z-test); "
+                            "re-run lm_eval with --log_samples for paired tests")
+    decision = min((g.effect for g in gates), key=DECISION_ORDER.index, default="release")
+    deciding = [g for g in gates if g.effect == decision] if decision != "release" else []
+    inputs = [RunRef(role="candidate", source=candidate.provenance.source, model=candidate.provenance.model,
+                     checkpoint_fingerprint=candidate.provenance.checkpoint_fingerprint)]
+    if baseline is not None:
+        inputs.insert(0, RunRef(role="baseline", source=baseline.provenance.source, model=baseline.provenance.model,
+                                checkpoint_fingerprint=baseline.provenance.checkpoint_fingerprint))
+    else:
+        warnings.append("no baseline results: comparative gates are nodata and the decision cannot be release")
+    return Decision(
+        decision=decision, summary=_summary(decision, deciding, len(gates)), deciding_gates=[g.name for g in deciding],
+        gates=gates, pairing=[p.report for p in ctx.paired.values()], protocol_differences=differences,
+        contract=contract_name, contract_hash=contract_hash, inputs=inputs, alpha=config.alpha, seed=seed,
+        warnings=warnings,
+    )

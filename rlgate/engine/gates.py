@@ -1,0 +1,226 @@
+"""Classify each gate: pass / fail / nodata / error, with its numbers and a one-line reason.
+
+Semantics (the issue's defaults, each overridable in the contract):
+- hard: the candidate's value (point estimate) must respect `max` / `min`.
+- primary: the improvement must be >= `min_delta` and significant (one-sided paired test,
+  p < alpha); `require: lower_bound` instead needs the interval's lower bound >= `min_delta`.
+- regression: fails when the drop exceeds `max_drop` and is significant (Holm-adjusted one-sided
+  p < alpha); `test: non_inferiority` fails unless the interval's lower bound is >= -`max_drop`.
+- diagnostic: relative increase / decrease against the baseline, or absolute bounds, on point
+  estimates.
+Intervals are two-sided at 1 - alpha. "Improvement" follows the metric's direction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlgate.contract.models import DecisionPolicy, DiagnosticGate, HardGate, PrimaryGate, RegressionGate
+from rlgate.engine import fmt
+from rlgate.engine.compare import Comparison
+from rlgate.engine.context import GateContext
+from rlgate.engine.models import GateKind, GateVerdict, Verdict
+from rlgate.results.models import MetricKey
+from rlgate.stats.intervals import normal_quantile, wilson_interval
+from rlgate.stats.power import mde_one_sample, mde_paired
+
+AnyGate = PrimaryGate | HardGate | RegressionGate | DiagnosticGate
+
+
+def make_verdict(name: str, kind: GateKind, metric: str, verdict: Verdict, policy: DecisionPolicy,
+                 reason: str, **fields: Any) -> GateVerdict:
+    """A GateVerdict with its policy outcome and effect filled in."""
+    if verdict == "pass":
+        outcome, effect = "pass", "release"
+    else:
+        outcome = verdict if verdict in ("nodata", "error") else f"{kind}_fail"
+        effect = getattr(policy, outcome)
+    return GateVerdict(name=name, kind=kind, metric=metric, verdict=verdict, outcome=outcome, effect=effect,
+                       reason=reason, **fields)
+
+
+def key_of(gate: AnyGate) -> MetricKey:
+    return MetricKey.from_ref(gate.ref)
+
+
+def _oriented(comp: Comparison, hib: bool) -> tuple[float, tuple[float, float], float, float]:
+    """(improvement, its interval, p for improvement, p for a drop) in the metric's direction."""
+    if hib:
+        return comp.delta, comp.ci, comp.p_greater, comp.p_less
+    return -comp.delta, (-comp.ci[1], -comp.ci[0]), comp.p_less, comp.p_greater
+
+
+def _mde(comp: Comparison, alpha: float, power: float) -> float:
+    return mde_paired(comp.n, alpha, power, binary=comp.binary, discordant_rate=comp.discordant_rate,
+                      sd_difference=comp.sd_difference)
+
+
+def _numbers(comp: Comparison, key: MetricKey, ctx: GateContext) -> dict[str, Any]:
+    details = dict(comp.details)
+    details["paired"] = comp.paired
+    details["p_two_sided"] = comp.p_two_sided
+    return {"baseline": comp.baseline, "candidate": comp.candidate, "delta": comp.delta, "ci": comp.ci,
+            "ci_level": comp.ci_level, "n": comp.n, "n_unpaired": ctx.unpaired(key), "test": comp.test,
+            "details": details}
+
+
+def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerdict:
+    key, cfg = key_of(gate), ctx.config
+    hib = ctx.direction(gate.ref, gate.higher_is_better)
+    comp = ctx.compare(key)
+    improvement, imp_ci, p_imp, _ = _oriented(comp, hib)
+    m = gate.min_delta
+    if gate.require == "lower_bound":
+        ok = imp_ci[0] >= m
+        mde = _mde(comp, cfg.alpha / 2, cfg.power)
+        why = (f"improvement {fmt.delta(improvement, key.metric)}, lower bound {fmt.delta(imp_ci[0], key.metric)} "
+               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, key.metric)}")
+    else:
+        big, sig = improvement >= m, p_imp < cfg.alpha
+        ok = big and sig
+        mde = _mde(comp, cfg.alpha, cfg.power)
+        parts = [f"improvement {fmt.delta(improvement, key.metric)} {'>=' if big else '<'} min_delta "
+                 f"{fmt.delta(m, key.metric)}",
+                 f"one-sided {fmt.p(p_imp)} {'<' if sig else '>='} alpha {cfg.alpha:g}"]
+        why = ", ".join(parts)
+    verdict: Verdict = "pass" if ok else "fail"
+    return make_verdict(name, "primary", str(key), verdict, cfg.decision, f"{verdict}: {why}",
+                        p_value=p_imp, mde=mde, threshold={"min_delta": m}, higher_is_better=hib,
+                        **_numbers(comp, key, ctx))
+
+
+@dataclass
+class PreparedRegression:
+    gate: RegressionGate
+    name: str
+    key: MetricKey
+    hib: bool
+    comp: Comparison
+    p_drop: float
+
+
+def prepare_regression(gate: RegressionGate, ctx: GateContext, name: str) -> PreparedRegression:
+    key = key_of(gate)
+    hib = ctx.direction(gate.ref, gate.higher_is_better)
+    comp = ctx.compare(key)
+    _, _, _, p_drop = _oriented(comp, hib)
+    return PreparedRegression(gate, name, key, hib, comp, p_drop)
+
+
+def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, ctx: GateContext) -> GateVerdict:
+    """The regression verdict once the Holm-adjusted p across the family is known."""
+    gate, key, comp, cfg = prep.gate, prep.key, prep.comp, ctx.config
+    improvement, imp_ci, _, _ = _oriented(comp, prep.hib)
+    drop, limit = -improvement, gate.max_drop
+    if gate.test == "non_inferiority":
+        ok = imp_ci[0] >= -limit
+        mde = _mde(comp, cfg.alpha / 2, cfg.power)
+        why = (f"change {fmt.delta(improvement, key.metric)}, lower bound {fmt.delta(imp_ci[0], key.metric)} "
+               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, key.metric)}")
+    else:
+        big, sig = drop > limit, p_adjusted < cfg.alpha
+        ok = not (big and sig)
+        mde = _mde(comp, cfg.alpha / max(family, 1), cfg.power)
+        size = (f"drop {fmt.delta(drop, key.metric)} {'>' if big else '<='} max_drop {fmt.delta(limit, key.metric)}"
+                if drop > 0 else f"no drop ({fmt.delta(improvement, key.metric)})")
+        why = f"{size}, Holm-adjusted one-sided {fmt.p(p_adjusted)} {'<' if sig else '>='} alpha {cfg.alpha:g}"
+    verdict: Verdict = "pass" if ok else "fail"
+    return make_verdict(prep.name, "regression", str(key), verdict, cfg.decision, f"{verdict}: {why}",
+                        p_value=prep.p_drop, p_adjusted=p_adjusted, mde=mde, threshold={"max_drop": limit},
+                        higher_is_better=prep.hib, **_numbers(comp, key, ctx))
+
+
+def _relative(base: float, cand: float) -> float:
+    if base == 0:
+        return 0.0 if cand == 0 else math.copysign(math.inf, cand)
+    return (cand - base) / abs(base)
+
+
+def evaluate_diagnostic(gate: DiagnosticGate, ctx: GateContext, name: str) -> GateVerdict:
+    key, cfg = key_of(gate), ctx.config
+    hib = ctx.direction(gate.ref, gate.higher_is_better)
+    problems: list[str] = []
+    fields: dict[str, Any] = {"higher_is_better": hib}
+    threshold = {k: v for k, v in (("max_relative_increase", gate.max_relative_increase),
+                                   ("max_relative_decrease", gate.max_relative_decrease),
+                                   ("max", gate.max), ("min", gate.min)) if v is not None}
+    notes: list[str] = []
+    if gate.max_relative_increase is not None or gate.max_relative_decrease is not None:
+        comp = ctx.compare(key)
+        fields.update(_numbers(comp, key, ctx))
+        fields["p_value"] = comp.p_two_sided
+        fields["mde"] = _mde(comp, cfg.alpha, cfg.power)
+        rel = _relative(comp.baseline, comp.candidate)
+        fields["details"]["relative_change"] = rel
+        notes.append(f"{fmt.value(comp.baseline, key.metric)} -> {fmt.value(comp.candidate, key.metric)} "
+                     f"({rel * 100:+.1f}%)")
+        if gate.max_relative_increase is not None and rel > gate.max_relative_increase:
+            problems.append(f"relative increase {rel * 100:+.1f}% > {gate.max_relative_increase * 100:.0f}%")
+        if gate.max_relative_decrease is not None and -rel > gate.max_relative_decrease:
+            problems.append(f"relative decrease {-rel * 100:.1f}% > {gate.max_relative_decrease * 100:.0f}%")
+    if gate.max is not None or gate.min is not None:
+        value = ctx.values("candidate", key).aggregate
+        assert value is not None
+        fields.setdefault("candidate", value)
+        if gate.max is not None and value > gate.max:
+            problems.append(f"{fmt.value(value, key.metric)} > max {fmt.value(gate.max, key.metric)}")
+        if gate.min is not None and value < gate.min:
+            problems.append(f"{fmt.value(value, key.metric)} < min {fmt.value(gate.min, key.metric)}")
+        if not notes:
+            notes.append(fmt.value(value, key.metric))
+            fields.update(_one_sample(ctx, key))
+    verdict: Verdict = "fail" if problems else "pass"
+    why = "; ".join(problems) if problems else "within bounds"
+    return make_verdict(name, "diagnostic", str(key), verdict, cfg.decision,
+                        f"{verdict}: {', '.join(notes)}: {why}", threshold=threshold, **fields)
+
+
+def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
+    """Interval and MDE of the candidate's own value (hard gates, absolute diagnostics)."""
+    found = ctx.values("candidate", key)
+    cfg = ctx.config
+    value = found.aggregate or 0.0
+    out: dict[str, Any] = {"n": found.n, "ci_level": ctx.level}
+    if found.values is not None:
+        vals = found.values[~np.isnan(found.values)]
+        binary = bool(((vals == 0) | (vals == 1)).all())
+        sd = float(vals.std(ddof=1)) if vals.size > 1 else 0.0
+        if binary:
+            out["ci"] = wilson_interval(float(vals.sum()), int(vals.size), ctx.level)
+            out["test"] = "point estimate; Wilson interval"
+        else:
+            half = normal_quantile(0.5 + ctx.level / 2) * sd / math.sqrt(max(vals.size, 1))
+            out["ci"] = (value - half, value + half)
+            out["test"] = "point estimate; normal interval"
+        out["mde"] = mde_one_sample(int(vals.size), cfg.alpha, cfg.power, binary=binary, value=value, sd=sd)
+    elif found.stderr is not None:
+        half = normal_quantile(0.5 + ctx.level / 2) * found.stderr
+        out["ci"] = (value - half, value + half)
+        out["test"] = "point estimate (reported aggregate); normal interval from its stderr"
+        out["mde"] = (normal_quantile(1 - cfg.alpha) + normal_quantile(cfg.power)) * found.stderr
+    else:
+        out["test"] = "point estimate (reported aggregate)"
+    return out
+
+
+def evaluate_hard(gate: HardGate, ctx: GateContext, name: str) -> GateVerdict:
+    key, cfg = key_of(gate), ctx.config
+    value = ctx.values("candidate", key).aggregate
+    assert value is not None
+    problems = []
+    if gate.max is not None and value > gate.max:
+        problems.append(f"> max {fmt.value(gate.max, key.metric)}")
+    if gate.min is not None and value < gate.min:
+        problems.append(f"< min {fmt.value(gate.min, key.metric)}")
+    bounds = " and ".join(f"{k} {fmt.value(v, key.metric)}" for k, v in (("max", gate.max), ("min", gate.min))
+                          if v is not None)
+    verdict: Verdict = "fail" if problems else "pass"
+    why = f"candidate {fmt.value(value, key.metric)} " + (" and ".join(problems) if problems else f"within {bounds}")
+    threshold = {k: v for k, v in (("max", gate.max), ("min", gate.min)) if v is not None}
+    return make_verdict(name, "hard", str(key), verdict, cfg.decision, f"{verdict}: {why}", candidate=value,
+                        threshold=threshold, higher_is_better=ctx.direction(gate.ref, gate.higher_is_better),
+                        **_one_sample(ctx, key))

@@ -1,0 +1,74 @@
+"""Find protocol differences between two runs: scores made under different protocols are not comparable.
+
+Compared per leaf task: task version, few-shot count, generation kwargs, filter set, dataset, and
+the prompts of paired documents (or lm-eval's task hash when samples are absent); per run: chat
+template, system instruction and few-shot-as-multiturn. Each difference is one readable line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rlgate.engine.pairing import PairedTask
+from rlgate.results.models import RunResult, TaskResult
+
+
+def _show(value: Any) -> str:
+    return "unset" if value is None else repr(value)
+
+
+def _kwargs_diff(task: str, base: dict[str, Any], cand: dict[str, Any]) -> list[str]:
+    out = []
+    for key in sorted(set(base) | set(cand)):
+        if base.get(key) != cand.get(key):
+            out.append(f"{task}: generation_kwargs.{key} {_show(base.get(key))} (baseline) vs "
+                       f"{_show(cand.get(key))} (candidate)")
+    return out
+
+
+def task_differences(task: str, base: TaskResult, cand: TaskResult, paired: PairedTask | None) -> list[str]:
+    """Protocol differences of one leaf task."""
+    b, c = base.protocol, cand.protocol
+    out: list[str] = []
+    for label, bv, cv in (("task version", b.version, c.version), ("num_fewshot", b.num_fewshot, c.num_fewshot),
+                          ("dataset", b.dataset, c.dataset)):
+        if bv != cv and bv is not None and cv is not None:
+            out.append(f"{task}: {label} {_show(bv)} (baseline) vs {_show(cv)} (candidate)")
+    if sorted(b.filters) != sorted(c.filters):
+        out.append(f"{task}: filters {b.filters} (baseline) vs {c.filters} (candidate)")
+    out.extend(_kwargs_diff(task, b.generation_kwargs, c.generation_kwargs))
+    if paired is not None and paired.report.paired:
+        differ = [int(i) for i, j in zip(paired.baseline_index, paired.candidate_index, strict=True)
+                  if base.samples[i].prompt is not None and cand.samples[j].prompt is not None
+                  and base.samples[i].prompt != cand.samples[j].prompt]
+        if differ:
+            example = base.samples[differ[0]].doc_id
+            out.append(f"{task}: prompts differ on {len(differ)} of {paired.report.paired} paired documents "
+                       f"(first: doc {example}); chat template, few-shot examples or prompt format changed")
+    elif b.task_hash and c.task_hash and b.task_hash != c.task_hash and not (base.samples or cand.samples):
+        out.append(f"{task}: lm-eval task hash {b.task_hash[:12]} (baseline) vs {c.task_hash[:12]} (candidate): "
+                   "documents or prompts differ")
+    return out
+
+
+def run_differences(base: RunResult, cand: RunResult) -> list[str]:
+    """Run-level protocol differences (prompt formatting shared by all tasks)."""
+    bp, cp = base.provenance, cand.provenance
+    out = []
+    for label, bv, cv in (("chat template applied", bp.chat_template, cp.chat_template),
+                          ("system instruction", bp.system_instruction, cp.system_instruction),
+                          ("fewshot_as_multiturn", bp.fewshot_as_multiturn, cp.fewshot_as_multiturn)):
+        if bv != cv and not (bv in (None, False, "") and cv in (None, False, "")):
+            out.append(f"run: {label} {_show(bv)} (baseline) vs {_show(cv)} (candidate)")
+    return out
+
+
+def protocol_differences(base: RunResult, cand: RunResult, leaves: Iterable[str],
+                         paired: dict[str, PairedTask]) -> list[str]:
+    """Every protocol difference between the runs for the given leaf tasks, run-level first."""
+    out = run_differences(base, cand)
+    for leaf in leaves:
+        if leaf in base.tasks and leaf in cand.tasks:
+            out.extend(task_differences(leaf, base.tasks[leaf], cand.tasks[leaf], paired.get(leaf)))
+    return out

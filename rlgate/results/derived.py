@@ -1,0 +1,81 @@
+"""Per-sample metrics rlgate derives from the samples themselves (lm-eval does not report them).
+
+- `answer_parse_failure_rate`: the filtered answer is lm-eval's `[invalid]` (the extraction regex
+  found nothing), per filter other than `none`.
+- `response_length_mean`: mean response length per document, in tokens where the run recorded
+  them (rlgate's runner does), otherwise in characters.
+- `truncation_rate`: the response stopped at `max_gen_toks`, only where knowable (recorded
+  `truncated` flags, or recorded token counts and a known `max_gen_toks`); plain lm-eval samples
+  do not say, so the metric is then absent (a gate on it is `nodata`, never a silent 0).
+- Per-response answers and correctness when a document has n > 1 responses (`extra["per_response"]`),
+  which pass@k and maj@k need; see `rlgate.results.per_response`.
+
+The values are written into each sample's `scores` and the task's `metrics`, so every later layer
+treats them like lm-eval's own metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlgate.results.models import INVALID_ANSWER, SampleRecord, TaskResult
+from rlgate.results.per_response import add_per_response
+
+PARSE_FAILURE = "answer_parse_failure_rate"
+LENGTH = "response_length_mean"
+TRUNCATION = "truncation_rate"
+DERIVED_SAMPLE_METRICS = (PARSE_FAILURE, LENGTH, TRUNCATION)
+
+
+def _length(sample: SampleRecord) -> float | None:
+    if sample.response_tokens:
+        return sum(sample.response_tokens) / len(sample.response_tokens)
+    if sample.responses:
+        return sum(len(r) for r in sample.responses) / len(sample.responses)
+    return None
+
+
+def _truncation(sample: SampleRecord, max_tokens: int | None) -> float | None:
+    if sample.truncated:
+        return sum(1.0 for t in sample.truncated if t) / len(sample.truncated)
+    if sample.response_tokens and max_tokens:
+        return sum(1.0 for t in sample.response_tokens if t >= max_tokens) / len(sample.response_tokens)
+    return None
+
+
+def sample_derived(sample: SampleRecord, max_tokens: int | None, generative: bool) -> dict[str, dict[str, float]]:
+    """filter -> derived metric -> value for one sample."""
+    filters = list(sample.scores) or list(sample.filtered) or ["none"]
+    out: dict[str, dict[str, float]] = {f: {} for f in filters}
+    length = _length(sample) if generative else None
+    truncation = _truncation(sample, max_tokens) if generative else None
+    for filt in filters:
+        if filt != "none" and filt in sample.filtered:
+            out[filt][PARSE_FAILURE] = 1.0 if sample.filtered[filt].strip() == INVALID_ANSWER else 0.0
+        if length is not None:
+            out[filt][LENGTH] = length
+        if truncation is not None:
+            out[filt][TRUNCATION] = truncation
+    return out
+
+
+def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
+    """Add the derived metrics to every sample and their means to the task (in place)."""
+    if not task.samples:
+        return
+    generative = config.get("output_type", "generate_until") == "generate_until"
+    gen = config.get("generation_kwargs") or {}
+    max_tokens = gen.get("max_gen_toks") or gen.get("max_tokens") or gen.get("max_new_tokens")
+    max_tokens = int(max_tokens) if isinstance(max_tokens, (int, float)) else None
+    sums: dict[tuple[str, str], list[float]] = {}
+    for sample in task.samples:
+        for filt, values in sample_derived(sample, max_tokens, generative).items():
+            scores = sample.scores.setdefault(filt, {})
+            for metric, value in values.items():
+                scores[metric] = value
+                acc = sums.setdefault((filt, metric), [0.0, 0.0])
+                acc[0] += value
+                acc[1] += 1
+    for (filt, metric), (total, count) in sums.items():
+        task.metrics.setdefault(filt, {})[metric] = total / count
+    add_per_response(task, config)

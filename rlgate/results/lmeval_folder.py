@@ -1,0 +1,274 @@
+"""Read an lm-eval output folder (`lm_eval --output_path DIR --log_samples`) into a `RunResult`.
+
+lm-eval 0.4.x writes `results_<timestamp>.json` and one `samples_<task>_<timestamp>.jsonl` per leaf
+task, usually inside a folder named after the model. The flat `"metric,filter"` keys are parsed
+here, once, into nested `filter -> metric -> value`; samples (one line per filter and document)
+are merged into one `SampleRecord` per document. Only `json` is used: no torch, no lm_eval, so
+reading a 12,000-sample run takes a fraction of a second. Bad files raise `InputError` naming the
+file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rlgate.errors import InputError
+from rlgate.results.derived import add_derived_metrics
+from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskProtocol, TaskResult
+
+_RESULTS_RE = re.compile(r"^results_(?P<ts>.+)\.json$")
+_FIX_FOLDER = "point at the folder given to lm_eval --output_path (run with --log_samples)"
+
+
+def find_results_file(path: str | Path) -> Path:
+    """The newest results_*.json in `path` or in the one model-named folder below it."""
+    root = Path(path)
+    if root.is_file():
+        if _RESULTS_RE.match(root.name):
+            return root
+        raise InputError(f"'{root.name}' is not an lm-eval results file (results_<timestamp>.json)",
+                         file=root, fix=_FIX_FOLDER)
+    if not root.is_dir():
+        raise InputError("results folder does not exist", file=root, fix=_FIX_FOLDER)
+    found = sorted(root.glob("results_*.json"))
+    if not found:
+        nested = sorted(root.glob("*/results_*.json"))
+        folders = sorted({p.parent.name for p in nested})
+        if len(folders) > 1:
+            raise InputError(f"results of several models under this folder: {', '.join(folders)}", file=root,
+                             fix="point at one model's folder, e.g. " + str(root / folders[0]))
+        found = nested
+    if not found:
+        raise InputError("no results_*.json here or in a folder one level below", file=root, fix=_FIX_FOLDER)
+    # lm-eval's timestamps are ISO dates with ':' replaced, so names sort by time.
+    return max(found, key=lambda p: (_RESULTS_RE.match(p.name)["ts"], p.stat().st_mtime))  # type: ignore[index]
+
+
+def _load_json(file: Path) -> Any:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not a UTF-8 text file ({exc.reason})", file=file, fix=_FIX_FOLDER) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=file) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno,
+                         fix="the file is corrupt or truncated; re-run lm_eval or restore it") from None
+
+
+def parse_metric_key(key: str) -> tuple[str, str, bool] | None:
+    """`"exact_match,flexible-extract"` -> ("exact_match", "flexible-extract", is_stderr); None if not a metric."""
+    if "," not in key:
+        return None
+    metric, _, filt = key.partition(",")
+    if metric.endswith("_stderr"):
+        return metric[: -len("_stderr")], filt, True
+    return metric, filt, False
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None  # "N/A", null, or a non-scalar aggregate
+
+
+Nested = dict[str, dict[str, float | None]]
+
+
+def _nested_metrics(entry: dict[str, Any]) -> tuple[Nested, Nested]:
+    values: Nested = {}
+    errors: Nested = {}
+    for key, raw in entry.items():
+        parsed = parse_metric_key(key)
+        if parsed is None:
+            continue
+        metric, filt, is_stderr = parsed
+        (errors if is_stderr else values).setdefault(filt, {})[metric] = _number(raw)
+    return values, errors
+
+
+def _protocol(task: str, doc: dict[str, Any]) -> TaskProtocol:
+    config = (doc.get("configs") or {}).get(task) or {}
+    version = (doc.get("versions") or {}).get(task, (config.get("metadata") or {}).get("version"))
+    shots = (doc.get("n-shot") or {}).get(task, config.get("num_fewshot"))
+    filters = [f.get("name", "?") for f in config.get("filter_list") or [] if isinstance(f, dict)] or ["none"]
+    dataset = config.get("dataset_path")
+    if dataset and config.get("dataset_name"):
+        dataset += f"/{config['dataset_name']}"
+    data_files = (config.get("dataset_kwargs") or {}).get("data_files")
+    if data_files:
+        dataset = f"{dataset} {json.dumps(data_files, sort_keys=True)}"
+    return TaskProtocol(
+        version=None if version is None else str(version),
+        num_fewshot=shots if isinstance(shots, int) else None,
+        generation_kwargs=dict(config.get("generation_kwargs") or {}),
+        filters=filters,
+        task_hash=(doc.get("task_hashes") or {}).get(task),
+        dataset=dataset,
+    )
+
+
+def _prompt(arguments: Any) -> str | None:
+    if isinstance(arguments, dict):  # lm-eval >= 0.4.3: {"gen_args_0": {"arg_0": prompt, ...}}
+        first = arguments.get("gen_args_0") or {}
+        value = first.get("arg_0") if isinstance(first, dict) else None
+    elif isinstance(arguments, list) and arguments and isinstance(arguments[0], list) and arguments[0]:
+        value = arguments[0][0]
+    else:
+        value = None
+    return value if isinstance(value, str) else None
+
+
+def _responses(resps: Any) -> list[str]:
+    if not isinstance(resps, list) or not resps:
+        return []
+    first = resps[0]
+    if isinstance(first, list):
+        return [str(r) for r in first]
+    return [str(r) for r in resps]
+
+
+def _score(value: Any) -> float | list[float] | None:
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    if isinstance(value, list) and all(isinstance(v, (bool, int, float)) for v in value):
+        return [float(v) for v in value]
+    return None
+
+
+def read_samples_file(file: Path) -> list[SampleRecord]:
+    """Merge a samples_<task>_<ts>.jsonl (one line per filter and document) into records by doc_id."""
+    records: dict[int, dict[str, Any]] = {}
+    try:
+        handle = open(file, encoding="utf-8")  # noqa: SIM115  (closed by the with below; open errors are InputError)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=file) from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON: {exc.msg}", file=file, line=number, column=exc.colno,
+                                 fix="the samples file is corrupt or truncated; re-run lm_eval for this task") from None
+            except UnicodeDecodeError:
+                raise InputError("not UTF-8 text", file=file, line=number) from None
+            if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
+                raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
+                                 fix="this is not an lm-eval samples file")
+            filt = row.get("filter", "none")
+            record = records.get(row["doc_id"])
+            if record is None:
+                record = records[row["doc_id"]] = {
+                    "doc_id": row["doc_id"], "doc_hash": str(row.get("doc_hash") or ""),
+                    "prompt": _prompt(row.get("arguments")), "target": None if row.get("target") is None
+                    else str(row["target"]), "responses": _responses(row.get("resps")), "filtered": {},
+                    "scores": {}, "doc": row.get("doc") if isinstance(row.get("doc"), dict) else None,
+                    "extra": {},
+                }
+            filtered = row.get("filtered_resps")
+            if isinstance(filtered, list) and filtered:
+                first = filtered[0]
+                if isinstance(first, list):
+                    record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
+                    first = first[0] if first else ""
+                record["filtered"][filt] = str(first)
+            scores = record["scores"].setdefault(filt, {})
+            for metric in row.get("metrics") or []:
+                value = _score(row.get(metric))
+                if value is not None:
+                    scores[metric] = value
+    try:
+        return [SampleRecord.model_validate(r) for r in records.values()]
+    except ValidationError as exc:
+        raise InputError(f"unexpected sample content: {exc.errors()[0]['msg']}", file=file) from None
+
+
+def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
+    """Read the newest lm-eval run under `path` into a RunResult (samples included by default)."""
+    results_file = find_results_file(path)
+    doc = _load_json(results_file)
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
+        raise InputError("no 'results' mapping: not an lm-eval results file", file=results_file, fix=_FIX_FOLDER)
+    timestamp = _RESULTS_RE.match(results_file.name)["ts"]  # type: ignore[index]
+    configs = doc.get("configs") or {}
+    subtasks = {k: list(v) for k, v in (doc.get("group_subtasks") or {}).items() if isinstance(v, list)}
+    groups = {k: v for k, v in subtasks.items() if v and k not in configs}
+    leaves = [name for name in doc["results"] if name not in groups]
+    hib_all = doc.get("higher_is_better") or {}
+    n_samples = doc.get("n-samples") or {}
+    tasks: dict[str, TaskResult] = {}
+    for name in leaves:
+        entry = doc["results"][name]
+        if not isinstance(entry, dict):
+            raise InputError(f"results['{name}'] is not a mapping", file=results_file)
+        values, errors = _nested_metrics(entry)
+        count = n_samples.get(name, {}).get("effective") if isinstance(n_samples.get(name), dict) else None
+        task = TaskResult(
+            task=name, metrics=values, stderr=errors,
+            higher_is_better={k: bool(v) for k, v in (hib_all.get(name) or {}).items() if v is not None},
+            n_samples=int(count if count is not None else entry.get("sample_len", 0) or 0),
+            protocol=_protocol(name, doc),
+        )
+        sample_file = results_file.parent / f"samples_{name}_{timestamp}.jsonl"
+        if samples and sample_file.exists():
+            task.samples = read_samples_file(sample_file)
+        add_derived_metrics(task, configs.get(name) or {})
+        tasks[name] = task
+    group_metrics = {g: _nested_metrics(doc["results"].get(g) or {})[0] for g in groups}
+    run = RunResult(provenance=_provenance(results_file, doc), tasks=tasks, groups=groups,
+                    group_metrics=group_metrics)
+    _add_group_derived(run)
+    return run
+
+
+def _provenance(results_file: Path, doc: dict[str, Any]) -> RunProvenance:
+    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    versions = {k: str(doc[k]) for k in ("lm_eval_version", "transformers_version") if doc.get(k)}
+    wall = doc.get("total_evaluation_time_seconds")
+    try:
+        wall_s = float(wall) if wall is not None else None
+    except (TypeError, ValueError):
+        wall_s = None
+    return RunProvenance(
+        source=str(results_file.parent),
+        model=doc.get("model_name") or (config or {}).get("model"),
+        model_args=(config or {}).get("model_args"),
+        lm_eval_version=doc.get("lm_eval_version"),
+        library_versions=versions,
+        chat_template=bool(doc.get("chat_template")) if "chat_template" in doc else None,
+        system_instruction=doc.get("system_instruction"),
+        fewshot_as_multiturn=doc.get("fewshot_as_multiturn"),
+        date=str(doc["date"]) if doc.get("date") is not None else None,
+        wall_time_s=wall_s,
+    )
+
+
+def _add_group_derived(run: RunResult) -> None:
+    """Size-weighted group values of the derived metrics (lm-eval's weight_by_size=True)."""
+    for group in run.groups:
+        leaves = [run.tasks[t] for t in run.leaves(group)]
+        totals: dict[tuple[str, str], list[float]] = {}
+        for task in leaves:
+            for filt, metrics in task.metrics.items():
+                for metric, value in metrics.items():
+                    if value is not None and metric in _DERIVED_NAMES:
+                        pair = totals.setdefault((filt, metric), [0.0, 0.0])
+                        pair[0] += value * task.n_samples
+                        pair[1] += task.n_samples
+        for (filt, metric), (weighted, size) in totals.items():
+            if size:
+                run.group_metrics.setdefault(group, {}).setdefault(filt, {})[metric] = weighted / size
+
+
+_DERIVED_NAMES = ("answer_parse_failure_rate", "response_length_mean", "truncation_rate")

@@ -1,0 +1,30 @@
+"""Confidence intervals for single proportions and the normal quantile they rest on."""
+
+from __future__ import annotations
+
+import math
+
+
+def normal_quantile(q: float) -> float:
+    """Standard normal quantile (inverse CDF), via scipy.special.ndtri."""
+    from scipy.special import ndtri
+
+    return float(ndtri(q))
+
+
+def wilson_interval(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion: well-behaved near 0 and 1, unlike the Wald interval.
+
+    `successes` may be fractional (a mean times n); n = 0 gives the uninformative (0, 1).
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must be in (0, 1)")
+    p = min(max(successes / n, 0.0), 1.0)
+    z = normal_quantile(0.5 + level / 2)
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return (max(0.0, center - half), min(1.0, center + half))
