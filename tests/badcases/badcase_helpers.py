@@ -89,3 +89,33 @@ def mmlu_pro_runs(shared_data: Path, *, per_subject: int | None = 300, format_br
         groups = {"mmlu_pro": sorted(tasks)}
         runs.append(run_from_lmeval_samples(f"meta-llama/{column}", tasks, groups))
     return runs[0], runs[1]
+
+
+def scored_run(model: str, task: str, yaml: str, docs: list[dict[str, Any]], responses: list[str],
+               prompt_key: str = "question") -> RunResult:
+    """A one-task run scored by lm-eval's own filters and metrics for `yaml` (e.g. gsm8k/gsm8k.yaml)."""
+    from fixtures.lmeval_builders import lm_eval_task_yaml, score_task
+
+    raw = lm_eval_task_yaml(yaml)
+    prompts = [f"Question: {d.get(prompt_key, '')}\nAnswer:" for d in docs]
+    lines = score_task(task, raw, docs, prompts, [[r] for r in responses])
+    return run_from_lmeval_samples(model, {task: lines})
+
+
+def ifeval_sample(doc_id: int, instructions: list[str], followed: list[bool], response: str = "ok") -> SampleRecord:
+    """An IFEval sample as the lm-eval adapter records it: per-instruction results as a list."""
+    return SampleRecord(
+        doc_id=doc_id, doc_hash=f"h{doc_id}", prompt=f"prompt {doc_id}", target="0", responses=[response],
+        filtered={"none": response},
+        scores={"none": {"prompt_level_strict_acc": float(all(followed)),
+                         "inst_level_strict_acc": [float(f) for f in followed],
+                         "prompt_level_loose_acc": float(all(followed)),
+                         "inst_level_loose_acc": [float(f) for f in followed]}},
+        doc={"key": doc_id, "prompt": f"prompt {doc_id}", "instruction_id_list": instructions,
+             "kwargs": [{} for _ in instructions]},
+    )
+
+
+def one_task_run(model: str, task: str, samples: list[SampleRecord]) -> RunResult:
+    return RunResult(provenance=RunProvenance(source=f"memory:{model}", model=model),
+                     tasks={task: TaskResult(task=task, n_samples=len(samples), samples=samples)})
