@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.judge.describe import judge_policy_lines
 
 
 def _bound(gate: object) -> str:
@@ -48,4 +49,5 @@ def contract_summary(rc: ResolvedContract) -> str:
                  f"diagnostic -> {policy.diagnostic_fail}")
     if c.monitor:
         lines.append(f"monitor   logs: {', '.join(c.monitor.logs) or '-'} (format {c.monitor.format})")
+    lines += judge_policy_lines(rc)
     return "\n".join(line for line in lines if line)

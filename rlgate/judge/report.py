@@ -36,6 +36,7 @@ class JudgeItem(_Model):
     """One document: who decided it, what the judge saw and said."""
 
     doc_id: int
+    task: str | None = Field(None, description="leaf task, when the judged task is a group")
     decided_by: DecidedBy
     outcome: Outcome
     reason: str = Field(description="why this path decided the item")
@@ -60,7 +61,7 @@ class WinRate(_Model):
     ties: int
     errors: int = Field(description="judge errors tolerated by max_error_rate; counted as losses")
     tie_policy: str
-    n: float = Field(description="comparisons in the denominator under the tie policy")
+    n: int = Field(description="comparisons in the denominator under the tie policy")
     successes: float
     win_rate: float | None
     ci: tuple[float, float] | None

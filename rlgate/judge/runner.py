@@ -168,7 +168,7 @@ def judge_item(task: str, spec: JudgeSpec, cand: SampleRecord, base: SampleRecor
                lazy: LazyJudge) -> JudgeItem:
     """Decide one document by rule or by the LLM judge, as the policy says."""
     question, cand_text, base_text = question_of(cand), _answer(cand), _answer(base)
-    common: dict[str, Any] = {"doc_id": cand.doc_id, "candidate_chars": len(cand_text),
+    common: dict[str, Any] = {"doc_id": cand.doc_id, "task": task, "candidate_chars": len(cand_text),
                               "baseline_chars": len(base_text) if base is not None else None}
     if spec.type != "llm":
         metric = rule_metric(task, spec, cand)
@@ -209,18 +209,24 @@ def judge_item(task: str, spec: JudgeSpec, cand: SampleRecord, base: SampleRecor
                      baseline_score=base_score, **common)
 
 
-def judge_task(task: str, spec: JudgeSpec, candidate: TaskResult, baseline: TaskResult | None,
-               judge_factory: Callable[[], Judge], level: float = 0.95) -> TaskJudgeReport:
-    """Judge every paired document of a task and summarise win rate, errors and the judge's biases."""
+def judge_items(task: str, spec: JudgeSpec, candidate: TaskResult, baseline: TaskResult | None,
+                lazy: LazyJudge) -> tuple[list[JudgeItem], int]:
+    """Items of one leaf task, paired by doc id, and how many documents could not be paired."""
     base_by_id = {s.doc_id: s for s in baseline.samples} if baseline is not None else {}
-    cand_ids = {s.doc_id for s in candidate.samples}
-    lazy = LazyJudge(judge_factory)
     items: list[JudgeItem] = []
     for cand in sorted(candidate.samples, key=lambda s: s.doc_id):
         if baseline is not None and cand.doc_id not in base_by_id:
             continue
         items.append(judge_item(task, spec, cand, base_by_id.get(cand.doc_id), lazy))
-    unpaired = (len(cand_ids ^ set(base_by_id)) if baseline is not None else 0)
+    unpaired = len({s.doc_id for s in candidate.samples} ^ set(base_by_id)) if baseline is not None else 0
+    return items, unpaired
+
+
+def judge_task(task: str, spec: JudgeSpec, candidate: TaskResult, baseline: TaskResult | None,
+               judge_factory: Callable[[], Judge], level: float = 0.95) -> TaskJudgeReport:
+    """Judge every paired document of a task and summarise win rate, errors and the judge's biases."""
+    lazy = LazyJudge(judge_factory)
+    items, unpaired = judge_items(task, spec, candidate, baseline, lazy)
     return summarise(task, spec, items, lazy.judge, level, unpaired)
 
 

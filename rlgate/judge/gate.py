@@ -1,0 +1,124 @@
+"""Gate verdicts for `<task>/judge_win_rate`, for the engine's `extra_gates`.
+
+The win rate is compared with 50 % (a judge that cannot tell the two apart). Fail closed: judge
+errors above the policy's tolerance, or a judge below its calibration floor, make the gate `error`,
+which the decision policy maps to block; a task without judged pairs is `nodata`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlgate.contract.models import DecisionPolicy, GateConfig
+from rlgate.engine.models import GateVerdict
+from rlgate.judge.report import JudgeReport, TaskJudgeReport
+from rlgate.judge.stats import wilson_interval
+from rlgate.metrics import MetricRef
+
+METRIC = "judge_win_rate"
+CHANCE = 0.5
+
+
+def _p(value: float | None) -> str:
+    return "n/a (no decisive pairs)" if value is None else f"{value:.3g}"
+
+
+def _fail_closed(task: TaskJudgeReport) -> str | None:
+    """Why this task's judge cannot be trusted, or None."""
+    tolerated = float(task.policy.get("max_error_rate", 0.0))
+    if task.errors and (task.error_rate or 0.0) > tolerated:
+        example = f" (e.g. {task.error_examples[0]})" if task.error_examples else ""
+        return (f"{task.errors} judge error(s), error rate {task.error_rate:.1%} > tolerated {tolerated:.1%}"
+                f"{example}")
+    cal = task.calibration
+    if cal is not None and cal.below_floor and (task.policy.get("calibration") or {}).get(
+            "on_below_floor", "error") == "error":
+        return f"judge below its calibration floor: {cal.message}"
+    return None
+
+
+def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha: float,
+             policy: DecisionPolicy) -> GateVerdict:
+    name = gate.name or gate.metric
+    base: dict[str, Any] = {"name": name, "kind": kind, "metric": ref, "baseline": CHANCE, "higher_is_better": True,
+                            "test": "exact sign test vs 50% (binomial); Wilson interval"}
+    fail_key = {"primary": "primary_fail", "hard": "hard_fail", "regression": "regression_fail",
+                "diagnostic": "diagnostic_fail"}[kind]
+
+    def out(verdict: str, key: str, reason: str, **numbers: Any) -> GateVerdict:
+        effect = "release" if key == "pass" else getattr(policy, key)
+        return GateVerdict(verdict=verdict, outcome=key, effect=effect, reason=reason, **base, **numbers)
+
+    if task is None:
+        return out("nodata", "nodata", f"{ref}: the task was not judged (no judge policy or no results)")
+    broken = _fail_closed(task)
+    details: dict[str, Any] = {"decided_by": task.decided_by, "errors": task.errors}
+    if broken:
+        return out("error", "error", f"{ref}: {broken}", details=details)
+    wr = task.win_rate
+    if wr is None or wr.win_rate is None or wr.n == 0:
+        return out("nodata", "nodata", f"{ref}: no judged pairs", details=details)
+    level = 1 - alpha
+    ci = wilson_interval(wr.successes, wr.n, level)
+    assert ci is not None
+    value = wr.win_rate
+    details.update({"wins": wr.wins, "losses": wr.losses, "ties": wr.ties, "tie_policy": wr.tie_policy,
+                    "p_two_sided": wr.p_value, "ci_of": "win rate",
+                    "position_flip_rate": task.position_bias.flip_rate if task.position_bias else None})
+    numbers: dict[str, Any] = {"candidate": value, "delta": value - CHANCE, "ci": ci, "ci_level": level, "n": wr.n,
+                               "details": details}
+    summary = f"win rate {value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {wr.n} (W{wr.wins}/L{wr.losses}/T{wr.ties})"
+    if kind == "primary":
+        numbers |= {"threshold": {"min_delta": gate.min_delta}, "p_value": wr.p_greater}
+        if gate.require == "lower_bound":
+            ok = ci[0] - CHANCE >= gate.min_delta
+            why = f"lower bound {ci[0]:.3f} {'>=' if ok else '<'} {CHANCE + gate.min_delta:.3f}"
+        else:
+            ok = value - CHANCE >= gate.min_delta and (wr.p_greater or 1.0) < alpha
+            why = f"p={_p(wr.p_greater)} vs alpha {alpha:g}, min_delta {gate.min_delta:g}"
+    elif kind == "regression":
+        numbers |= {"threshold": {"max_drop": gate.max_drop}, "p_value": wr.p_less}
+        if gate.test == "non_inferiority":
+            ok = ci[0] >= CHANCE - gate.max_drop
+            why = f"lower bound {ci[0]:.3f} {'>=' if ok else '<'} {CHANCE - gate.max_drop:.3f}"
+        else:
+            ok = not (CHANCE - value > gate.max_drop and (wr.p_less or 1.0) < alpha)
+            why = f"drop {CHANCE - value:.3f} vs max_drop {gate.max_drop:g}, p={_p(wr.p_less)}"
+    else:
+        bounds = {k: getattr(gate, k) for k in ("min", "max", "max_relative_increase", "max_relative_decrease")
+                  if getattr(gate, k, None) is not None}
+        numbers |= {"threshold": bounds}
+        rel = (value - CHANCE) / CHANCE
+        ok = not ((bounds.get("min") is not None and value < bounds["min"])
+                  or (bounds.get("max") is not None and value > bounds["max"])
+                  or (bounds.get("max_relative_increase") is not None and rel > bounds["max_relative_increase"])
+                  or (bounds.get("max_relative_decrease") is not None and -rel > bounds["max_relative_decrease"]))
+        why = ", ".join(f"{k}={v:g}" for k, v in bounds.items())
+    return out("pass" if ok else "fail", "pass" if ok else fail_key,
+               f"{ref}: {summary}; {why}", **numbers)
+
+
+def judge_gate_verdicts(report: JudgeReport, gates: GateConfig) -> list[GateVerdict]:
+    """One verdict per contract gate whose metric is `<task>/judge_win_rate`."""
+    listed: list[tuple[str, Any]] = [("primary", gates.primary)] if gates.primary else []
+    listed += [("hard", g) for g in gates.hard] + [("regression", g) for g in gates.regression]
+    listed += [("diagnostic", g) for g in gates.diagnostics]
+    out: list[GateVerdict] = []
+    for kind, gate in listed:
+        ref = MetricRef.parse(gate.metric)
+        if ref.metric != METRIC:
+            continue
+        out.append(_verdict(kind, gate, report.tasks.get(ref.task), f"{ref.task}/{METRIC}", gates.alpha,
+                            gates.decision))
+    return out
+
+
+def without_judge_gates(gates: GateConfig) -> GateConfig:
+    """The gate settings minus the judge-metric gates, which `judge_gate_verdicts` decides instead."""
+    def keep(gate: Any) -> bool:
+        return MetricRef.parse(gate.metric).metric != METRIC
+
+    primary = gates.primary if gates.primary is not None and keep(gates.primary) else None
+    return gates.model_copy(update={"primary": primary, "hard": [g for g in gates.hard if keep(g)],
+                                    "regression": [g for g in gates.regression if keep(g)],
+                                    "diagnostics": [g for g in gates.diagnostics if keep(g)]})
