@@ -1,0 +1,72 @@
+"""`rlgate monitor`: read training logs during or after a run, print failure signals, exit by severity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors
+
+
+@app.command()
+@handles_input_errors
+def monitor(
+    logs: Annotated[list[Path] | None, typer.Argument(
+        help="training logs: trainer_state.json, verl JSONL or console log, TensorBoard run folder, CSV/JSONL "
+             "(default: the contract's monitor.logs)")] = None,
+    contract: Annotated[Path | None, typer.Option(help="contract whose monitor section sets policy and history")] = None,
+    out: Annotated[Path, typer.Option(help="folder for monitor.json")] = Path("rlgate-out"),
+    format: Annotated[str, typer.Option(  # noqa: A002  (the user-facing option is --format)
+        help="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | csv | jsonl")] = "auto",
+) -> None:
+    """Check training logs for failure signals; exit 0 none or notes, 3 warning, 1 critical, 2 unreadable log."""
+    from rlgate.monitor.api import monitor_contract, run_monitor, write_report
+    from rlgate.monitor.report import MonitorReport
+
+    report: MonitorReport
+    if contract is not None:
+        from rlgate.contract.loader import load_contract
+
+        report = monitor_contract(load_contract(contract), logs or [], None if format == "auto" else format)
+    else:
+        report = run_monitor(logs or [], fmt=format)
+    written = write_report(report, out)
+    typer.echo(render_text(report))
+    typer.echo(f"wrote {written}")
+    for problem in report.problems:
+        typer.echo(f"error: {problem.text}\n  fix: the rest of the log was read and checked; repair the log "
+                   "and run again for a complete check", err=True)
+    code = report.exit_code()
+    raise typer.Exit(EXIT_BAD_INPUT if code == EXIT_BAD_INPUT else code)
+
+
+def render_text(report: object) -> str:
+    """The report as a few plain lines per log, then findings, most severe first."""
+    from rlgate.monitor.report import MonitorReport
+
+    assert isinstance(report, MonitorReport)
+    lines: list[str] = []
+    for log in report.logs:
+        span = f"steps {log.first_step}-{log.last_step}" if log.first_step is not None else "no steps"
+        lines.append(f"{log.path}: {log.format}, {log.steps} logged steps ({span})")
+        lines.append("  metrics: " + (", ".join(f"{m.name}<-{m.source_key}" for m in log.metrics) or "none recognised"))
+        if log.unknown_keys:
+            shown = ", ".join(log.unknown_keys[:8]) + (f", ... ({len(log.unknown_keys)} in all)"
+                                                      if len(log.unknown_keys) > 8 else "")
+            lines.append(f"  other keys kept: {shown}")
+        skipped = [r for r in log.rules if not r.evaluated]
+        lines.append(f"  rules run: {sum(r.evaluated for r in log.rules)}, not run: {len(skipped)}"
+                     + (f" ({'; '.join(f'{r.rule}: {r.reason}' for r in skipped[:4])}"
+                        + (", ..." if len(skipped) > 4 else "") + ")" if skipped else ""))
+    findings = report.all_findings()
+    if not findings:
+        lines.append("no failure signals")
+    for f in findings:
+        window = f" steps {f.step_start}-{f.step_end}" if f.step_start is not None else ""
+        action = f" -> {f.action}" + (f" to {f.rollback_to}" if f.rollback_to else "") if f.action else ""
+        lines.append(f"{f.severity.upper():8} {f.rule} [{f.domain}]{window}{action}: {f.message}")
+    if report.diagnosis:
+        lines.append(f"diagnosis: {report.diagnosis.summary}")
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""The monitor's entry points: read logs, apply the policy, consult the history, build the report.
+
+This is the only monitor module that touches files (logs, policy, history database); rules, gate
+mapping and plots are pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rlgate.contract.models import MonitorSpec
+from rlgate.engine.models import Decision
+from rlgate.errors import InputError
+from rlgate.monitor.findings import Finding
+from rlgate.monitor.history_rules import HistoryTargets, evaluate_history
+from rlgate.monitor.plots import plots_for
+from rlgate.monitor.policy import MonitorPolicy, apply_overrides, load_policy_file
+from rlgate.monitor.readers import read_log
+from rlgate.monitor.report import MonitorReport, build_report
+from rlgate.monitor.rules import evaluate
+from rlgate.store.history import CheckpointHistory, default_history_path
+
+
+def resolve_policy(spec: MonitorSpec | None = None, base: Path | None = None,
+                   origin: str | Path | None = None) -> tuple[MonitorPolicy, str]:
+    """The policy for a contract's monitor section: its file (relative to `base`) plus overrides."""
+    policy, name = MonitorPolicy(), "monitor_default (built in; gates/monitor_default.yaml)"
+    if spec is not None and spec.policy:
+        path = Path(spec.policy)
+        if not path.is_absolute() and base is not None:
+            path = base / path
+        policy, name = load_policy_file(path), str(path)
+    if spec is not None and spec.overrides:
+        policy = apply_overrides(policy, spec.overrides, origin=origin)
+        name += " + contract overrides"
+    return policy, name
+
+
+def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: MonitorPolicy | None = None,
+                policy_name: str = "monitor_default", history_findings: Sequence[Finding] = (),
+                training_run: str | None = None, plots: bool = True) -> MonitorReport:
+    """Read every log, run every rule, and build the report. Damaged logs are kept partially and listed."""
+    if not paths:
+        raise InputError("no training logs given", field="LOGS", fix="pass log files, or set monitor.logs in the contract")
+    policy = policy or MonitorPolicy()
+    evaluated = []
+    drawn = []
+    for path in paths:
+        log = read_log(path, fmt)
+        findings, statuses = evaluate(log, policy)
+        evaluated.append((log, findings, statuses))
+        if plots:
+            drawn.extend(plots_for(log, findings))
+    return build_report(policy_name, evaluated, list(history_findings), training_run, drawn)
+
+
+def history_findings(history_path: Path, run: str, targets: HistoryTargets, policy: MonitorPolicy) -> list[Finding]:
+    """Cross-checkpoint findings for one training run; an absent database means no history yet."""
+    if not history_path.exists():
+        return []
+    return evaluate_history(CheckpointHistory(history_path).history(run), targets, policy)
+
+
+def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str | None = None) -> MonitorReport:
+    """The monitor report for a `ResolvedContract`: its `monitor.logs` (or `logs`), policy and history."""
+    from rlgate.contract.loader import ResolvedContract
+    from rlgate.monitor.history_rules import targets_from_contract
+
+    assert isinstance(resolved, ResolvedContract)
+    spec = resolved.contract.monitor or MonitorSpec()
+    policy, name = resolve_policy(spec, resolved.path.parent, resolved.path)
+    paths = list(logs) or [resolved.resolve_path(p) for p in spec.logs]
+    found: list[Finding] = []
+    if spec.training_run:
+        history = resolved.resolve_path(spec.history) if spec.history else default_history_path(resolved.path)
+        found = history_findings(history, spec.training_run, targets_from_contract(resolved), policy)
+    return run_monitor(paths, fmt=fmt or spec.format, policy=policy, policy_name=name, history_findings=found,
+                       training_run=spec.training_run)
+
+
+def metrics_from_decision(decision: Decision) -> dict[str, float]:
+    """The candidate's value of every gate metric, as the history stores them."""
+    return {g.metric: float(g.candidate) for g in decision.gates if g.kind != "monitor" and g.candidate is not None}
+
+
+def record_gated_checkpoint(history_path: Path, run: str, step: int, checkpoint: str, decision: Decision,
+                            extra_metrics: dict[str, float] | None = None) -> None:
+    """Store a gated checkpoint (its gate metrics, training reward and costs) in the project history."""
+    metrics = {**metrics_from_decision(decision), **(extra_metrics or {})}
+    CheckpointHistory(history_path).record(run, step, checkpoint, metrics, decision.decision,
+                                           extra={"summary": decision.summary})
+
+
+def write_report(report: MonitorReport, out: Path) -> Path:
+    """Write `OUT/monitor.json` atomically (temporary file, then rename) and return its path."""
+    import os
+    import tempfile
+
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "monitor.json"
+    fd, tmp = tempfile.mkstemp(prefix=".monitor.json.", dir=out)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(report.model_dump_json(indent=2) + "\n")
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

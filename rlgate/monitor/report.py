@@ -1,0 +1,149 @@
+"""The monitor's report model: what `monitor.json` stores and `Decision.extensions["monitor"]` embeds.
+
+Shape (schema_version 1): `logs[]` (path, format, steps, canonical metrics with the key each came
+from, unknown keys, read problems, which rules ran and why others did not), `findings[]` (most severe
+first), `diagnosis` (the fault domain of the most severe finding), `severity`, `plots[]` (inline SVG
+strings with finding markers), the policy used and, when a history was consulted, `history_findings`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlgate.monitor.findings import FaultDomain, Finding, Severity, worst_severity
+from rlgate.monitor.rules import RuleStatus, sort_findings
+from rlgate.monitor.series import ReadProblem, Series, TrainingLog
+
+MONITOR_REPORT_VERSION = 1
+#: Exit codes of `rlgate monitor`, by the worst finding.
+SEVERITY_EXIT = {"critical": 1, "warning": 3, "info": 0, None: 0}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Problem(_Model):
+    file: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+    record: int | None = None
+    text: str = Field(description="the problem as one line, file:line:column first")
+
+    @classmethod
+    def of(cls, p: ReadProblem) -> Problem:
+        return cls(file=p.file, message=p.message, line=p.line, column=p.column, record=p.record, text=p.describe())
+
+
+class SeriesInfo(_Model):
+    name: str
+    source_key: str
+    points: int
+    first_step: int
+    last_step: int
+    first: float | None
+    last: float | None
+    min: float | None
+    max: float | None
+    non_finite: int = 0
+
+
+class LogSummary(_Model):
+    path: str
+    format: str
+    steps: int
+    first_step: int | None
+    last_step: int | None
+    metrics: list[SeriesInfo]
+    unknown_keys: list[str] = Field(default_factory=list, description="keys outside the vocabulary, kept as read")
+    ignored_keys: list[str] = Field(default_factory=list, description="keys whose values are not numbers")
+    problems: list[Problem] = Field(default_factory=list)
+    rules: list[RuleStatus] = Field(default_factory=list)
+
+
+class Plot(_Model):
+    log: str
+    metric: str
+    title: str
+    svg: str
+
+
+class Diagnosis(_Model):
+    domain: FaultDomain
+    rule: str
+    severity: Severity
+    summary: str
+
+
+class MonitorReport(_Model):
+    schema_version: Literal[1] = MONITOR_REPORT_VERSION
+    policy: str = Field(description="name or path of the threshold policy used")
+    logs: list[LogSummary]
+    findings: list[Finding]
+    history_findings: list[Finding] = Field(default_factory=list)
+    training_run: str | None = None
+    severity: Severity | None = Field(None, description="the worst finding's severity; None when nothing was found")
+    diagnosis: Diagnosis | None = None
+    plots: list[Plot] = Field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for log in self.logs for p in log.problems]
+
+    def all_findings(self) -> list[Finding]:
+        return sort_findings([*self.findings, *self.history_findings])
+
+    def exit_code(self) -> int:
+        """1 critical, 3 warning, 0 info or nothing; 2 when a log could not be read completely."""
+        if self.problems:
+            return 2
+        return SEVERITY_EXIT[self.severity]
+
+
+def _float(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def series_info(s: Series) -> SeriesInfo:
+    finite = s.values[np.isfinite(s.values)]
+    return SeriesInfo(name=s.name, source_key=s.source_key, points=len(s), first_step=s.first_step,
+                      last_step=s.last_step, first=_float(s.values[0]), last=_float(s.values[-1]),
+                      min=float(finite.min()) if finite.size else None, max=float(finite.max()) if finite.size else None,
+                      non_finite=int(s.values.size - finite.size))
+
+
+def log_summary(log: TrainingLog, rules: list[RuleStatus]) -> LogSummary:
+    span = log.step_range()
+    return LogSummary(path=log.path, format=log.format, steps=log.n_steps(), first_step=span[0] if span else None,
+                      last_step=span[1] if span else None,
+                      metrics=[series_info(s) for _, s in sorted(log.metrics.items())],
+                      unknown_keys=log.unknown_keys, ignored_keys=log.ignored_keys,
+                      problems=[Problem.of(p) for p in log.problems], rules=rules)
+
+
+def diagnose(findings: list[Finding]) -> Diagnosis | None:
+    """The fault domain of the most severe finding (registry order breaks ties)."""
+    ordered = sort_findings(findings)
+    if not ordered or ordered[0].severity == "info":
+        return None
+    top = ordered[0]
+    same = [f for f in ordered if f.severity == top.severity]
+    others = sorted({f.domain for f in same} - {top.domain})
+    also = f"; also {', '.join(others)} signals at the same severity" if others else ""
+    return Diagnosis(domain=top.domain, rule=top.rule, severity=top.severity,
+                     summary=f"{top.domain} fault ({top.rule}): {top.message}{also}")
+
+
+def build_report(policy_name: str, logs: list[tuple[TrainingLog, list[Finding], list[RuleStatus]]],
+                 history_findings: list[Finding] | None = None, training_run: str | None = None,
+                 plots: list[Plot] | None = None) -> MonitorReport:
+    findings = sort_findings([f for _, found, _ in logs for f in found])
+    history = sort_findings(list(history_findings or []))
+    every = [*findings, *history]
+    return MonitorReport(policy=policy_name, logs=[log_summary(log, st) for log, _, st in logs], findings=findings,
+                         history_findings=history, training_run=training_run, severity=worst_severity(every),
+                         diagnosis=diagnose(every), plots=list(plots or []))

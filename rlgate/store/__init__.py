@@ -1,0 +1,1 @@
+"""Persistent project state (checkpoint history, counters) in one SQLite file per project."""
