@@ -1,0 +1,34 @@
+"""Reports: one report model, rendered to HTML, Markdown (job summary), decision.json and JUnit XML.
+
+Callers (`rlgate gate`, `rlgate check`) use `write_reports(out_dir, decision, contract=..., baseline=...,
+candidate=...)`; `rlgate report OUT_DIR` uses `rerender`. Exports are lazy so importing the package
+costs nothing until a report is written.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "ReportModel": "rlgate.report.model",
+    "build_report": "rlgate.report.builder",
+    "write_reports": "rlgate.report.io",
+    "write_model": "rlgate.report.io",
+    "load_model": "rlgate.report.io",
+    "rerender": "rlgate.report.io",
+    "FILES": "rlgate.report.io",
+    "render_html": "rlgate.report.html",
+    "render_markdown": "rlgate.report.markdown",
+    "render_junit": "rlgate.report.junit",
+    "decision_json_schema": "rlgate.report.schema",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rlgate.report' has no attribute {name!r}")
+    return getattr(import_module(module), name)

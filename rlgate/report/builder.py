@@ -1,0 +1,157 @@
+"""Build the report model once from the decision, the runs, their manifests and other layers' sections."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+import rlgate
+from rlgate.contract.loader import ResolvedContract
+from rlgate.engine.models import Decision, GateVerdict
+from rlgate.metrics import MetricRef, higher_is_better, is_bounded
+from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection
+from rlgate.report.rollout import as_dict, rollout_card, scrub_private
+from rlgate.report.samples import task_origins, task_section
+from rlgate.results.models import MetricKey, RunResult
+
+#: More axes than this make a radar unreadable; the raw table beside it lists everything.
+MAX_RADAR_AXES = 24
+RADAR_NOTE = ("Every axis is 0–100 and higher is better. Fractions (accuracies, rates): 100 × value; "
+              "fractions where lower is better (failure or truncation rates): 100 × (1 − value); "
+              "unbounded metrics (lengths, perplexities): scaled so the better of the two runs is 100. "
+              "The raw values are in the table.")
+
+
+def gate_ref(gate: GateVerdict) -> str:
+    """A gate's metric as `task/metric/filter` (the run's default filter filled in), or as written."""
+    try:
+        return str(MetricKey.from_ref(MetricRef.parse(gate.metric)))
+    except ValueError:
+        return gate.metric
+
+
+def _metric_name(ref: str) -> str:
+    parts = ref.split("/")
+    return parts[1] if len(parts) > 1 else ref
+
+
+def collect_metrics(decision: Decision, baseline: RunResult | None, candidate: RunResult | None,
+                    tasks: list[TaskSection], overrides: dict[str, bool]) -> list[MetricValue]:
+    """Gate metrics first, then groups' and leaf tasks' aggregates; one entry per metric."""
+    out: dict[str, MetricValue] = {}
+    for gate in decision.gates:
+        if gate.kind == "monitor" or (gate.baseline is None and gate.candidate is None):
+            continue
+        ref = gate_ref(gate)
+        parts = ref.split("/")
+        out.setdefault(ref, MetricValue(
+            ref=ref, task=parts[0], metric=_metric_name(ref), filter=parts[2] if len(parts) > 2 else "none",
+            baseline=gate.baseline, candidate=gate.candidate, higher_is_better=gate.higher_is_better,
+            bounded=is_bounded(_metric_name(ref))))
+    groups: dict[str, None] = dict.fromkeys([*(candidate.group_metrics if candidate else {}),
+                                             *(baseline.group_metrics if baseline else {})])
+    for group in groups:
+        b = baseline.group_metrics.get(group, {}) if baseline else {}
+        c = candidate.group_metrics.get(group, {}) if candidate else {}
+        for filt in dict.fromkeys([*c, *b]):
+            for metric in dict.fromkeys([*c.get(filt, {}), *b.get(filt, {})]):
+                ref = f"{group}/{metric}/{filt}"
+                bv, cv = b.get(filt, {}).get(metric), c.get(filt, {}).get(metric)
+                out.setdefault(ref, MetricValue(
+                    ref=ref, task=group, metric=metric, filter=filt, baseline=bv, candidate=cv,
+                    higher_is_better=overrides.get(ref, higher_is_better(metric)), bounded=is_bounded(metric)))
+    for section in tasks:
+        for value in section.metrics:
+            out.setdefault(value.ref, value)
+    return list(out.values())
+
+
+def normalise(value: float, other: float, bounded: bool, hib: bool) -> tuple[float | None, str]:
+    """A raw value on a 0–100 higher-is-better scale, and the rule used."""
+    if bounded:
+        scaled = 100 * value if hib else 100 * (1 - value)
+        return max(0.0, min(100.0, scaled)), "100 × value" if hib else "100 × (1 − value)"
+    if hib:
+        best = max(value, other)
+        return (100 * value / best if best > 0 else None), "100 × value / better run"
+    best = min(value, other)
+    return (100 * best / value if value > 0 and best >= 0 else None), "100 × better run / value"
+
+
+def radar_axes(metrics: list[MetricValue]) -> list[RadarAxis]:
+    """Up to MAX_RADAR_AXES metrics that both runs report, normalised."""
+    axes: list[RadarAxis] = []
+    for value in metrics:
+        if value.baseline is None or value.candidate is None or len(axes) >= MAX_RADAR_AXES:
+            continue
+        b, rule = normalise(value.baseline, value.candidate, value.bounded, value.higher_is_better)
+        c, _ = normalise(value.candidate, value.baseline, value.bounded, value.higher_is_better)
+        axes.append(RadarAxis(ref=value.ref, baseline_raw=value.baseline, candidate_raw=value.candidate,
+                              baseline=b, candidate=c, higher_is_better=value.higher_is_better, rule=rule))
+    return axes
+
+
+def top_regressions(decision: Decision, metrics: list[MetricValue], tasks: list[TaskSection],
+                    limit: int = 10) -> list[Regression]:
+    """Metrics that got worse, worst first (fractions by points, unbounded metrics by relative change)."""
+    gates = {gate_ref(g): g for g in decision.gates}
+    found: list[tuple[float, Regression]] = []
+    for value in metrics:
+        delta = value.delta
+        if delta is None or value.baseline is None or value.candidate is None:
+            continue
+        harm = -delta if value.higher_is_better else delta
+        if harm <= 0:
+            continue
+        size = harm if value.bounded else harm / max(abs(value.baseline), 1e-12)
+        gate = gates.get(value.ref)
+        drill = f"{value.metric}/{value.filter}"
+        leaves = [s for s in tasks if (s.task == value.task or s.suite_task == value.task) and s.drill_metric == drill]
+        pairs = sum(s.counts.get("regressed", 0) for s in leaves) if leaves else None
+        found.append((size, Regression(ref=value.ref, baseline=value.baseline, candidate=value.candidate,
+                                       delta=delta, bounded=value.bounded, regressed_pairs=pairs,
+                                       gate=gate.name if gate else None, verdict=gate.verdict if gate else None)))
+    found.sort(key=lambda item: -item[0])
+    return [r for _, r in found[:limit]]
+
+
+def _title(contract_name: str, baseline: RunResult | None, candidate: RunResult | None) -> str:
+    names = [r.provenance.model or r.provenance.source for r in (candidate, baseline) if r is not None]
+    return f"{contract_name}: " + " vs ".join(names) if names else contract_name
+
+
+def build_report(decision: Decision, *, contract: ResolvedContract | None = None,
+                 baseline: RunResult | None = None, candidate: RunResult | None = None,
+                 manifests: Mapping[str, Any] | None = None, monitor: Any = None,
+                 sample_limit: int | None = None, title: str | None = None,
+                 generated_at: str | None = None) -> ReportModel:
+    """The report model. `sample_limit` keeps at most that many documents per task (changed pairs first)."""
+    origins = task_origins(contract, (baseline, candidate))
+    overrides = {gate_ref(g): g.higher_is_better for g in decision.gates if g.kind != "monitor"}
+    order = [t.name for t in contract.tasks] if contract else []
+    leaves = list(dict.fromkeys([*(candidate.tasks if candidate else {}), *(baseline.tasks if baseline else {})]))
+    rank = {name: i for i, name in enumerate(order)}
+    leaves.sort(key=lambda t: (rank.get(origins[t].suite_task or "", len(rank)) if t in origins else len(rank)))
+    sections = [task_section(t, origins.get(t), contract is not None, decision,
+                             baseline.tasks.get(t) if baseline else None,
+                             candidate.tasks.get(t) if candidate else None, overrides, sample_limit)
+                for t in leaves]
+    extensions = dict(decision.extensions)
+    if monitor is not None and "monitor" not in extensions:
+        extensions["monitor"] = as_dict(monitor)
+    private = frozenset(name for name, o in origins.items() if o.visibility == "release_gate_only")
+    scrubbed = decision.model_copy(update={"extensions": scrub_private(extensions, private)})
+    metrics = collect_metrics(decision, baseline, candidate, sections, overrides)
+    contract_name = contract.name if contract else decision.contract
+    shown = sum(len(s.samples) for s in sections)
+    total = sum(s.samples_total for s in sections if not s.samples_withheld)
+    note = f"{shown} of {total} documents of shareable tasks are in this report"
+    if sample_limit is not None and shown < total:
+        note += f" (at most {sample_limit} per task, changed pairs first)"
+    return ReportModel(
+        generated_at=generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        rlgate_version=rlgate.__version__, title=title or _title(contract_name, baseline, candidate),
+        contract_name=contract_name, decision=scrubbed, metrics=metrics, radar=radar_axes(metrics),
+        radar_note=RADAR_NOTE, top_regressions=top_regressions(decision, metrics, sections), tasks=sections,
+        rollout=rollout_card(decision, contract, baseline, candidate, manifests), sample_note=note)

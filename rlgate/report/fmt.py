@@ -1,0 +1,101 @@
+"""Number formatting shared by every renderer, so HTML, Markdown and JUnit say the same thing."""
+
+from __future__ import annotations
+
+import math
+
+from rlgate.engine.models import GateVerdict
+from rlgate.metrics import MetricRef, is_bounded
+
+DECISION_LABEL = {"release": "RELEASE", "research_only": "RESEARCH ONLY", "block": "BLOCK"}
+VERDICT_LABEL = {"pass": "pass", "fail": "FAIL", "nodata": "NO DATA", "error": "ERROR"}
+
+
+def gate_bounded(gate: GateVerdict) -> bool:
+    """Whether a gate's metric is a fraction (shown in percent and deltas in points)."""
+    try:
+        return is_bounded(MetricRef.parse(gate.metric).metric)
+    except ValueError:
+        return False
+
+
+def value(x: float | None, bounded: bool) -> str:
+    """A metric value: fractions in percent, other numbers with 4 significant digits."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    if bounded:
+        return f"{100 * x:.1f}%"
+    return f"{x:,.4g}" if abs(x) < 1e6 else f"{x:,.0f}"
+
+
+def delta(x: float | None, bounded: bool) -> str:
+    """A signed difference: fractions in percentage points."""
+    if x is None or not math.isfinite(x):
+        return "–"
+    if bounded:
+        return f"{100 * x:+.1f} pp"
+    return f"{x:+,.4g}"
+
+
+def interval(ci: tuple[float, float] | None, bounded: bool) -> str:
+    if ci is None:
+        return ""
+    lo, hi = ci
+    if bounded:
+        return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
+    return f"[{lo:+.4g}, {hi:+.4g}]"
+
+
+def p_value(p: float | None) -> str:
+    if p is None or not math.isfinite(p):
+        return "–"
+    if p < 1e-4:
+        return "<0.0001"
+    return f"{p:.4f}" if p < 0.01 else f"{p:.3f}"
+
+
+def count(n: int | None) -> str:
+    return "–" if n is None else f"{n:,}"
+
+
+def gate_p(gate: GateVerdict) -> str:
+    """p, with the Holm-adjusted p beside it when it differs."""
+    text = p_value(gate.p_value)
+    if gate.p_adjusted is not None and gate.p_adjusted != gate.p_value:
+        text += f" (adj. {p_value(gate.p_adjusted)})"
+    return text
+
+
+def gate_delta(gate: GateVerdict) -> str:
+    bounded = gate_bounded(gate)
+    text = delta(gate.delta, bounded)
+    if gate.ci is not None:
+        level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "
+        text += f" {level}{interval(gate.ci, bounded)}"
+    return text
+
+
+def gate_values(gate: GateVerdict) -> str:
+    bounded = gate_bounded(gate)
+    if gate.baseline is None:
+        return value(gate.candidate, bounded)
+    return f"{value(gate.baseline, bounded)} → {value(gate.candidate, bounded)}"
+
+
+def seconds(s: float | None) -> str:
+    if s is None:
+        return "–"
+    if s < 120:
+        return f"{s:.1f} s"
+    return f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.2f} h"
+
+
+def magnitude(x: float | None, bounded: bool) -> str:
+    """An unsigned size such as an MDE or a threshold: fractions in points."""
+    if x is None or not math.isfinite(x):
+        return "–"
+    return f"{100 * x:.1f} pp" if bounded else f"{x:,.4g}"
+
+
+def gate_mde(gate: GateVerdict) -> str:
+    return magnitude(gate.mde, gate_bounded(gate))

@@ -1,0 +1,138 @@
+"""The run folder: what is stored, and writing/re-rendering every report format from it.
+
+OUT/
+  decision.json      the decision (engine schema, docs/schema/decision.v1.json); authoritative
+  report_model.json  the report model: aggregates, shareable samples, rollout card, sections
+  report.html        self-contained page        report.md   job summary        junit.xml   gates as tests
+
+`rlgate report OUT` reads decision.json and report_model.json and writes the rest again without
+re-running anything. When decision.json is newer than the model (gates re-decided), its gates win.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rlgate.contract.loader import ResolvedContract
+from rlgate.engine.models import Decision
+from rlgate.errors import InputError
+from rlgate.report.builder import build_report, collect_metrics, gate_ref, radar_axes, top_regressions
+from rlgate.report.model import ReportModel
+from rlgate.report.rollout import scrub_private
+from rlgate.results.models import RunResult
+
+FILES = {"decision": "decision.json", "model": "report_model.json", "html": "report.html",
+         "markdown": "report.md", "junit": "junit.xml"}
+
+
+def _write(path: Path, text: str) -> Path:
+    """Write through a temporary file so a crash never leaves half a report."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | Path | None = None,
+                html_url: str | None = None, step_summary: bool = True) -> dict[str, Path]:
+    """Store the model and the decision, then render HTML, Markdown and JUnit from the model."""
+    from rlgate.report.html import render_html
+    from rlgate.report.junit import render_junit
+    from rlgate.report.markdown import github_run_url, render_markdown
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = {
+        "model": _write(out / FILES["model"], model.model_dump_json()),
+        "decision": _write(out / FILES["decision"], model.decision.model_dump_json(indent=2) + "\n"),
+    }
+    written["html"] = _write(out / FILES["html"], render_html(model, template_dir))
+    markdown = render_markdown(model, template_dir, html_url=html_url, run_url=github_run_url())
+    written["markdown"] = _write(out / FILES["markdown"], markdown)
+    written["junit"] = _write(out / FILES["junit"], render_junit(model))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary and summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(markdown + "\n")
+        written["step_summary"] = Path(summary)
+    return written
+
+
+def write_reports(out_dir: str | Path, decision: Decision, *, contract: ResolvedContract | None,
+                  baseline: RunResult | None, candidate: RunResult | None,
+                  manifests: Mapping[str, Any] | None = None, monitor: Any = None,
+                  template_dir: str | Path | None = None, sample_limit: int | None = None,
+                  html_url: str | None = None, step_summary: bool = True) -> dict[str, Path]:
+    """Build the report model and write every format into `out_dir`; returns format -> path.
+
+    `manifests` maps "baseline"/"candidate" to run manifests (pydantic models or dicts);
+    `monitor` is the training-monitor report when there is one (else decision.extensions["monitor"]).
+    """
+    model = build_report(decision, contract=contract, baseline=baseline, candidate=candidate,
+                         manifests=manifests, monitor=monitor, sample_limit=sample_limit)
+    return write_model(out_dir, model, template_dir=template_dir, html_url=html_url, step_summary=step_summary)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read {path.name}: {exc.strerror}", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
+                         fix="re-run `rlgate gate` to write it again") from None
+
+
+def _validate(model: type[Any], data: Any, path: Path) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"{first['msg']} ({exc.error_count()} problem(s))", file=path, field=where or None,
+                         fix="the file was not written by this version of rlgate; re-run `rlgate gate`") from None
+
+
+def with_decision(model: ReportModel, decision: Decision) -> ReportModel:
+    """The model with a (re-)decided decision: gates, metrics from gates, radar and regressions updated."""
+    private = frozenset(n for s in model.tasks if s.visibility == "release_gate_only"
+                        for n in (s.task, s.suite_task) if n)
+    overrides = {gate_ref(g): g.higher_is_better for g in decision.gates if g.kind != "monitor"}
+    from_gates = collect_metrics(decision, None, None, [], overrides)
+    refs = {v.ref for v in from_gates}
+    metrics = from_gates + [v for v in model.metrics if v.ref not in refs]
+    scrubbed = decision.model_copy(update={"extensions": scrub_private(dict(decision.extensions), private)})
+    return model.model_copy(update={"decision": scrubbed, "metrics": metrics, "radar": radar_axes(metrics),
+                                    "top_regressions": top_regressions(decision, metrics, model.tasks)})
+
+
+def load_model(out_dir: str | Path) -> ReportModel:
+    """The stored report model of a run folder (or one built from decision.json alone)."""
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise InputError("run folder does not exist", file=out, fix="pass the --out folder of `rlgate gate`/`check`")
+    decision_path, model_path = out / FILES["decision"], out / FILES["model"]
+    decision = _validate(Decision, _read_json(decision_path), decision_path) if decision_path.exists() else None
+    if model_path.exists():
+        model: ReportModel = _validate(ReportModel, _read_json(model_path), model_path)
+        if decision is not None and decision != model.decision:
+            model = with_decision(model, decision)
+        return model
+    if decision is None:
+        raise InputError(f"no {FILES['decision']} or {FILES['model']} in this folder", file=out,
+                         fix="run `rlgate gate CONTRACT --out DIR` first; `rlgate report` re-renders its outputs")
+    model = build_report(decision)
+    return model.model_copy(update={"sample_note": f"no {FILES['model']} in the run folder: gates only"})
+
+
+def rerender(out_dir: str | Path, *, template_dir: str | Path | None = None, html_url: str | None = None,
+             step_summary: bool = True) -> dict[str, Path]:
+    """Write every format again from what the run folder stores."""
+    return write_model(out_dir, load_model(out_dir), template_dir=template_dir, html_url=html_url,
+                       step_summary=step_summary)

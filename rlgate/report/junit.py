@@ -1,0 +1,61 @@
+"""junit.xml: one testcase per gate, so CI systems show gates natively.
+
+`fail` → `<failure>`, `nodata`/`error` → `<error>` (the gate could not be evaluated), `pass` → a
+plain testcase. Built with ElementTree, which escapes markup; control characters XML 1.0 cannot
+carry are written as visible `\\uXXXX` text.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from rlgate.engine.models import GateVerdict
+from rlgate.report import fmt
+from rlgate.report.model import ReportModel
+from rlgate.report.text import xml_text
+
+
+def _details(gate: GateVerdict) -> str:
+    lines = [
+        f"metric: {gate.metric}",
+        f"verdict: {gate.verdict} ({gate.outcome}, effect: {gate.effect})",
+        f"baseline -> candidate: {fmt.gate_values(gate)}",
+        f"delta: {fmt.gate_delta(gate)}",
+        f"p: {fmt.gate_p(gate)}   MDE: {fmt.gate_mde(gate)}   n: {fmt.count(gate.n)}",
+    ]
+    if gate.test:
+        lines.append(f"test: {gate.test}")
+    if gate.threshold:
+        lines.append("threshold: " + ", ".join(f"{k}={v:g}" for k, v in gate.threshold.items()))
+    lines.append(f"reason: {gate.reason}")
+    return xml_text("\n".join(lines))
+
+
+def render_junit(model: ReportModel) -> str:
+    """The JUnit XML document (testsuites > testsuite > testcase per gate)."""
+    d = model.decision
+    failures = sum(g.verdict == "fail" for g in d.gates)
+    errors = sum(g.verdict in ("nodata", "error") for g in d.gates)
+    counts = {"tests": str(len(d.gates)), "failures": str(failures), "errors": str(errors), "skipped": "0",
+              "time": "0"}
+    root = ET.Element("testsuites", {"name": "rlgate", **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": xml_text(f"rlgate.{model.contract_name}"), **counts,
+                                              "timestamp": model.generated_at[:19]})
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("decision", d.decision), ("summary", d.summary), ("contract", d.contract),
+                        ("alpha", f"{d.alpha:g}"), ("seed", str(d.seed)), ("engine", d.engine_version)):
+        ET.SubElement(props, "property", {"name": name, "value": xml_text(value)})
+    for gate in d.gates:
+        case = ET.SubElement(suite, "testcase", {"name": xml_text(gate.name), "classname": f"rlgate.{gate.kind}",
+                                                 "time": "0"})
+        details = _details(gate)
+        if gate.verdict == "fail":
+            failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": gate.outcome})
+            failure.text = details
+        elif gate.verdict in ("nodata", "error"):
+            error = ET.SubElement(case, "error", {"message": xml_text(gate.reason), "type": gate.verdict})
+            error.text = details
+        else:
+            ET.SubElement(case, "system-out").text = details
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

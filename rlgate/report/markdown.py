@@ -1,0 +1,125 @@
+"""report.md: a GitHub-flavoured job summary (decision, gates, top regressions, sections, link to the HTML).
+
+The template environment escapes every `{{ value }}` for Markdown (jinja2 `finalize`), the way
+HTML autoescape does: only text rlgate formatted itself (`Md`) passes through. No raw HTML is
+ever emitted, so GitHub's renderer gets nothing it could execute or turn into a link.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from rlgate.report import fmt, nodes
+from rlgate.report.html import environment
+from rlgate.report.model import ReportModel
+from rlgate.report.text import md_inline
+
+VERDICT_ICON = {"pass": "✅", "fail": "❌", "nodata": "⚪", "error": "⚠️"}
+DECISION_ICON = {"release": "🟢", "research_only": "🟡", "block": "🔴"}
+TEXT_LIMIT = 300
+TABLE_ROWS = 20
+
+
+class Md(str):
+    """Markdown rlgate wrote itself; passes the template's escaping unchanged."""
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, Md):
+        return value
+    return "" if value is None else md_inline(value)
+
+
+def _md(func: Any) -> Any:
+    def wrapped(*args: Any, **kwargs: Any) -> Md:
+        return Md(func(*args, **kwargs))
+    return wrapped
+
+
+def md_link(text: str, url: str) -> Md:
+    """A link whose target is relative or http(s), percent-encoded so it cannot break out."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ("", "http", "https"):
+        return Md(md_inline(f"{text} ({url})"))
+    return Md(f"[{md_inline(text)}](<{quote(url, safe=':/#?=&%.,~+-_')}>)")
+
+
+def _cell(text: str, limit: int = TEXT_LIMIT) -> str:
+    if len(text) > limit:
+        return md_inline(text[:limit]) + " … \\(truncated; full text in the HTML report\\)"
+    return md_inline(text) if text else " "
+
+
+def md_node(node: nodes.Node, depth: int = 0) -> Md:
+    """A section tree as Markdown; deep or long content points to the HTML report."""
+    indent = "  " * depth
+    if node.kind == "text":
+        return Md(_cell(node.text))
+    if node.kind == "image":
+        return Md("_\\(plot in the HTML report\\)_")
+    if depth >= 3:
+        return Md("_\\(details in the HTML report\\)_")
+    lines: list[str] = []
+    if node.kind == "table":
+        lines.append("| " + " | ".join(md_inline(c) for c in node.columns) + " |")
+        lines.append("|" + "---|" * len(node.columns))
+        for row in node.rows[:TABLE_ROWS]:
+            lines.append("| " + " | ".join(md_node(c, 3) if c.kind != "text" else _cell(c.text, 120)
+                                           for c in row) + " |")
+        more = node.more + max(0, len(node.rows) - TABLE_ROWS)
+    elif node.kind == "kv":
+        for key, value in node.items:
+            if value.kind in ("text", "image"):
+                lines.append(f"{indent}- **{md_inline(key)}**: {md_node(value, depth + 1)}")
+            else:
+                lines.append(f"{indent}- **{md_inline(key)}**:")
+                lines.append(_indented(value, depth + 1))
+        more = node.more
+    else:
+        for child in node.children[:TABLE_ROWS]:
+            if child.kind in ("text", "image"):
+                lines.append(f"{indent}- {md_node(child, depth + 1)}")
+            elif child.kind == "kv" and all(v.kind in ("text", "image") for _, v in child.items):
+                lines.append(f"{indent}- " + " · ".join(f"**{md_inline(k)}**: {md_node(v, depth + 1)}"
+                                                        for k, v in child.items))
+            else:
+                lines.append(f"{indent}-")
+                lines.append(_indented(child, depth + 1))
+        more = node.more + max(0, len(node.children) - TABLE_ROWS)
+    if more:
+        lines.append(f"{indent}- … {more} more in the HTML report")
+    return Md("\n".join(lines))
+
+
+def _indented(node: nodes.Node, depth: int) -> str:
+    text = md_node(node, depth)
+    if node.kind == "table":
+        return "\n".join("  " * depth + line for line in text.splitlines())
+    return text
+
+
+def github_run_url() -> str | None:
+    """This job's run page (where the HTML artifact is), when running in GitHub Actions."""
+    server, repo, run = (os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    if server and repo and run:
+        return f"{server.rstrip('/')}/{repo}/actions/runs/{run}"
+    return None
+
+
+def render_markdown(model: ReportModel, template_dir: str | Path | None = None, *,
+                    html_url: str | None = None, run_url: str | None = None) -> str:
+    """The job summary text."""
+    env = environment(template_dir, autoescape=False)
+    env.finalize = _finalize
+    for name in ("value", "delta", "p", "count", "gate_values", "gate_delta", "gate_p", "gate_mde", "magnitude"):
+        env.filters[name] = _md(env.filters[name])
+    env.filters["md_node"] = md_node
+    env.globals.update(VERDICT_ICON=VERDICT_ICON, DECISION_ICON=DECISION_ICON, Md=Md)
+    return env.get_template("report.md.j2").render(
+        m=model, d=model.decision, sections=nodes.sections(model.decision.extensions),
+        html_link=md_link(model.html_name, html_url or model.html_name),
+        run_link=md_link("this run's artifacts", run_url) if run_url else None,
+        decision_label=Md(fmt.DECISION_LABEL[model.decision.decision]))

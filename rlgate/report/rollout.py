@@ -1,0 +1,131 @@
+"""The rollout card (how responses were produced and counted) and the privacy scrub of extensions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from rlgate.contract.loader import ResolvedContract
+from rlgate.engine.models import Decision
+from rlgate.report.model import RolloutCard, RunCard
+from rlgate.results.models import RunResult
+
+#: What rlgate's gate semantics count, stated for reviewers (a run manifest's own rules replace these).
+DEFAULT_REPORTING_RULES = (
+    "Empty or unparseable answers are scored by the task's filter as lm-eval does ('[invalid]' is wrong) "
+    "and counted in answer_parse_failure_rate.",
+    "A document with no response (timeout, crash) is scored wrong, never dropped; it stays in the pair counts.",
+    "Baseline and candidate samples are paired by task and document; unpaired documents are listed, "
+    "never dropped silently.",
+    "A gate whose metric is missing is 'nodata' and one that cannot be computed is 'error'; neither passes.",
+)
+#: Keys of sample-level content removed from other layers' sections for release_gate_only tasks.
+SAMPLE_KEYS = frozenset({"prompt", "prompts", "response", "responses", "filtered", "target", "doc",
+                         "document", "question", "answer", "example", "examples", "samples", "text",
+                         "arguments", "completion", "generation", "input", "output"})
+WITHHELD = "[withheld: release_gate_only split]"
+_SEED_KEYS = ("seed", "seeds", "random_seed", "numpy_seed", "torch_seed", "fewshot_seed", "sampling_seed")
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A manifest given as a pydantic model or a mapping, as plain JSON data."""
+    if value is None:
+        return {}
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"a run manifest must be a pydantic model or a mapping, not {type(value).__name__}")
+
+
+def _tokens(run: RunResult) -> tuple[int | None, int]:
+    total, known, responses = 0, False, 0
+    for task in run.tasks.values():
+        for sample in task.samples:
+            responses += len(sample.responses)
+            if sample.response_tokens:
+                known = True
+                total += sum(sample.response_tokens)
+    return (total if known else None), responses
+
+
+def run_card(role: str, run: RunResult | None, manifest: dict[str, Any]) -> RunCard:
+    """One run's provenance: the results' own record, completed by rlgate's run manifest."""
+    rest = dict(manifest)
+    prov = run.provenance if run else None
+    tokens, responses = _tokens(run) if run else (None, 0)
+    seeds = {k: rest.pop(k) for k in _SEED_KEYS if k in rest}
+    versions = dict(prov.library_versions) if prov else {}
+    versions.update({str(k): str(v) for k, v in (rest.pop("library_versions", None) or {}).items()})
+    token_field = rest.pop("response_tokens", None) or rest.pop("tokens", None)
+    wall = rest.pop("wall_time_s", None)
+    return RunCard(
+        role=role,
+        source=prov.source if prov else rest.pop("source", None),
+        model=(prov.model if prov and prov.model else None) or rest.pop("model", None),
+        checkpoint_fingerprint=(prov.checkpoint_fingerprint if prov else None)
+        or rest.pop("checkpoint_fingerprint", None),
+        lm_eval_version=(prov.lm_eval_version if prov else None) or rest.pop("lm_eval_version", None),
+        library_versions=versions, date=prov.date if prov else rest.pop("date", None),
+        wall_time_s=(prov.wall_time_s if prov and prov.wall_time_s is not None else wall),
+        response_tokens=token_field if isinstance(token_field, int) else tokens, responses=responses,
+        chat_template=prov.chat_template if prov else None,
+        system_instruction=prov.system_instruction if prov else None,
+        fewshot_as_multiturn=prov.fewshot_as_multiturn if prov else None,
+        seeds=seeds, manifest={k: v for k, v in rest.items() if k not in ("drops", "reporting_rules")},
+    )
+
+
+def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline: RunResult | None,
+                 candidate: RunResult | None, manifests: Mapping[str, Any] | None) -> RolloutCard:
+    """Protocol, seeds, versions, fingerprints, counting rules, drops, tokens and wall time."""
+    given = {role: as_dict(m) for role, m in (manifests or {}).items()}
+    runs = [run_card(role, run, given.get(role, {}))
+            for role, run in (("baseline", baseline), ("candidate", candidate))
+            if run is not None or role in given]
+    protocol = contract.contract.protocol.model_dump(mode="json") if contract else {}
+    if protocol:
+        protocol["decision_seed"] = decision.seed
+        protocol["alpha"] = decision.alpha
+    task_protocols: dict[str, dict[str, Any]] = {}
+    for run in (candidate, baseline):
+        for name, task in (run.tasks.items() if run else []):
+            task_protocols.setdefault(name, task.protocol.model_dump(mode="json", exclude_defaults=True))
+    rules: list[str] = []
+    drops: list[dict[str, Any]] = []
+    for role, manifest in given.items():
+        rules.extend(str(r) for r in manifest.get("reporting_rules") or [] if str(r) not in rules)
+        for drop in manifest.get("drops") or []:
+            drops.append({"run": role, **(drop if isinstance(drop, dict) else {"item": drop})})
+    for pairing in decision.pairing:
+        if pairing.only_baseline or pairing.only_candidate or pairing.document_mismatch:
+            drops.append({"run": "pairing", "task": pairing.task, "only_baseline": pairing.only_baseline,
+                          "only_candidate": pairing.only_candidate,
+                          "document_mismatch": pairing.document_mismatch,
+                          "examples": ", ".join(pairing.examples)})
+    return RolloutCard(protocol=protocol, task_protocols=task_protocols, runs=runs,
+                       reporting_rules=rules or list(DEFAULT_REPORTING_RULES), drops=drops,
+                       protocol_differences=list(decision.protocol_differences))
+
+
+def scrub_private(value: Any, private: frozenset[str], inside: bool = False) -> Any:
+    """Other layers' sections with sample content of private tasks replaced by a marker.
+
+    A dict is private when its `task` field names a private task, or when it is the value of a key
+    that names one; inside it, every sample-like field and every string listed is withheld. Numbers stay.
+    """
+    if isinstance(value, dict):
+        here = inside or str(value.get("task", "")) in private
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if here and key in SAMPLE_KEYS:
+                out[key] = WITHHELD
+            else:
+                out[key] = scrub_private(item, private, here or str(key) in private)
+        return out
+    if isinstance(value, list):
+        return [WITHHELD if inside and isinstance(item, str) else scrub_private(item, private, inside)
+                for item in value]
+    return value

@@ -1,0 +1,198 @@
+"""Per-task sections: aggregates, paired per-sample verdicts and the privacy rule for samples.
+
+A task in a `release_gate_only` split gets counts and aggregates only; its samples are never
+copied into the report model. Without a contract, split visibility is unknown, so samples are
+withheld too (fail closed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from rlgate.contract.loader import ResolvedContract
+from rlgate.engine.models import Decision
+from rlgate.metrics import MetricRef, higher_is_better, is_bounded
+from rlgate.report.model import CHANGES, Change, MetricValue, SampleView, SideView, TaskSection
+from rlgate.results.models import MetricKey, RunResult, SampleRecord, TaskResult
+
+PRIVATE = "release_gate_only"
+
+
+@dataclass(frozen=True)
+class TaskOrigin:
+    """Where a leaf task comes from in the contract."""
+
+    suite_task: str | None
+    split: str | None
+    visibility: str | None
+
+
+def task_origins(contract: ResolvedContract | None, runs: Iterable[RunResult | None]) -> dict[str, TaskOrigin]:
+    """Leaf and group task name -> its suite entry's split and visibility."""
+    out: dict[str, TaskOrigin] = {}
+    if contract is None:
+        return out
+    present = [r for r in runs if r is not None]
+    for entry in contract.tasks:
+        origin = TaskOrigin(entry.name, entry.split, entry.visibility)
+        out[entry.name] = origin
+        for run in present:
+            for leaf in run.leaves(entry.name):
+                out[leaf] = origin
+            for group, children in run.groups.items():
+                if entry.name in children or group == entry.name:
+                    out.setdefault(group, origin)
+    return out
+
+
+def withheld_reason(origin: TaskOrigin | None, have_contract: bool) -> str | None:
+    """Why samples of a task must not be shown, or None when they may be."""
+    if not have_contract:
+        return "no contract given: split visibility unknown, so samples are withheld"
+    if origin is None:
+        return "task is not in the contract's suites: split visibility unknown, so samples are withheld"
+    if origin.visibility == PRIVATE:
+        return f"split '{origin.split}' is release_gate_only: counts and aggregates only"
+    return None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, list) and value and all(isinstance(v, int | float) for v in value):
+        mean = sum(value) / len(value)
+        return float(mean) if math.isfinite(mean) else None
+    return None
+
+
+def task_metrics(task: str, baseline: TaskResult | None, candidate: TaskResult | None,
+                 overrides: dict[str, bool]) -> list[MetricValue]:
+    """Every aggregate the two runs report for a task, keyed by filter and metric."""
+    keys: dict[tuple[str, str], None] = {}
+    for result in (baseline, candidate):
+        if result is None:
+            continue
+        for filt, metrics in result.metrics.items():
+            for metric in metrics:
+                keys[(filt, metric)] = None
+    out = []
+    for filt, metric in keys:
+        hib = overrides.get(f"{task}/{metric}/{filt}")
+        if hib is None:
+            reported = [r.higher_is_better.get(metric) for r in (candidate, baseline) if r is not None]
+            hib = next((v for v in reported if v is not None), higher_is_better(metric))
+        out.append(MetricValue(
+            ref=f"{task}/{metric}/{filt}", task=task, metric=metric, filter=filt,
+            baseline=_num(baseline.value(metric, filt)) if baseline else None,
+            candidate=_num(candidate.value(metric, filt)) if candidate else None,
+            higher_is_better=hib, bounded=is_bounded(metric)))
+    return out
+
+
+def drill_key(task: str, origin: TaskOrigin | None, decision: Decision,
+              results: list[TaskResult]) -> tuple[str, str] | None:
+    """(metric, filter) whose per-sample scores say right/wrong: the task's gate metric, else the first scored."""
+    names = {task} | ({origin.suite_task} if origin and origin.suite_task else set())
+    for gate in decision.gates:
+        try:
+            ref = MetricRef.parse(gate.metric)
+        except ValueError:
+            continue
+        if ref.task in names and not ref.derived:
+            key = MetricKey.from_ref(ref)
+            if any(s.score(key.metric, key.filter) is not None for r in results for s in r.samples[:50]):
+                return key.metric, key.filter
+    for result in results:
+        for filt, metrics in result.metrics.items():
+            for metric in metrics:
+                if any(s.score(metric, filt) is not None for s in result.samples[:50]):
+                    return metric, filt
+    for result in results:
+        for sample in result.samples[:1]:
+            for filt, scores in sample.scores.items():
+                for metric in scores:
+                    return metric, filt
+    return None
+
+
+def _side(sample: SampleRecord, key: tuple[str, str] | None) -> SideView:
+    metric, filt = key if key else ("", "none")
+    return SideView(
+        response=sample.responses[0] if sample.responses else None,
+        n_responses=len(sample.responses),
+        extracted=sample.filtered.get(filt) if key else None,
+        score=_num(sample.score(metric, filt)) if key else None,
+    )
+
+
+def _change(base: SideView, cand: SideView, hib: bool) -> Change:
+    if base.score is None or cand.score is None:
+        return "unscored"
+    if base.score == cand.score:
+        return "same"
+    better = cand.score > base.score if hib else cand.score < base.score
+    return "improved" if better else "regressed"
+
+
+def pair_samples(baseline: TaskResult | None, candidate: TaskResult | None, key: tuple[str, str] | None,
+                 hib: bool) -> list[SampleView]:
+    """Baseline and candidate samples paired by doc_id (same document hash); unpaired ones kept."""
+    base = {s.doc_id: s for s in baseline.samples} if baseline else {}
+    cand = {s.doc_id: s for s in candidate.samples} if candidate else {}
+    out: list[SampleView] = []
+    for doc_id in sorted(base.keys() | cand.keys()):
+        b, c = base.get(doc_id), cand.get(doc_id)
+        if b is not None and c is not None and (not b.doc_hash or not c.doc_hash or b.doc_hash == c.doc_hash):
+            bs, cs = _side(b, key), _side(c, key)
+            out.append(SampleView(doc_id=doc_id, prompt=c.prompt if c.prompt is not None else b.prompt,
+                                  target=c.target if c.target is not None else b.target,
+                                  baseline=bs, candidate=cs, change=_change(bs, cs, hib)))
+            continue
+        if b is not None:
+            out.append(SampleView(doc_id=doc_id, prompt=b.prompt, target=b.target, baseline=_side(b, key),
+                                  change="only_baseline"))
+        if c is not None:
+            out.append(SampleView(doc_id=doc_id, prompt=c.prompt, target=c.target, candidate=_side(c, key),
+                                  change="only_candidate"))
+    return out
+
+
+def _limited(samples: list[SampleView], limit: int | None) -> list[SampleView]:
+    """At most `limit` samples, changed pairs first, then in document order."""
+    if limit is None or len(samples) <= limit:
+        return samples
+    rank = {c: i for i, c in enumerate(CHANGES)}
+    chosen = sorted(range(len(samples)), key=lambda i: (rank[samples[i].change], i))[:limit]
+    return [samples[i] for i in sorted(chosen)]
+
+
+def task_section(task: str, origin: TaskOrigin | None, have_contract: bool, decision: Decision,
+                 baseline: TaskResult | None, candidate: TaskResult | None,
+                 overrides: dict[str, bool], sample_limit: int | None) -> TaskSection:
+    """One leaf task's section; samples only when the task's split allows showing them."""
+    results = [r for r in (baseline, candidate) if r is not None]
+    key = drill_key(task, origin, decision, results)
+    hib = True
+    if key:
+        hib = overrides.get(f"{task}/{key[0]}/{key[1]}", higher_is_better(key[0]))
+    pairs = pair_samples(baseline, candidate, key, hib)
+    counts = {c: 0 for c in CHANGES}
+    for pair in pairs:
+        counts[pair.change] += 1
+    reason = withheld_reason(origin, have_contract)
+    protocol = results[-1].protocol.model_dump(mode="json", exclude_defaults=True) if results else {}
+    return TaskSection(
+        task=task, suite_task=origin.suite_task if origin else None,
+        split=origin.split if origin else None, visibility=origin.visibility if origin else None,
+        samples_withheld=reason if pairs else None,
+        n_baseline=baseline.n_samples or len(baseline.samples) if baseline else 0,
+        n_candidate=candidate.n_samples or len(candidate.samples) if candidate else 0,
+        metrics=task_metrics(task, baseline, candidate, overrides),
+        drill_metric=f"{key[0]}/{key[1]}" if key else None, drill_higher_is_better=hib,
+        counts=counts, samples=[] if reason else _limited(pairs, sample_limit),
+        samples_total=len(pairs), protocol=protocol)

@@ -1,0 +1,114 @@
+"""Inline SVG drawn in Python (no chart library, no external resources): CI bars and the radar.
+
+Every piece of text that reaches the markup goes through markupsafe.escape.
+"""
+
+from __future__ import annotations
+
+import math
+
+from markupsafe import Markup, escape
+
+from rlgate.engine.models import GateVerdict
+from rlgate.report import fmt
+from rlgate.report.model import RadarAxis
+
+COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "nodata": "#6e7781", "error": "#9a6700"}
+
+
+def _thresholds(gate: GateVerdict) -> list[float]:
+    """Threshold positions on the delta axis (signed as the delta is)."""
+    sign = 1.0 if gate.higher_is_better else -1.0
+    out = []
+    if "max_drop" in gate.threshold:
+        out.append(-sign * gate.threshold["max_drop"])
+    if "min_delta" in gate.threshold:
+        out.append(sign * gate.threshold["min_delta"])
+    return [t for t in out if math.isfinite(t)]
+
+
+def ci_bar(gate: GateVerdict, width: int = 168, height: int = 24) -> Markup:
+    """The delta with its confidence interval against zero and the gate's threshold."""
+    if gate.delta is None or not math.isfinite(gate.delta):
+        return Markup("")
+    bounded = fmt.gate_bounded(gate)
+    points = [gate.delta, *(gate.ci or ()), *_thresholds(gate)]
+    extent = max([abs(p) for p in points if math.isfinite(p)] + [1e-9]) * 1.15
+    half, mid, pad = width / 2, width / 2, 6.0
+
+    def x(v: float) -> float:
+        return round(mid + max(-1.0, min(1.0, v / extent)) * (half - pad), 2)
+
+    colour = COLOURS.get(gate.verdict, "#6e7781")
+    desc = f"delta {fmt.gate_delta(gate)}"
+    parts = [f'<svg class="cibar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+             f'role="img" aria-label="{escape(desc)}"><title>{escape(desc)}</title>',
+             f'<line x1="{mid}" y1="2" x2="{mid}" y2="{height - 2}" stroke="#8c959f" stroke-width="1"/>']
+    for t in _thresholds(gate):
+        parts.append(f'<line x1="{x(t)}" y1="1" x2="{x(t)}" y2="{height - 1}" stroke="#bf8700" '
+                     'stroke-width="1.5" stroke-dasharray="3,2"/>')
+    cy = height / 2
+    if gate.ci is not None and all(math.isfinite(v) for v in gate.ci):
+        lo, hi = x(gate.ci[0]), x(gate.ci[1])
+        parts.append(f'<line x1="{lo}" y1="{cy}" x2="{hi}" y2="{cy}" stroke="{colour}" stroke-width="3" '
+                     'stroke-linecap="round" opacity="0.55"/>')
+        for end in (lo, hi):
+            parts.append(f'<line x1="{end}" y1="{cy - 5}" x2="{end}" y2="{cy + 5}" stroke="{colour}" '
+                         'stroke-width="1.5"/>')
+    parts.append(f'<circle cx="{x(gate.delta)}" cy="{cy}" r="4" fill="{colour}"/>')
+    span = extent / 1.15
+    scale_label = f"±{100 * span:.1f} pp" if bounded else f"±{span:.3g}"
+    parts.append(f'<text x="{width - 2}" y="{height - 1}" font-size="8" text-anchor="end" fill="#6e7781">'
+                 f'{escape(scale_label)}</text></svg>')
+    return Markup("".join(parts))
+
+
+def axis_labels(axes: list[RadarAxis]) -> list[str]:
+    """Short axis labels: the task, or task/metric where a task has several axes."""
+    tasks = [a.ref.split("/")[0] for a in axes]
+    labels = [t if tasks.count(t) == 1 else "/".join(a.ref.split("/")[:2]) for t, a in zip(tasks, axes, strict=True)]
+    return [label if labels.count(label) == 1 else a.ref for label, a in zip(labels, axes, strict=True)]
+
+
+def _short(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def radar(axes: list[RadarAxis], size: int = 420, margin: int = 105) -> Markup:
+    """Baseline and candidate polygons on 0–100 axes (higher is better on every axis)."""
+    if len(axes) < 3:
+        return Markup("")
+    width = size + 2 * margin
+    cx, cy = width / 2, size / 2
+    radius = size / 2 - 50
+    n = len(axes)
+
+    def point(i: int, v: float | None) -> tuple[float, float]:
+        angle = -math.pi / 2 + 2 * math.pi * i / n
+        r = radius * max(0.0, min(100.0, v or 0.0)) / 100
+        return round(cx + r * math.cos(angle), 2), round(cy + r * math.sin(angle), 2)
+
+    parts = [f'<svg class="radar" width="{width}" height="{size}" viewBox="0 0 {width} {size}" role="img" '
+             f'aria-label="capability radar, {n} metrics"><title>capability radar: candidate (blue) vs '
+             'baseline (grey), 0–100, higher is better</title>']
+    for ring in (25, 50, 75, 100):
+        ring_pts = " ".join(f"{px},{py}" for px, py in (point(i, ring) for i in range(n)))
+        parts.append(f'<polygon points="{ring_pts}" fill="none" stroke="#d0d7de" stroke-width="1"/>')
+        rx, ry = point(0, ring)
+        parts.append(f'<text x="{rx + 3}" y="{ry + 3}" font-size="9" fill="#8c959f">{ring}</text>')
+    for i, (axis, label) in enumerate(zip(axes, axis_labels(axes), strict=True)):
+        ex, ey = point(i, 100)
+        parts.append(f'<line x1="{cx}" y1="{cy}" x2="{ex}" y2="{ey}" stroke="#d0d7de" stroke-width="1"/>')
+        angle = -math.pi / 2 + 2 * math.pi * i / n
+        lx, ly = cx + (radius + 12) * math.cos(angle), cy + (radius + 12) * math.sin(angle)
+        anchor = "start" if math.cos(angle) > 0.3 else "end" if math.cos(angle) < -0.3 else "middle"
+        dy = 4 if abs(math.sin(angle)) < 0.7 else (12 if math.sin(angle) > 0 else -4)
+        parts.append(f'<text x="{lx:.1f}" y="{ly + dy:.1f}" font-size="11" text-anchor="{anchor}" '
+                     f'fill="#24292f"><title>{escape(axis.ref)}</title>{escape(_short(label))}</text>')
+    for values, stroke, fill, dash in (([a.baseline for a in axes], "#6e7781", "#6e7781", ' stroke-dasharray="4,3"'),
+                                       ([a.candidate for a in axes], "#0969da", "#0969da", "")):
+        pts = " ".join(f"{px},{py}" for px, py in (point(i, v) for i, v in enumerate(values)))
+        parts.append(f'<polygon points="{pts}" fill="{fill}" fill-opacity="0.14" stroke="{stroke}" '
+                     f'stroke-width="2"{dash}/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
