@@ -15,6 +15,7 @@ from rlgate.errors import InputError
 if TYPE_CHECKING:
     from rlgate.contract.loader import ResolvedContract, ResolvedTask
     from rlgate.results.models import RunResult
+    from rlgate.store.history import CheckpointHistory
 
 PRIVATE = "release_gate_only"
 
@@ -92,3 +93,33 @@ def consult_budget_warnings(resolved: ResolvedContract, counts: Mapping[str, int
                        f"over its consult_budget of {budget}: its scores are at risk of being tuned to; "
                        "refresh the private set or stop consulting it until release")
     return out
+
+
+CONSULT_KEY = "private_consultations:"
+
+
+def training_run_of(resolved: ResolvedContract, explicit: str | None = None) -> str:
+    """The training run consultations are counted against: explicit, the contract's monitor setting, or 'default'."""
+    if explicit:
+        return explicit
+    monitor = resolved.contract.monitor
+    return monitor.training_run if monitor is not None and monitor.training_run else "default"
+
+
+def record_consultations(history: CheckpointHistory, resolved: ResolvedContract, training_run: str,
+                         tasks: Sequence[str] | None = None) -> tuple[dict[str, int], list[str]]:
+    """Count one consultation of each private task evaluated (all when `tasks` is None); return counts and warnings.
+
+    Called by `rlgate check` / `rlgate gate` each time a private split is scored for a decision.
+    """
+    counts: dict[str, int] = {}
+    for task in resolved.tasks:
+        if is_private(task) and (tasks is None or task.name in tasks):
+            counts[task.name] = history.bump_counter(training_run, CONSULT_KEY + task.name)
+    return counts, consult_budget_warnings(resolved, counts, training_run)
+
+
+def consultation_counts(history: CheckpointHistory, training_run: str) -> dict[str, int]:
+    """How often each private task has been consulted in a training run."""
+    return {key[len(CONSULT_KEY):]: value for key, value in history.counters(training_run).items()
+            if key.startswith(CONSULT_KEY)}

@@ -1,0 +1,143 @@
+"""Private-split discipline: refusal in iteration mode, consultation budget, and benchmark versions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from badcase_helpers import one_task_run
+
+from rlgate.badcases.discipline import (
+    check_iteration_access,
+    consultation_counts,
+    iteration_tasks,
+    private_leaf_tasks,
+    record_consultations,
+    without_private_samples,
+)
+from rlgate.badcases.versioning import (
+    MANIFEST_KEY,
+    anchor_shifts,
+    benchmark_versions,
+    check_versions,
+    load_anchor_set,
+)
+from rlgate.contract.loader import ResolvedContract, load_contract
+from rlgate.errors import InputError
+from rlgate.results.models import RunResult, SampleRecord
+from rlgate.store.history import CheckpointHistory
+
+CONTRACT = """\
+schema_version: 1
+name: private_demo
+baseline: {checkpoint: base-model}
+splits:
+  dev: {visibility: iteration}
+  secret: {visibility: release_gate_only, consult_budget: 2}
+suites:
+  - schema_version: 1
+    name: core
+    version: "3"
+    tasks:
+      - {task: gsm8k, split: dev}
+      - {task: mmlu_pro, split: secret, version: "2024-06"}
+gates:
+  primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.0}
+"""
+
+
+@pytest.fixture()
+def resolved(tmp_path: Path) -> ResolvedContract:
+    path = tmp_path / "contract.yaml"
+    path.write_text(CONTRACT, encoding="utf-8")
+    return load_contract(path)
+
+
+def test_iteration_mode_refuses_private_tasks(resolved: ResolvedContract) -> None:
+    check_iteration_access(resolved, ["gsm8k"])
+    with pytest.raises(InputError) as caught:
+        check_iteration_access(resolved, ["gsm8k", "mmlu_pro"])
+    text = str(caught.value)
+    assert "'mmlu_pro' (split 'secret') is release_gate_only" in text and "rlgate check" in text
+    assert "evaluate only the other tasks (gsm8k)" in text
+    with pytest.raises(InputError):
+        check_iteration_access(resolved)
+    assert [t.name for t in iteration_tasks(resolved)] == ["gsm8k"]
+
+
+def test_private_leaves_expand_groups_and_lose_their_samples(resolved: ResolvedContract) -> None:
+    sample = SampleRecord(doc_id=0, doc_hash="h", prompt="secret question")
+    run = one_task_run("m", "mmlu_pro_law", [sample])
+    run.groups = {"mmlu_pro": ["mmlu_pro_law"]}
+    private = private_leaf_tasks(resolved, [run])
+    assert private == {"mmlu_pro", "mmlu_pro_law"}
+    stripped = without_private_samples(run, private)
+    assert stripped.tasks["mmlu_pro_law"].samples == [] and run.tasks["mmlu_pro_law"].samples
+    assert private_leaf_tasks(None, [run], visibility={"mmlu_pro": "release_gate_only"}) == private
+
+
+def test_consultations_are_counted_per_training_run_and_warned_past_budget(resolved: ResolvedContract,
+                                                                           tmp_path: Path) -> None:
+    history = CheckpointHistory(tmp_path / "history.sqlite")
+    for expected in (1, 2):
+        counts, warnings = record_consultations(history, resolved, "grpo-run-7")
+        assert counts == {"mmlu_pro": expected} and warnings == []
+    counts, warnings = record_consultations(history, resolved, "grpo-run-7")
+    assert counts == {"mmlu_pro": 3}
+    [warning] = warnings
+    assert "consulted 3 times in training run 'grpo-run-7', over its consult_budget of 2" in warning
+    assert record_consultations(history, resolved, "other-run")[0] == {"mmlu_pro": 1}
+    assert record_consultations(history, resolved, "grpo-run-7", tasks=["gsm8k"])[0] == {}
+    assert consultation_counts(history, "grpo-run-7") == {"mmlu_pro": 3}
+
+
+def _versioned(versions: dict[str, str]) -> RunResult:
+    run = one_task_run("m", "gsm8k", [])
+    run.provenance.manifest = {MANIFEST_KEY: versions}
+    return run
+
+
+def test_runs_on_different_benchmark_versions_are_never_compared_silently(resolved: ResolvedContract) -> None:
+    recorded = benchmark_versions(resolved)
+    assert recorded == {"gsm8k": "core@3", "mmlu_pro": "core@3/mmlu_pro@2024-06"}
+    same = check_versions(_versioned(recorded), _versioned(recorded))
+    assert same.differences == [] and not same.allowed
+    newer = dict(recorded, mmlu_pro="core@3/mmlu_pro@2024-09")
+    with pytest.raises(InputError, match=r"different benchmark versions.*mmlu_pro: baseline core@3/mmlu_pro@2024-06"):
+        check_versions(_versioned(recorded), _versioned(newer))
+    allowed = check_versions(_versioned(recorded), _versioned(newer), allow=True)
+    assert allowed.allowed and len(allowed.differences) == 1
+    assert check_versions(one_task_run("a", "gsm8k", []), _versioned(recorded)).differences == []
+
+
+def _scored(task: str, correct: list[bool], prefix: str) -> list[SampleRecord]:
+    return [SampleRecord(doc_id=i, doc_hash=f"{prefix}{i}", filtered={"none": "x"},
+                         scores={"none": {"acc": float(ok)}}) for i, ok in enumerate(correct)]
+
+
+def test_anchor_set_flags_a_difficulty_change(tmp_path: Path) -> None:
+    anchors = [True] * 70 + [False] * 30  # the same 100 anchor documents in both versions
+    old = one_task_run("m", "arc", _scored("arc", anchors, "a") + [
+        s.model_copy(update={"doc_id": s.doc_id + 100}) for s in _scored("arc", [True] * 70 + [False] * 30, "old")])
+    harder = one_task_run("m", "arc", _scored("arc", anchors, "a") + [
+        s.model_copy(update={"doc_id": s.doc_id + 100}) for s in _scored("arc", [True] * 35 + [False] * 65, "new")])
+    file = tmp_path / "anchors.json"
+    file.write_text(json.dumps({"schema_version": 1, "tasks": {"arc": [f"a{i}" for i in range(100)]}}))
+    anchor_set = load_anchor_set(file)
+    [shift] = anchor_shifts(old, harder, anchor_set)
+    assert shift.flagged and shift.anchor_delta == 0 and shift.difficulty_shift == pytest.approx(-0.35)
+    assert "harder" in shift.text
+    [stable] = anchor_shifts(old, old, anchor_set)
+    assert not stable.flagged and stable.difficulty_shift == 0
+
+
+def test_bad_anchor_files_are_input_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="does not exist"):
+        load_anchor_set(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text('{"tasks": ')
+    with pytest.raises(InputError, match="not valid JSON"):
+        load_anchor_set(tmp_path / "bad.json")
+    (tmp_path / "empty.json").write_text('{"tasks": {}}')
+    with pytest.raises(InputError):
+        load_anchor_set(tmp_path / "empty.json")
