@@ -16,9 +16,10 @@ def monitor(
     logs: Annotated[list[Path] | None, typer.Argument(
         help="training logs: trainer_state.json, verl JSONL or console log, TensorBoard run folder, CSV/JSONL "
              "(default: the contract's monitor.logs)")] = None,
-    contract: Annotated[Path | None, typer.Option(help="contract whose monitor section sets policy and history")] = None,
+    contract: Annotated[Path | None, typer.Option(
+        help="contract whose monitor section sets policy and history")] = None,
     out: Annotated[Path, typer.Option(help="folder for monitor.json")] = Path("rlgate-out"),
-    format: Annotated[str, typer.Option(  # noqa: A002  (the user-facing option is --format)
+    format: Annotated[str, typer.Option(
         help="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | csv | jsonl")] = "auto",
 ) -> None:
     """Check training logs for failure signals; exit 0 none or notes, 3 warning, 1 critical, 2 unreadable log."""

@@ -42,7 +42,8 @@ def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: Monit
                 training_run: str | None = None, plots: bool = True) -> MonitorReport:
     """Read every log, run every rule, and build the report. Damaged logs are kept partially and listed."""
     if not paths:
-        raise InputError("no training logs given", field="LOGS", fix="pass log files, or set monitor.logs in the contract")
+        raise InputError("no training logs given", field="LOGS",
+                         fix="pass log files, or set monitor.logs in the contract")
     policy = policy or MonitorPolicy()
     evaluated = []
     drawn = []

@@ -121,7 +121,8 @@ def reward_up_private_down(history: Sequence[CheckpointRecord], targets: History
         scored = [r for r in history if metric in r.metrics]
         best = max(scored, key=lambda r: _signed(r.metrics[metric], hib))
         finding = make("reward_up_private_down", "reward", cfg,
-                       f"training reward rose {fmt(prev.metrics[targets.reward])} -> {fmt(last.metrics[targets.reward])}"
+                       f"training reward rose {fmt(prev.metrics[targets.reward])} -> "
+                       f"{fmt(last.metrics[targets.reward])}"
                        f" but private-split {metric} fell {fmt(prev.metrics[metric])} -> {fmt(last.metrics[metric])}:"
                        f" roll back to {best.checkpoint} ({metric} {fmt(best.metrics[metric])})",
                        window=(prev.step, last.step),

@@ -8,6 +8,7 @@ finding's message as a tooltip (<title>).
 from __future__ import annotations
 
 from html import escape
+from itertools import pairwise
 
 import numpy as np
 
@@ -29,7 +30,7 @@ def _reduce(steps: np.ndarray, values: np.ndarray, columns: int) -> tuple[np.nda
     edges = np.linspace(0, steps.size, columns + 1).astype(int)
     xs: list[float] = []
     ys: list[float] = []
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
+    for a, b in pairwise(edges):
         if b <= a:
             continue
         chunk = values[a:b]

@@ -198,7 +198,7 @@ class Rules(_Strict):
 class MonitorPolicy(_Strict):
     """Every monitor threshold; `gates/monitor_default.yaml` spells out the defaults with sources."""
 
-    schema_version: Literal[1] = MONITOR_POLICY_VERSION
+    schema_version: Literal[1] = 1
     name: str = "monitor_default"
     description: str = ""
     window: WindowConfig = Field(default_factory=WindowConfig)

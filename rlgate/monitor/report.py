@@ -80,7 +80,7 @@ class Diagnosis(_Model):
 
 
 class MonitorReport(_Model):
-    schema_version: Literal[1] = MONITOR_REPORT_VERSION
+    schema_version: Literal[1] = 1
     policy: str = Field(description="name or path of the threshold policy used")
     logs: list[LogSummary]
     findings: list[Finding]
@@ -112,7 +112,8 @@ def series_info(s: Series) -> SeriesInfo:
     finite = s.values[np.isfinite(s.values)]
     return SeriesInfo(name=s.name, source_key=s.source_key, points=len(s), first_step=s.first_step,
                       last_step=s.last_step, first=_float(s.values[0]), last=_float(s.values[-1]),
-                      min=float(finite.min()) if finite.size else None, max=float(finite.max()) if finite.size else None,
+                      min=float(finite.min()) if finite.size else None,
+                      max=float(finite.max()) if finite.size else None,
                       non_finite=int(s.values.size - finite.size))
 
 

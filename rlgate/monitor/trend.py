@@ -26,7 +26,7 @@ class Windows:
     bins: int = 200
 
     def size(self, n: int) -> int:
-        return max(1, min(n, max(self.min_points, int(round(self.fraction * n)))))
+        return max(1, min(n, max(self.min_points, round(self.fraction * n))))
 
 
 @dataclass(frozen=True)
@@ -97,10 +97,7 @@ def change(series: Series, windows: Windows) -> Change | None:
     first, last = float(np.median(head)), float(np.median(tail))
     noise = MAD_TO_SD * np.hypot(mad(head), mad(tail)) * np.sqrt(np.pi / 2.0) / np.sqrt(w)
     delta = last - first
-    if noise > 0:
-        z = delta / noise
-    else:
-        z = float(np.sign(delta)) * float("inf") if delta else 0.0
+    z = delta / noise if noise > 0 else (float(np.sign(delta)) * float("inf") if delta else 0.0)
     xs, ys = bin_medians(s, windows.bins)
     return Change(first, last, delta, float(z), spearman(xs, ys),
                   (int(s.steps[0]), int(s.steps[w - 1])), (int(s.steps[n - w]), int(s.steps[-1])))

@@ -27,7 +27,7 @@ def line_chunks(handle: IO[bytes], size: int = CHUNK_LINES) -> Iterator[tuple[in
     chunk: list[bytes] = []
     first = 1
     number = 0
-    for number, line in enumerate(handle, start=1):  # noqa: B007  (number is used after the loop)
+    for number, line in enumerate(handle, start=1):
         chunk.append(line)
         if len(chunk) >= size:
             yield first, chunk

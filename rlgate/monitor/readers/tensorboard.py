@@ -73,7 +73,7 @@ def _read_file(path: Path, builder: SeriesBuilder, problems: list[ReadProblem]) 
     consumed = 0
     index = 0
     simple_kind = "simple_value"
-    for index, record in enumerate(RawEventFileLoader(str(path)).Load(), start=1):  # noqa: B007
+    for index, record in enumerate(RawEventFileLoader(str(path)).Load(), start=1):
         try:
             event = event_pb2.Event.FromString(record)
         except DecodeError:

@@ -56,7 +56,8 @@ def _validation(text: str, path: Path, number: int, last_step: int | None, build
     for key, value in values.items():
         # Use the key the step lines use for the same score (`val/test_score/...` or `test_score/...`), and
         # never override a value a step line gave for the same step.
-        name = f"val/{key}" if f"val/{key}" in builder.keys() else str(key)
+        seen = builder.keys()
+        name = f"val/{key}" if f"val/{key}" in seen else str(key)
         if not builder.has_point(name, step):
             builder.add_many(step, {name: value})
 

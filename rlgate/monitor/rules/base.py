@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rlgate.monitor.findings import FaultDomain, Finding, Severity
@@ -55,8 +55,8 @@ class Rule:
 
 
 def make(rule: str, domain: FaultDomain, cfg: RuleConfig, message: str, *, severity: Severity | None = None,
-         window: tuple[int, int] | None = None, values: dict[str, float | str | None] | None = None,
-         threshold: dict[str, float | str | None] | None = None, metrics: list[str] | None = None,
+         window: tuple[int, int] | None = None, values: Mapping[str, float | str | None] | None = None,
+         threshold: Mapping[str, float | str | None] | None = None, metrics: list[str] | None = None,
          source: str | None = None) -> Finding:
     """A finding with the rule's configured severity unless the rule asks for another (info notes)."""
     return Finding(rule=rule, domain=domain, severity=severity or cfg.severity, message=message,
