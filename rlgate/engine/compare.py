@@ -84,7 +84,7 @@ def compare_paired(baseline: np.ndarray, candidate: np.ndarray, *, binary: bool,
 def compare_unpaired(baseline: float, baseline_se: float, candidate: float, candidate_se: float, n: int, *,
                      level: float) -> Comparison:
     """Unpaired z-test from reported means and standard errors (no per-sample results logged)."""
-    from scipy.stats import norm
+    from scipy.special import ndtr
 
     delta = candidate - baseline
     se = math.sqrt(baseline_se**2 + candidate_se**2)
@@ -93,8 +93,8 @@ def compare_unpaired(baseline: float, baseline_se: float, candidate: float, cand
         p_greater = 0.0 if delta > 0 else 1.0
         p_less = 0.0 if delta < 0 else 1.0
     else:
-        p_greater = float(norm.sf(delta / se))
-        p_less = float(norm.cdf(delta / se))
+        p_greater = float(ndtr(-delta / se))
+        p_less = float(ndtr(delta / se))
     return Comparison(
         n=n, binary=False, baseline=baseline, candidate=candidate, delta=delta,
         ci=(delta - z * se, delta + z * se), ci_level=level, p_greater=p_greater, p_less=p_less,

@@ -125,7 +125,8 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
         big, sig = drop > limit, p_adjusted < cfg.alpha
         ok = not (big and sig)
         mde = _mde(comp, cfg.alpha / max(family, 1), cfg.power)
-        size = (f"drop {fmt.delta(drop, key.metric)} {'>' if big else '<='} max_drop {fmt.delta(limit, key.metric)}"
+        size = (f"drop {fmt.delta(drop, key.metric).lstrip('+')} {'>' if big else '<='} max_drop "
+                f"{fmt.delta(limit, key.metric).lstrip('+')}"
                 if drop > 0 else f"no drop ({fmt.delta(improvement, key.metric)})")
         why = f"{size}, Holm-adjusted one-sided {fmt.p(p_adjusted)} {'<' if sig else '>='} alpha {cfg.alpha:g}"
     verdict: Verdict = "pass" if ok else "fail"

@@ -1,0 +1,61 @@
+"""`rlgate gate`: decide on stored lm-eval results (no model is run; torch and lm_eval are never imported)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a decision."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@app.command()
+@handles_input_errors
+def gate(
+    contract: Annotated[Path, typer.Argument(help="contract YAML file")],
+    candidate: Annotated[Path, typer.Option(help="lm-eval output folder of the candidate (run with --log_samples)")],
+    baseline: Annotated[Path | None, typer.Option(
+        help="lm-eval output folder of the baseline (default: the contract's baseline.results)")] = None,
+    out: Annotated[Path, typer.Option(help="folder for decision.json and summary.md")] = Path("rlgate-out"),
+    seed: Annotated[int, typer.Option(help="seed of the bootstrap resampling")] = 0,
+) -> None:
+    """Gate a candidate against its baseline on stored lm-eval results; exit 0 release, 1 block, 3 research_only."""
+    from rlgate.contract.loader import load_contract
+    from rlgate.engine.decision import decide
+    from rlgate.engine.summary import decision_markdown, decision_table
+    from rlgate.results.lmeval_folder import read_lmeval_folder
+
+    resolved = load_contract(contract)
+    baseline_dir = baseline or resolved.baseline_results
+    # Without a baseline the comparative gates are nodata (never release); hard gates still apply.
+    base_run = read_lmeval_folder(baseline_dir) if baseline_dir is not None else None
+    cand_run = read_lmeval_folder(candidate)
+    decision = decide(
+        resolved.gates, base_run, cand_run, seed=seed, contract_name=resolved.name,
+        allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
+        contract_hash=hashlib.sha256(resolved.path.read_bytes()).hexdigest(),
+    )
+    _write_atomic(out / "decision.json", decision.model_dump_json(indent=2) + "\n")
+    _write_atomic(out / "summary.md", decision_markdown(decision))
+    typer.echo(decision_table(decision))
+    for warning in decision.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    typer.echo(f"wrote {out / 'decision.json'} and {out / 'summary.md'}")
+    raise typer.Exit(DECISION_EXIT[decision.decision])

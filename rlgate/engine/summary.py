@@ -1,0 +1,91 @@
+"""Plain-text views of a Decision: the terminal table and the Markdown summary `rlgate gate` writes.
+
+The full reports (HTML, job summary, JUnit) are the report layer's; these are the minimal,
+dependency-free views. Model and user text never reaches them except gate names and metric
+names, which are escaped for Markdown tables.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rlgate.engine import fmt
+from rlgate.engine.models import Decision, GateVerdict
+
+_MARK = {"pass": "PASS", "fail": "FAIL", "nodata": "NODATA", "error": "ERROR"}
+
+
+def _p(gate: GateVerdict) -> str:
+    p = gate.p_adjusted if gate.p_adjusted is not None else gate.p_value
+    if p is None or math.isnan(p):
+        return "-"
+    return f"{p:.2g}" if p >= 1e-4 else "<1e-4"
+
+
+def _row(gate: GateVerdict) -> list[str]:
+    metric = gate.metric.split("/")[1] if gate.metric.count("/") >= 1 else gate.metric
+    ci = f"[{fmt.delta(gate.ci[0], metric)}, {fmt.delta(gate.ci[1], metric)}]" if gate.ci and gate.delta is not None \
+        else ""
+    return [
+        gate.kind,
+        gate.name,
+        fmt.value(gate.baseline, metric) if gate.baseline is not None else "-",
+        fmt.value(gate.candidate, metric) if gate.candidate is not None else "-",
+        fmt.delta(gate.delta, metric) if gate.delta is not None else "-",
+        ci or "-",
+        _p(gate),
+        fmt.delta(gate.mde, metric).lstrip("+") if gate.mde is not None and math.isfinite(gate.mde) else "-",
+        str(gate.n) if gate.n is not None else "-",
+        _MARK[gate.verdict],
+    ]
+
+
+HEADER = ["kind", "gate", "baseline", "candidate", "delta", "CI", "p", "MDE", "n", "verdict"]
+
+
+def decision_table(decision: Decision) -> str:
+    """A fixed-width table for the terminal, then the decision line."""
+    rows = [HEADER, *(_row(g) for g in decision.gates)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("")
+    lines.append(f"decision: {decision.decision.upper()}  ({decision.summary})")
+    return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    """Escape text for a Markdown table cell: no raw HTML, pipes or line breaks."""
+    out = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    for ch in "`*_[]":
+        out = out.replace(ch, "\\" + ch)
+    return " ".join(out.split())
+
+
+def decision_markdown(decision: Decision) -> str:
+    """The plain Markdown summary: decision, gate table, reasons, pairing and warnings."""
+    lines = [f"# rlgate decision: **{decision.decision}**", "", _md(decision.summary), "",
+             f"Contract `{decision.contract}` · alpha {decision.alpha:g} · seed {decision.seed} · "
+             f"{decision.engine_version}", ""]
+    lines.append("| " + " | ".join(HEADER) + " |")
+    lines.append("|" + "---|" * len(HEADER))
+    for gate in decision.gates:
+        cells = _row(gate)
+        cells[1] = _md(cells[1])
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "## Reasons", ""]
+    lines += [f"- **{_md(g.name)}** ({g.kind}, {g.test or 'n/a'}): {_md(g.reason)}" for g in decision.gates]
+    if decision.pairing:
+        lines += ["", "## Pairing", ""]
+        for p in decision.pairing:
+            lines.append(f"- {_md(p.task)}: {p.paired} paired, {p.only_baseline} baseline-only, "
+                         f"{p.only_candidate} candidate-only, {p.document_mismatch} changed documents")
+    if decision.protocol_differences:
+        lines += ["", "## Protocol differences (allowed by the contract)", ""]
+        lines += [f"- {_md(d)}" for d in decision.protocol_differences]
+    if decision.warnings:
+        lines += ["", "## Warnings", ""]
+        lines += [f"- {_md(w)}" for w in decision.warnings]
+    lines += ["", "## Inputs", ""]
+    lines += [f"- {r.role}: `{r.source}`" + (f" ({_md(r.model)})" if r.model else "") for r in decision.inputs]
+    return "\n".join(lines) + "\n"
