@@ -5,6 +5,7 @@ from __future__ import annotations
 from rlgate.cli import contract_cmds  # noqa: F401  (registers validate, schema, init)
 from rlgate.cli import gate_cmd  # noqa: F401  (registers gate)
 from rlgate.cli import monitor_cmd  # noqa: F401  (registers monitor)
+from rlgate.cli import report_cmd  # noqa: F401  (registers report)
 from rlgate.cli.common import app
 
 
