@@ -288,6 +288,18 @@ class MonitorSpec(StrictModel):
     training_run: str | None = None
 
 
+# --------------------------------------------------------------------------- contamination
+class ContaminationSpec(StrictModel):
+    """Training data to check the eval documents against; `max_rate` makes it a hard gate."""
+
+    train_files: list[str] = Field(default_factory=list, description="training JSONL/text files (relative paths)")
+    ngram: int = Field(13, ge=3, le=64, description="n-gram length in normalised tokens (13 as in GPT-3 / lm-eval)")
+    max_rate: float | None = Field(
+        None, ge=0.0, le=1.0, description="block when a task's share of contaminated documents exceeds this"
+    )
+    text_field: str | None = Field(None, description="JSON field holding the training text (default: all strings)")
+
+
 # --------------------------------------------------------------------------- contract
 class Contract(StrictModel):
     """What a checkpoint must show to ship, and under which protocol it is measured."""
@@ -306,3 +318,4 @@ class Contract(StrictModel):
     allow_protocol_mismatch: bool = Field(False, description="compare runs made under different protocols")
     monitor: MonitorSpec | None = None
     judge: JudgeSpec | None = Field(None, description="default judge policy of every task (rule, llm, ...)")
+    contamination: ContaminationSpec | None = Field(None, description="n-gram overlap of eval vs training data")
