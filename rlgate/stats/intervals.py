@@ -27,4 +27,6 @@ def wilson_interval(successes: float, n: int, level: float = 0.95) -> tuple[floa
     denom = 1.0 + z2 / n
     center = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return (max(0.0, center - half), min(1.0, center + half))
+    lower = 0.0 if p == 0.0 else max(0.0, center - half)
+    upper = 1.0 if p == 1.0 else min(1.0, center + half)
+    return (lower, upper)
