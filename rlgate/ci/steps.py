@@ -144,7 +144,7 @@ def run_report(env: Mapping[str, str], stream: TextIO) -> int:
     if artifact:
         where = f" of [this run]({run_url})" if run_url else ""
         markdown = markdown.rstrip("\n") + (
-            f"\n\nFull report: `report.html` in the artifact **{artifact}**{where}.\n")
+            f"\n\nArtifact **{artifact}**{where}: report.html, report.md, decision.json, junit.xml.\n")
     append_summary(truncate_summary(markdown, "*(truncated: the full report is in the artifact)*"), env)
 
     contract = env.get("RLGATE_CI_CONTRACT", "").strip()
