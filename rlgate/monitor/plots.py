@@ -98,8 +98,8 @@ def plots_for(log: TrainingLog, findings: list[Finding]) -> list[Plot]:
     """Plots of the key curves present in the log, plus any curve a finding points at."""
     names = [n for n in KEY_CURVES if n != "val_score" and n in log.metrics]
     names[1:1] = sorted(n for n in log.metrics if n.startswith("val_score/"))
-    flagged = [m for f in findings for m in f.metrics if m in log.metrics and m not in names]
-    chosen = list(dict.fromkeys([*[m for f in findings for m in f.metrics if m in names], *names, *flagged]))
+    flagged = [m for f in sorted(findings, key=lambda f: f.rank) for m in f.metrics if m in log.metrics]
+    chosen = list(dict.fromkeys([*flagged, *names]))
     out = []
     for name in chosen[:MAX_PLOTS]:
         series = log.metrics[name]

@@ -1,0 +1,94 @@
+"""`rlgate monitor`: output, monitor.json, exit codes by severity, contract settings and history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from monitor_helpers import healthy_rows, write_verl_jsonl
+from typer.testing import CliRunner
+
+from rlgate.cli.app import app
+from rlgate.store.history import CheckpointHistory
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["monitor", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_healthy_log_exits_0_and_writes_monitor_json(tmp_path: Path) -> None:
+    log = write_verl_jsonl(tmp_path / "m.jsonl", healthy_rows(120))
+    code, out, _ = invoke(str(log), "--out", str(tmp_path / "out"))
+    assert code == 0, out
+    assert "verl_jsonl, 120 logged steps" in out and "reward_mean<-critic/score/mean" in out
+    assert "other keys kept: timing_s/step" in out
+    data = json.loads((tmp_path / "out" / "monitor.json").read_text())
+    assert data["schema_version"] == 1 and data["severity"] in (None, "info")
+
+
+def test_warning_exits_3_and_critical_exits_1(tmp_path: Path) -> None:
+    rows = healthy_rows(120)
+    for i, row in enumerate(rows):
+        row["response_length/clip_ratio"] = 0.3
+        row["response_length/mean"] = 300.0 + i
+    code, out, _ = invoke(str(write_verl_jsonl(tmp_path / "w.jsonl", rows)), "--out", str(tmp_path / "o1"))
+    assert code == 3 and "WARNING  truncation_high [configuration]" in out
+    rows[60]["actor/grad_norm"] = float("nan")
+    code, out, _ = invoke(str(write_verl_jsonl(tmp_path / "c.jsonl", rows)), "--out", str(tmp_path / "o2"))
+    assert code == 1 and "CRITICAL non_finite [infrastructure] steps 61-61" in out
+    assert "diagnosis: infrastructure fault (non_finite)" in out
+
+
+def test_truncated_log_exits_2_names_the_line_and_keeps_the_work(tmp_path: Path) -> None:
+    log = write_verl_jsonl(tmp_path / "m.jsonl", healthy_rows(60))
+    with log.open("a") as handle:
+        handle.write('{"step": 61, "data": {"critic/sco')
+    code, out, err = invoke(str(log), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert f"error: {log}:61:" in err and "truncated JSON line" in err
+    assert "60 logged steps" in out
+    assert json.loads((tmp_path / "out" / "monitor.json").read_text())["logs"][0]["problems"][0]["line"] == 61
+
+
+def test_bad_input_exits_2_without_traceback(tmp_path: Path) -> None:
+    code, _, err = invoke(str(tmp_path / "nope.log"), "--out", str(tmp_path / "out"))
+    assert code == 2 and "log not found" in err and "Traceback" not in err
+    code, _, err = invoke("--out", str(tmp_path / "out"))
+    assert code == 2 and "no training logs given" in err
+
+
+def test_contract_monitor_section_sets_logs_overrides_and_history(tmp_path: Path) -> None:
+    rows = healthy_rows(120)
+    for row in rows:
+        row["critic/score/mean"] *= 2.0  # up to ~1.4: outside the declared [0, 1]
+    write_verl_jsonl(tmp_path / "metrics.jsonl", rows)
+    db = CheckpointHistory(tmp_path / "history.sqlite")
+    db.record("run-1", 100, "ckpt-100", {"gsm8k/answer_parse_failure_rate": 0.01}, "release")
+    db.record("run-1", 200, "ckpt-200", {"gsm8k/answer_parse_failure_rate": 0.04}, "release")
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("""schema_version: 1
+name: monitored
+baseline: {checkpoint: base-model}
+splits: {dev: {visibility: iteration}}
+suites:
+  - {schema_version: 1, name: s, tasks: [{task: gsm8k, split: dev}]}
+gates:
+  primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.0}
+  hard: [{metric: gsm8k/answer_parse_failure_rate, max: 0.05}]
+monitor:
+  logs: [metrics.jsonl]
+  overrides: {reward_out_of_range: {min: 0.0, max: 1.0}}
+  training_run: run-1
+  history: history.sqlite
+""")
+    code, out, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
+    assert code == 1, out + err
+    assert "CRITICAL reward_out_of_range [reward]" in out
+    assert "CRITICAL safety_worse [algorithm] steps 100-200 -> pause_manual_review" in out
+    report = json.loads((tmp_path / "out" / "monitor.json").read_text())
+    assert report["training_run"] == "run-1" and report["policy"].endswith("+ contract overrides")
+    assert np.isclose(report["findings"][0]["threshold"]["max"], 1.0)
