@@ -298,6 +298,9 @@ class ContaminationSpec(StrictModel):
         None, ge=0.0, le=1.0, description="block when a task's share of contaminated documents exceeds this"
     )
     text_field: str | None = Field(None, description="JSON field holding the training text (default: all strings)")
+    min_overlap: float = Field(
+        0.0, ge=0.0, le=1.0, description="share of a document's n-grams that must occur in training (0: any)"
+    )
 
 
 # --------------------------------------------------------------------------- contract
