@@ -13,9 +13,9 @@ from rlgate.monitor.api import run_monitor, write_report
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.gate import monitor_gates
 from rlgate.monitor.plots import plots_for, svg_plot
+from rlgate.monitor.policy import MonitorPolicy
 from rlgate.monitor.report import MonitorReport, build_report
 from rlgate.monitor.rules import evaluate
-from rlgate.monitor.policy import MonitorPolicy
 
 
 def _finding(rule: str, severity: str, domain: str = "algorithm") -> Finding:

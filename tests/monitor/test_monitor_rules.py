@@ -76,8 +76,8 @@ def test_train_val_divergence_on_a_verifiable_reward_is_data_domain() -> None:
 
 
 def test_train_val_divergence_near_miss_drop_within_noise() -> None:
-    log = make_log({"reward_mean": noisy(ramp(0.01, 0.15), 0.005), "val_score/gsm8k": val_points([0.05, 0.06, 0.055,
-                                                                                                   0.05, 0.048, 0.046])})
+    val = val_points([0.05, 0.06, 0.055, 0.05, 0.048, 0.046])
+    log = make_log({"reward_mean": noisy(ramp(0.01, 0.15), 0.005), "val_score/gsm8k": val})
     assert findings_of(log, rule="train_val_divergence") == []
 
 

@@ -43,7 +43,8 @@ def _decision(report: MonitorReport) -> str:
 
 def test_case_1_reward_beyond_range_with_truncation_and_length_blowup_is_reward_domain_and_blocks(
         tmp_path: Path) -> None:
-    """Reward +0.82 -> +3.84 beyond its range, truncation 0.8 % -> 82.5 %, length 4.1k -> 15.3k, accuracy 29 % -> 8 %."""
+    """Reward +0.82 -> +3.84 beyond its range, truncation 0.8 % -> 82.5 %, length 4.1k -> 15.3k tokens,
+    accuracy 29 % -> 8 %."""
     columns = {
         "critic/score/mean": noisy(ramp(0.82, 3.84, N), 0.05, seed=1),
         "response_length/clip_ratio": np.clip(noisy(ramp(0.008, 0.825, N), 0.01, seed=2), 0, 1),
@@ -58,7 +59,8 @@ def test_case_1_reward_beyond_range_with_truncation_and_length_blowup_is_reward_
 
     assert report.logs[0].format == "verl_jsonl"
     rules = {f.rule: f for f in report.findings}
-    assert {"reward_hacking", "reward_out_of_range", "length_blowup", "truncation_high", "truncation_rising"} <= set(rules)
+    expected = {"reward_hacking", "reward_out_of_range", "length_blowup", "truncation_high", "truncation_rising"}
+    assert expected <= set(rules)
     assert rules["reward_hacking"].severity == "critical"
     assert "declared range" in rules["reward_hacking"].message
     assert report.diagnosis is not None and report.diagnosis.domain == "reward"
