@@ -1,34 +1,18 @@
-"""Shared pieces of the judge tests: runs built from answer texts, a deterministic deepeval judge."""
+"""The deterministic deepeval judge model of the judge tests."""
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskResult
 
 deepeval_api = pytest.importorskip("rlgate.judge.deepeval_api", reason="deepeval (extra 'judge') is not installed")
 DeepEvalBaseLLM = deepeval_api.DeepEvalBaseLLM
 
 PAIR_RE = re.compile(r"\[Response 1\]\n(?P<first>.*?)\n\n\[Response 2\]\n(?P<second>.*?) \n", re.S)
 QUALITY_RE = re.compile(r"Q(\d)")
-
-
-def sample(doc_id: int, answer: str, *, score: float | None = None, filtered: str | None = None,
-           question: str | None = None) -> SampleRecord:
-    """A sample with one response and, optionally, a rule score under gsm8k-like metric/filter names."""
-    scores = {"flexible-extract": {"exact_match": score}} if score is not None else {}
-    return SampleRecord(doc_id=doc_id, doc_hash=f"h{doc_id}", prompt=question or f"question {doc_id}",
-                        responses=[answer], filtered={"flexible-extract": filtered or answer}, scores=scores)
-
-
-def run(task: str, samples: list[SampleRecord], source: str = "run") -> RunResult:
-    return RunResult(provenance=RunProvenance(source=source),
-                     tasks={task: TaskResult(task=task, n_samples=len(samples), samples=samples)})
 
 
 class QualityJudge(DeepEvalBaseLLM):
@@ -75,27 +59,3 @@ class QualityJudge(DeepEvalBaseLLM):
 
     async def a_generate(self, prompt: str, schema: Any = None) -> str:
         return self.generate(prompt, schema)
-
-
-def write_contract(folder: Path, judge_yaml: str, gates_yaml: str, task_judge: str = "",
-                   extra_tasks: str = "") -> Path:
-    """A contract with one open-ended task `chat` (and optional others) and the given judge section."""
-    text = f"""schema_version: 1
-name: judged
-baseline: {{results: baseline_results}}
-splits:
-  test_private: {{visibility: release_gate_only}}
-suites:
-  - schema_version: 1
-    name: open_ended
-    tasks:
-      - task: chat
-        split: test_private
-{task_judge}{extra_tasks}gates:
-{gates_yaml}
-{judge_yaml}
-"""
-    (folder / "baseline_results").mkdir(exist_ok=True)
-    path = folder / "contract.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path

@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_helpers import run, sample, write_contract
+from judge_contracts import run, sample, write_contract
 
 from rlgate.contract.loader import load_contract
 from rlgate.judge.api import run_judge
 from rlgate.judge.gate import judge_gate_verdicts
 
 pytestmark = pytest.mark.slow
-WORDS = ("the answer is correct because each step follows from the one before and the result "
-         "matches what was asked so response one is better than response two or both are equal").split()
+CORPUS = ("the answer is correct because each step follows from the one before and the result "
+          "matches what was asked so response one is better than response two or both are equal")
 
 
 def build_tiny_model(folder: Path) -> Path:
@@ -35,7 +35,7 @@ def build_tiny_model(folder: Path) -> Path:
 
     tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator([" ".join(WORDS)] * 4, trainers.WordLevelTrainer(special_tokens=["[UNK]", "[EOS]"]))
+    tok.train_from_iterator([CORPUS] * 4, trainers.WordLevelTrainer(special_tokens=["[UNK]", "[EOS]"]))
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", eos_token="[EOS]",
                                                 pad_token="[EOS]")
     torch.manual_seed(0)
@@ -128,7 +128,8 @@ def test_geval_through_a_real_endpoint_counts_invalid_judgements_as_errors(tmp_p
                                                                            server: ChatServer) -> None:
     judge = (f"judge:\n  type: llm\n  model: {{base_url: '{server.base_url}', model: tiny, max_tokens: 16,"
              f" max_retries: 0}}\n  samples: 2\n  evaluation_steps: [Compare the responses, Pick the better]\n")
-    gates = "  primary: {metric: chat/judge_win_rate, min_delta: 0.0}\n  hard:\n    - {metric: chat/judge_win_rate, min: 0.0}"
+    gates = ("  primary: {metric: chat/judge_win_rate, min_delta: 0.0}\n"
+             "  hard:\n    - {metric: chat/judge_win_rate, min: 0.0}")
     rc = load_contract(write_contract(tmp_path, judge, gates))
     candidate, baseline = _runs()
     report = run_judge(rc, candidate, baseline, tmp_path / "run")

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from judge_helpers import QualityJudge, run, sample, write_contract
+from judge_contracts import run, sample, write_contract
+from judge_helpers import QualityJudge
 
 from rlgate.contract.loader import load_contract
 from rlgate.engine.decision import decide
