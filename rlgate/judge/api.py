@@ -4,16 +4,21 @@
     decision = decide(without_judge_gates(rc.gates), ..., extra_gates=judge_gate_verdicts(report, rc.gates))
     decision.extensions["judge"] = report.model_dump(mode="json")
 
+(`judge_for_decision` does these three steps, and nothing when the contract has no judge.)
+
 Files go under `run_dir/judge/`: the answer cache (`cache.sqlite`) and deepeval's folder (`deepeval/`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.models import GateConfig
+from rlgate.engine.models import GateVerdict
 from rlgate.judge.cache import JudgeCache
 from rlgate.judge.calibration import JudgeHistory, calibrate
 from rlgate.judge.policy import JudgeSpec, resolve_judge
@@ -102,3 +107,29 @@ def run_judge(rc: ResolvedContract, candidate: RunResult, baseline: RunResult | 
     if factory.cache is not None:
         factory.cache.close()
     return report
+
+
+@dataclass
+class JudgeForDecision:
+    """What a gate/check command passes to the engine: its gates, the judge verdicts, the report section."""
+
+    gates: GateConfig
+    extra_gates: list[GateVerdict] = field(default_factory=list)
+    extension: dict[str, Any] | None = None
+
+
+def judge_for_decision(rc: ResolvedContract, candidate: RunResult, baseline: RunResult | None, run_dir: Path, *,
+                       history: JudgeHistory | None = None, llm: Any = None) -> JudgeForDecision:
+    """Run the judge when the contract has a judge policy or a judge gate; otherwise change nothing.
+
+        j = judge_for_decision(rc, cand_run, base_run, out)
+        decision = decide(j.gates, base_run, cand_run, ..., extra_gates=j.extra_gates)
+        if j.extension: decision.extensions["judge"] = j.extension
+    """
+    from rlgate.judge.gate import judge_gate_verdicts, without_judge_gates
+
+    stripped = without_judge_gates(rc.gates)
+    if not task_policies(rc) and stripped == rc.gates:
+        return JudgeForDecision(rc.gates)
+    report = run_judge(rc, candidate, baseline, run_dir, history=history, llm=llm)
+    return JudgeForDecision(stripped, judge_gate_verdicts(report, rc.gates), report.model_dump(mode="json"))

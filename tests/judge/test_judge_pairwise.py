@@ -11,7 +11,7 @@ from judge_helpers import QualityJudge
 
 from rlgate.contract.loader import load_contract
 from rlgate.engine.decision import decide
-from rlgate.judge.api import run_judge
+from rlgate.judge.api import judge_for_decision, run_judge
 from rlgate.judge.gate import judge_gate_verdicts, without_judge_gates
 from rlgate.judge.geval import GEvalJudge
 from rlgate.judge.policy import JudgeSpec
@@ -142,11 +142,14 @@ def test_gate_verdicts_and_decision_through_the_engine(tmp_path: Path) -> None:
     # 0.7 - 0.5 >= 0.1, but the one-sided sign test p = 37/256 = 0.145 is not < 0.05
     assert primary.verdict == "fail" and primary.p_value == pytest.approx(37 / 256)
     assert primary.effect == "research_only"
-    decision = decide(without_judge_gates(rc.gates), baseline, candidate, seed=0, contract_name=rc.name,
-                      extra_gates=list(verdicts.values()))
-    decision.extensions["judge"] = report.model_dump(mode="json")
-    assert decision.decision == "research_only"
+    wired = judge_for_decision(rc, candidate, baseline, tmp_path / "run", llm=QualityJudge())
+    assert wired.gates.primary is None and wired.gates.hard == []  # the engine does not gate them twice
+    assert wired.extra_gates == list(verdicts.values())
+    decision = decide(wired.gates, baseline, candidate, seed=0, contract_name=rc.name, extra_gates=wired.extra_gates)
+    decision.extensions["judge"] = wired.extension
+    assert decision.decision == "research_only" and decision.deciding_gates == [primary.name]
     assert decision.extensions["judge"]["schema_version"] == 1
+    assert decision.extensions["judge"]["tasks"]["chat"]["win_rate"]["wins"] == 6
 
 
 def test_judge_errors_fail_the_gate_closed(tmp_path: Path) -> None:

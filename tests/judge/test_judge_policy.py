@@ -13,7 +13,7 @@ from judge_helpers import QualityJudge
 
 from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
-from rlgate.judge.api import run_judge
+from rlgate.judge.api import judge_for_decision, run_judge
 from rlgate.judge.calibration import load_anchors
 from rlgate.judge.gate import judge_gate_verdicts
 from rlgate.judge.geval import GEvalJudge
@@ -152,3 +152,10 @@ def test_deepeval_environment_is_set_before_import(tmp_path: Path) -> None:
     assert Path(folder) == (tmp_path / "dv").resolve() and flags == "1 1" and opt_out == "True"
     assert probe == "None"  # deepeval did not load the .env in the working folder
     assert not (tmp_path / ".deepeval").exists()
+
+
+def test_judge_for_decision_changes_nothing_without_a_judge(tmp_path: Path) -> None:
+    rc = load_contract(write_contract(tmp_path, "", "  hard:\n    - {metric: chat/exact_match, min: 0.5}"))
+    wired = judge_for_decision(rc, run("chat", [sample(0, "a")]), None, tmp_path / "run")
+    assert wired.gates is rc.gates and wired.extra_gates == [] and wired.extension is None
+    assert not (tmp_path / "run").exists()
