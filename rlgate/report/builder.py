@@ -17,7 +17,8 @@ from rlgate.results.models import MetricKey, RunResult
 
 #: More axes than this make a radar unreadable; the raw table beside it lists everything.
 MAX_RADAR_AXES = 24
-RADAR_NOTE = ("Every axis is 0–100 and higher is better. Fractions (accuracies, rates): 100 × value; "
+RADAR_NOTE = ("Axes: the gated metrics and each task's per-sample metric. "
+              "Every axis is 0–100 and higher is better. Fractions (accuracies, rates): 100 × value; "
               "fractions where lower is better (failure or truncation rates): 100 × (1 − value); "
               "unbounded metrics (lengths, perplexities): scaled so the better of the two runs is 100. "
               "The raw values are in the table.")
@@ -38,17 +39,11 @@ def _metric_name(ref: str) -> str:
 
 def collect_metrics(decision: Decision, baseline: RunResult | None, candidate: RunResult | None,
                     tasks: list[TaskSection], overrides: dict[str, bool]) -> list[MetricValue]:
-    """Gate metrics first, then groups' and leaf tasks' aggregates; one entry per metric."""
-    out: dict[str, MetricValue] = {}
-    for gate in decision.gates:
-        if gate.kind == "monitor" or (gate.baseline is None and gate.candidate is None):
-            continue
-        ref = gate_ref(gate)
-        parts = ref.split("/")
-        out.setdefault(ref, MetricValue(
-            ref=ref, task=parts[0], metric=_metric_name(ref), filter=parts[2] if len(parts) > 2 else "none",
-            baseline=gate.baseline, candidate=gate.candidate, higher_is_better=gate.higher_is_better,
-            bounded=is_bounded(_metric_name(ref))))
+    """One entry per metric: gate metrics first, then groups' and leaf tasks' aggregates.
+
+    A gated metric shows the runs' own aggregates where they report it, else the gate's numbers.
+    """
+    found: dict[str, MetricValue] = {}
     groups: dict[str, None] = dict.fromkeys([*(candidate.group_metrics if candidate else {}),
                                              *(baseline.group_metrics if baseline else {})])
     for group in groups:
@@ -58,13 +53,41 @@ def collect_metrics(decision: Decision, baseline: RunResult | None, candidate: R
             for metric in dict.fromkeys([*c.get(filt, {}), *b.get(filt, {})]):
                 ref = f"{group}/{metric}/{filt}"
                 bv, cv = b.get(filt, {}).get(metric), c.get(filt, {}).get(metric)
-                out.setdefault(ref, MetricValue(
+                found.setdefault(ref, MetricValue(
                     ref=ref, task=group, metric=metric, filter=filt, baseline=bv, candidate=cv,
                     higher_is_better=overrides.get(ref, higher_is_better(metric)), bounded=is_bounded(metric)))
     for section in tasks:
         for value in section.metrics:
-            out.setdefault(value.ref, value)
-    return list(out.values())
+            found.setdefault(value.ref, value)
+    return gated_first(decision, found)
+
+
+def gated_first(decision: Decision, found: dict[str, MetricValue]) -> list[MetricValue]:
+    """Gated metrics first, then the rest.
+
+    A comparative gate's own numbers (what decided) win; a one-run gate (hard bound) is completed
+    with the runs' aggregates so the baseline shows too.
+    """
+    found = dict(found)
+    first: dict[str, MetricValue] = {}
+    for gate in decision.gates:
+        if gate.kind == "monitor" or (gate.baseline is None and gate.candidate is None):
+            continue
+        ref = gate_ref(gate)
+        known = found.pop(ref, None)
+        if ref in first:
+            continue
+        parts = ref.split("/")
+        value = MetricValue(
+            ref=ref, task=parts[0], metric=_metric_name(ref), filter=parts[2] if len(parts) > 2 else "none",
+            baseline=gate.baseline, candidate=gate.candidate, higher_is_better=gate.higher_is_better,
+            bounded=is_bounded(_metric_name(ref)))
+        if known is not None and (gate.baseline is None or gate.candidate is None):
+            value = value.model_copy(update={"baseline": gate.baseline if gate.baseline is not None else known.baseline,
+                                             "candidate": gate.candidate if gate.candidate is not None
+                                             else known.candidate})
+        first[ref] = value
+    return [*first.values(), *found.values()]
 
 
 def normalise(value: float, other: float, bounded: bool, hib: bool) -> tuple[float | None, str]:
@@ -79,12 +102,17 @@ def normalise(value: float, other: float, bounded: bool, hib: bool) -> tuple[flo
     return (100 * best / value if value > 0 and best >= 0 else None), "100 × better run / value"
 
 
-def radar_axes(metrics: list[MetricValue]) -> list[RadarAxis]:
-    """Up to MAX_RADAR_AXES metrics that both runs report, normalised."""
+def radar_axes(metrics: list[MetricValue], main: set[str] | None = None, gated: set[str] | None = None
+               ) -> list[RadarAxis]:
+    """Up to MAX_RADAR_AXES metrics both runs report, normalised: gated ones, each task's main metric,
+    then (only if fewer than three) any other."""
+    both = [v for v in metrics if v.baseline is not None and v.candidate is not None]
+    chosen = [v for v in both if v.ref in (gated or set()) or v.ref in (main or set())]
+    if len(chosen) < 3:
+        chosen += [v for v in both if v not in chosen]
     axes: list[RadarAxis] = []
-    for value in metrics:
-        if value.baseline is None or value.candidate is None or len(axes) >= MAX_RADAR_AXES:
-            continue
+    for value in chosen[:MAX_RADAR_AXES]:
+        assert value.baseline is not None and value.candidate is not None
         b, rule = normalise(value.baseline, value.candidate, value.bounded, value.higher_is_better)
         c, _ = normalise(value.candidate, value.baseline, value.bounded, value.higher_is_better)
         axes.append(RadarAxis(ref=value.ref, baseline_raw=value.baseline, candidate_raw=value.candidate,
@@ -92,9 +120,21 @@ def radar_axes(metrics: list[MetricValue]) -> list[RadarAxis]:
     return axes
 
 
+def main_metrics(tasks: list[TaskSection]) -> set[str]:
+    """Each task's (and its group's) per-sample metric: what the radar shows per capability."""
+    out = set()
+    for section in tasks:
+        if section.drill_metric:
+            out.add(f"{section.task}/{section.drill_metric}")
+            if section.suite_task:
+                out.add(f"{section.suite_task}/{section.drill_metric}")
+    return out
+
+
 def top_regressions(decision: Decision, metrics: list[MetricValue], tasks: list[TaskSection],
                     limit: int = 10) -> list[Regression]:
-    """Metrics that got worse, worst first (fractions by points, unbounded metrics by relative change)."""
+    """Metrics that got worse, worst first: fractions by points; unbounded ones (lengths) only when gated,
+    by relative change."""
     gates = {gate_ref(g): g for g in decision.gates}
     found: list[tuple[float, Regression]] = []
     for value in metrics:
@@ -102,10 +142,10 @@ def top_regressions(decision: Decision, metrics: list[MetricValue], tasks: list[
         if delta is None or value.baseline is None or value.candidate is None:
             continue
         harm = -delta if value.higher_is_better else delta
-        if harm <= 0:
+        gate = gates.get(value.ref)
+        if harm <= 0 or (not value.bounded and gate is None):
             continue
         size = harm if value.bounded else harm / max(abs(value.baseline), 1e-12)
-        gate = gates.get(value.ref)
         drill = f"{value.metric}/{value.filter}"
         leaves = [s for s in tasks if (s.task == value.task or s.suite_task == value.task) and s.drill_metric == drill]
         pairs = sum(s.counts.get("regressed", 0) for s in leaves) if leaves else None
@@ -152,6 +192,7 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
     return ReportModel(
         generated_at=generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
         rlgate_version=rlgate.__version__, title=title or _title(contract_name, baseline, candidate),
-        contract_name=contract_name, decision=scrubbed, metrics=metrics, radar=radar_axes(metrics),
+        contract_name=contract_name, decision=scrubbed, metrics=metrics,
+        radar=radar_axes(metrics, main_metrics(sections), set(overrides)),
         radar_note=RADAR_NOTE, top_regressions=top_regressions(decision, metrics, sections), tasks=sections,
         rollout=rollout_card(decision, contract, baseline, candidate, manifests), sample_note=note)

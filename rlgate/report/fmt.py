@@ -58,6 +58,12 @@ def count(n: int | None) -> str:
     return "–" if n is None else f"{n:,}"
 
 
+def gate_label(gate: GateVerdict) -> str:
+    """The gate's name, or "<kind> gate" when the name is just its metric (shown beside it anyway)."""
+    same = gate.name == gate.metric or gate.metric.startswith(gate.name + "/")
+    return f"{gate.kind} gate" if same else gate.name
+
+
 def gate_p(gate: GateVerdict) -> str:
     """p, with the Holm-adjusted p beside it when it differs."""
     text = p_value(gate.p_value)
@@ -67,7 +73,13 @@ def gate_p(gate: GateVerdict) -> str:
 
 
 def gate_delta(gate: GateVerdict) -> str:
+    """Δ with its CI; for one-run gates (hard bounds) the CI is of the candidate's value."""
     bounded = gate_bounded(gate)
+    if gate.delta is None:
+        if gate.ci is None:
+            return "–"
+        level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "
+        return f"value {level}[{value(gate.ci[0], bounded)}, {value(gate.ci[1], bounded)}]"
     text = delta(gate.delta, bounded)
     if gate.ci is not None:
         level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "

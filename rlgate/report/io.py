@@ -17,12 +17,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from jinja2 import TemplateError, TemplateSyntaxError
 from pydantic import ValidationError
 
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
-from rlgate.report.builder import build_report, collect_metrics, gate_ref, radar_axes, top_regressions
+from rlgate.report.builder import (
+    build_report,
+    gate_ref,
+    gated_first,
+    main_metrics,
+    radar_axes,
+    top_regressions,
+)
 from rlgate.report.model import ReportModel
 from rlgate.report.rollout import scrub_private
 from rlgate.results.models import RunResult
@@ -52,8 +60,16 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
         "model": _write(out / FILES["model"], model.model_dump_json()),
         "decision": _write(out / FILES["decision"], model.decision.model_dump_json(indent=2) + "\n"),
     }
-    written["html"] = _write(out / FILES["html"], render_html(model, template_dir))
-    markdown = render_markdown(model, template_dir, html_url=html_url, run_url=github_run_url())
+    try:
+        html = render_html(model, template_dir)
+        markdown = render_markdown(model, template_dir, html_url=html_url, run_url=github_run_url())
+    except TemplateSyntaxError as exc:
+        raise InputError(f"template syntax error: {exc.message}", file=exc.filename or exc.name, line=exc.lineno,
+                         fix="fix the template in --template-dir (or remove it to use the built-in one)") from None
+    except TemplateError as exc:
+        raise InputError(f"template error: {exc.message}", file=template_dir,
+                         fix="the override must use the variables of the built-in template of the same name") from None
+    written["html"] = _write(out / FILES["html"], html)
     written["markdown"] = _write(out / FILES["markdown"], markdown)
     written["junit"] = _write(out / FILES["junit"], render_junit(model))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -104,11 +120,10 @@ def with_decision(model: ReportModel, decision: Decision) -> ReportModel:
     private = frozenset(n for s in model.tasks if s.visibility == "release_gate_only"
                         for n in (s.task, s.suite_task) if n)
     overrides = {gate_ref(g): g.higher_is_better for g in decision.gates if g.kind != "monitor"}
-    from_gates = collect_metrics(decision, None, None, [], overrides)
-    refs = {v.ref for v in from_gates}
-    metrics = from_gates + [v for v in model.metrics if v.ref not in refs]
+    metrics = gated_first(decision, {v.ref: v for v in model.metrics})
     scrubbed = decision.model_copy(update={"extensions": scrub_private(dict(decision.extensions), private)})
-    return model.model_copy(update={"decision": scrubbed, "metrics": metrics, "radar": radar_axes(metrics),
+    radar = radar_axes(metrics, main_metrics(model.tasks), set(overrides))
+    return model.model_copy(update={"decision": scrubbed, "metrics": metrics, "radar": radar,
                                     "top_regressions": top_regressions(decision, metrics, model.tasks)})
 
 

@@ -60,6 +60,10 @@ def md_node(node: nodes.Node, depth: int = 0) -> Md:
         return Md(_cell(node.text))
     if node.kind == "image":
         return Md("_\\(plot in the HTML report\\)_")
+    if node.kind == "gallery":
+        return Md(f"_\\({len(node.children)} plots in the HTML report\\)_")
+    if node.kind == "details":
+        return Md("_\\(data in the HTML report\\)_")
     if depth >= 3:
         return Md("_\\(details in the HTML report\\)_")
     lines: list[str] = []
@@ -72,7 +76,7 @@ def md_node(node: nodes.Node, depth: int = 0) -> Md:
         more = node.more + max(0, len(node.rows) - TABLE_ROWS)
     elif node.kind == "kv":
         for key, value in node.items:
-            if value.kind in ("text", "image"):
+            if value.kind in ("text", "image", "gallery", "details"):
                 lines.append(f"{indent}- **{md_inline(key)}**: {md_node(value, depth + 1)}")
             else:
                 lines.append(f"{indent}- **{md_inline(key)}**:")
@@ -118,8 +122,10 @@ def render_markdown(model: ReportModel, template_dir: str | Path | None = None, 
         env.filters[name] = _md(env.filters[name])
     env.filters["md_node"] = md_node
     env.globals.update(VERDICT_ICON=VERDICT_ICON, DECISION_ICON=DECISION_ICON, Md=Md)
+    all_sections = nodes.sections(model.decision.extensions)
     return env.get_template("report.md.j2").render(
-        m=model, d=model.decision, sections=nodes.sections(model.decision.extensions),
+        m=model, d=model.decision, sections=[s for s in all_sections if s[0] in nodes.SUMMARY_SECTIONS],
+        other_titles=[title for key, title, _ in all_sections if key not in nodes.SUMMARY_SECTIONS],
         html_link=md_link(model.html_name, html_url or model.html_name),
         run_link=md_link("this run's artifacts", run_url) if run_url else None,
         decision_label=Md(fmt.DECISION_LABEL[model.decision.decision]))

@@ -13,21 +13,25 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Titles for the sections rlgate's own layers add; others get their key, humanised.
+#: Titles for the sections rlgate's own layers add, in display order; others get their key, humanised.
 SECTION_TITLES = {
     "monitor": "Training monitor",
     "badcase_top": "Top badcase clusters",
+    "badcase_explanations": "Why metrics moved",
     "next_actions": "Next actions",
+    "badcase_clusters": "Badcase clusters",
     "judge": "Judge",
     "contamination": "Contamination",
 }
+#: Shown in the Markdown job summary (the rest only in the HTML report).
+SUMMARY_SECTIONS = ("monitor", "badcase_top", "badcase_explanations", "next_actions", "judge", "contamination")
 MAX_ITEMS = 200
 MAX_DEPTH = 6
 
 
 @dataclass
 class Node:
-    """text | image | kv | list | table; `more` counts items left out."""
+    """text | image | kv | list | table | gallery (captioned images) | details (collapsed); `more` = left out."""
 
     kind: str
     text: str = ""
@@ -57,8 +61,26 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
-def _flat(value: Any) -> bool:
+def _is_scalar(value: Any) -> bool:
     return not isinstance(value, dict | list) and not (isinstance(value, str) and is_svg(value))
+
+
+def _compact(value: Any) -> str | None:
+    """A small flat dict or list as one line (`k=v; k=v`), or None when it is not small and flat."""
+    if isinstance(value, dict) and len(value) <= 12 and all(_is_scalar(v) for v in value.values()):
+        return "; ".join(f"{k}={_scalar(v)}" for k, v in value.items()) or "–"
+    if isinstance(value, list) and len(value) <= 12 and all(_is_scalar(v) for v in value):
+        return ", ".join(_scalar(v) for v in value) or "–"
+    return None
+
+
+def _flat(value: Any) -> bool:
+    return _is_scalar(value) or _compact(value) is not None
+
+
+def _cell(value: Any, depth: int) -> Node:
+    compact = None if _is_scalar(value) else _compact(value)
+    return Node("text", text=compact) if compact is not None else to_node(value, depth)
 
 
 def to_node(value: Any, depth: int = 0) -> Node:
@@ -77,7 +99,7 @@ def to_node(value: Any, depth: int = 0) -> Node:
     more = len(value) - len(shown)
     if shown and all(isinstance(v, dict) for v in shown) and all(_flat(x) for v in shown for x in v.values()):
         columns = list(dict.fromkeys(k for v in shown for k in v))
-        rows = [[to_node(v.get(c), depth + 1) if c in v else Node("text") for c in columns] for v in shown]
+        rows = [[_cell(v.get(c), depth + 1) if c in v else Node("text") for c in columns] for v in shown]
         return Node("table", columns=[str(c) for c in columns], rows=rows, more=more)
     return Node("list", children=[to_node(v, depth + 1) for v in shown], more=more)
 
@@ -86,10 +108,44 @@ def title(key: str) -> str:
     return SECTION_TITLES.get(key, key.replace("_", " ").capitalize())
 
 
+def monitor_view(report: dict[str, Any]) -> Node:
+    """The monitor report: verdict and findings first, plots as a gallery, per-log details collapsed."""
+    items: list[tuple[str, Node]] = []
+    first = ("severity", "diagnosis", "findings", "history_findings")
+    for key in first:
+        if report.get(key) not in (None, [], {}):
+            items.append((key.replace("_", " "), to_node(report[key], 1)))
+    if report.get("severity") is None and not report.get("findings"):
+        items.insert(0, ("severity", Node("text", text="no finding")))
+    plots = report.get("plots")
+    if isinstance(plots, list) and plots:
+        gallery = Node("gallery")
+        for plot in plots[:MAX_ITEMS]:
+            if isinstance(plot, dict) and isinstance(plot.get("svg"), str) and is_svg(plot["svg"]):
+                caption = str(plot.get("title") or plot.get("metric") or "plot")
+                gallery.children.append(Node("image", text=plot["svg"], items=[("caption", Node("text", caption))]))
+        gallery.more = len(plots) - len(gallery.children)
+        items.append(("plots", gallery))
+    rest = {k: v for k, v in report.items() if k not in (*first, "plots")}
+    if rest:
+        items.append(("logs and settings", Node("details", children=[to_node(rest, 1)])))
+    return Node("kv", items=items)
+
+
 def sections(extensions: dict[str, Any]) -> list[tuple[str, str, Node]]:
-    """(key, title, tree) for every extension, rlgate's known sections first."""
+    """(key, title, tree) for every extension: rlgate's known sections first, raw data collapsed."""
     order = [k for k in SECTION_TITLES if k in extensions] + [k for k in extensions if k not in SECTION_TITLES]
-    return [(k, title(k), to_node(extensions[k])) for k in order]
+    out = []
+    for key in order:
+        value = extensions[key]
+        if key == "monitor" and isinstance(value, dict):
+            tree = monitor_view(value)
+        elif key in SECTION_TITLES:
+            tree = to_node(value)
+        else:
+            tree = Node("details", children=[to_node(value)])
+        out.append((key, title(key), tree))
+    return out
 
 
 def flatten(value: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:

@@ -27,11 +27,10 @@ def _thresholds(gate: GateVerdict) -> list[float]:
     return [t for t in out if math.isfinite(t)]
 
 
-def ci_bar(gate: GateVerdict, width: int = 168, height: int = 24) -> Markup:
+def ci_bar(gate: GateVerdict, width: int = 200, height: int = 22) -> Markup:
     """The delta with its confidence interval against zero and the gate's threshold."""
     if gate.delta is None or not math.isfinite(gate.delta):
         return Markup("")
-    bounded = fmt.gate_bounded(gate)
     points = [gate.delta, *(gate.ci or ()), *_thresholds(gate)]
     extent = max([abs(p) for p in points if math.isfinite(p)] + [1e-9]) * 1.15
     half, mid, pad = width / 2, width / 2, 6.0
@@ -56,10 +55,7 @@ def ci_bar(gate: GateVerdict, width: int = 168, height: int = 24) -> Markup:
             parts.append(f'<line x1="{end}" y1="{cy - 5}" x2="{end}" y2="{cy + 5}" stroke="{colour}" '
                          'stroke-width="1.5"/>')
     parts.append(f'<circle cx="{x(gate.delta)}" cy="{cy}" r="4" fill="{colour}"/>')
-    span = extent / 1.15
-    scale_label = f"±{100 * span:.1f} pp" if bounded else f"±{span:.3g}"
-    parts.append(f'<text x="{width - 2}" y="{height - 1}" font-size="8" text-anchor="end" fill="#6e7781">'
-                 f'{escape(scale_label)}</text></svg>')
+    parts.append("</svg>")
     return Markup("".join(parts))
 
 
@@ -67,7 +63,15 @@ def axis_labels(axes: list[RadarAxis]) -> list[str]:
     """Short axis labels: the task, or task/metric where a task has several axes."""
     tasks = [a.ref.split("/")[0] for a in axes]
     labels = [t if tasks.count(t) == 1 else "/".join(a.ref.split("/")[:2]) for t, a in zip(tasks, axes, strict=True)]
-    return [label if labels.count(label) == 1 else a.ref for label, a in zip(labels, axes, strict=True)]
+    labels = [label if labels.count(label) == 1 else a.ref for label, a in zip(labels, axes, strict=True)]
+    # subtasks of a group on the same radar (mmlu_pro_biology beside mmlu_pro) are labelled by their suffix
+    groups = sorted({label.split("/")[0] for label in labels}, key=len, reverse=True)
+    out = []
+    for label in labels:
+        group = next((g for g in groups if "/" not in label and label.startswith(g + "_")), None)
+        out.append(label[len(group) + 1:] if group else label)
+    labels = out
+    return labels
 
 
 def _short(text: str, limit: int = 24) -> str:

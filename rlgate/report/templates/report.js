@@ -34,7 +34,8 @@
     if (s === 0) { return "✗ 0"; }
     return String(Math.round(s * 1000) / 1000);
   }
-  function longText(text, total, keepEnd) {
+  function longText(text, total, keepEnd, preview) {
+    var limit = preview || PREVIEW;
     var box = el("div");
     if (text === null || text === undefined) {
       box.appendChild(el("p", "muted", total > 0
@@ -47,11 +48,11 @@
     var cut = total - text.length;
     var note = cut > 0 ? (keepEnd ? "[" + cut.toLocaleString() + " earlier characters not embedded]\n"
                                   : "\n[" + cut.toLocaleString() + " more characters not embedded]") : "";
-    if (text.length <= PREVIEW) {
+    if (text.length <= limit) {
       pre.textContent = keepEnd ? note + text : text + note;
       return box;
     }
-    var short = keepEnd ? "…" + text.slice(text.length - PREVIEW) : text.slice(0, PREVIEW) + "…";
+    var short = keepEnd ? "…" + text.slice(text.length - limit) : text.slice(0, limit) + "…";
     pre.textContent = short;
     var btn = el("button", "link", "show all (" + text.length.toLocaleString() + " characters)");
     btn.type = "button";
@@ -100,7 +101,7 @@
         body.appendChild(pre);
       }
       var prefixLen = row[2] >= 0 ? task.prefixes[row[2]].length : 0;
-      body.appendChild(longText(row[3], row[4] - prefixLen, true));
+      body.appendChild(longText(row[3], row[4] - prefixLen, true, 1500));
       var sides = el("div", "sides");
       sides.appendChild(side("baseline", row, 6));
       sides.appendChild(side("candidate", row, 10));

@@ -1,0 +1,50 @@
+"""Escaping helpers: untrusted text is shown exactly and can do nothing in any format."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+from rlgate.report.text import json_for_script, md_inline, truncate, visible_controls, xml_text
+
+
+def test_visible_controls_shows_invisible_and_bidi_characters() -> None:
+    assert visible_controls("a\x07b\u202ec\u2028d\x00") == "a\\u0007b\\u202ec\\u2028d\\u0000"
+    assert visible_controls("line1\nline2\ttab\r\n") == "line1\nline2\ttab\n"
+    assert visible_controls("lone\rcr") == "lone\\rcr"
+
+
+def test_md_inline_escapes_markdown_and_html() -> None:
+    text = "<script>x</script> | [l](javascript:a) ![i](http://e/x.png) `c` *b* @user #1 $x$\nnext"
+    out = md_inline(text)
+    for raw in ("<", ">", "](", "`c`", "*b*", "| [", "\n"):
+        assert raw not in out
+    assert "&lt;script&gt;" in out
+    assert "\\|" in out and "\\[l\\]\\(javascript\\:a\\)" in out
+    assert "\\@user" in out and "\\#1" in out and "\\$x\\$" in out
+    assert out.endswith("⏎ next")
+
+
+def test_md_inline_keeps_entities_literal() -> None:
+    assert md_inline("&lt;b&gt;") == "&amp;lt;b&amp;gt;"
+
+
+def test_json_for_script_cannot_close_the_element_and_round_trips() -> None:
+    data = {"t": "</script><script>alert(1)</script><!-- & \u2028\u2029 é"}
+    text = json_for_script(data)
+    for bad in ("<", ">", "&", "\u2028", "\u2029"):
+        assert bad not in text
+    assert json.loads(text) == data
+
+
+def test_xml_text_makes_any_string_parseable() -> None:
+    element = ET.Element("x", {"a": xml_text("\x00\x1b<&>\"")})
+    element.text = xml_text("\x08 \ud800 ok")
+    parsed = ET.fromstring(ET.tostring(element, encoding="unicode"))
+    assert parsed.get("a") == '\\u0000\\u001b<&>"'
+    assert parsed.text == "\\u0008 \\ud800 ok"
+
+
+def test_truncate() -> None:
+    assert truncate("abcdef", 4) == ("abcd", 2)
+    assert truncate("abc", 4) == ("abc", 0)
