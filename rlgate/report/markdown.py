@@ -61,7 +61,8 @@ def md_node(node: nodes.Node, depth: int = 0) -> Md:
     if node.kind == "image":
         return Md("_\\(plot in the HTML report\\)_")
     if node.kind == "gallery":
-        return Md(f"_\\({len(node.children)} plots in the HTML report\\)_")
+        count = len(node.children)
+        return Md(f"_\\({count} plot{'s' if count != 1 else ''} in the HTML report\\)_")
     if node.kind == "details":
         return Md("_\\(data in the HTML report\\)_")
     if depth >= 3:
