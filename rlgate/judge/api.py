@@ -40,9 +40,9 @@ def task_policies(rc: ResolvedContract) -> dict[str, JudgeSpec]:
 class _JudgeFactory:
     """Builds one G-Eval judge per (policy, model), sharing the loaded model and the cache."""
 
-    def __init__(self, run_dir: Path, base: Path, llm: Any) -> None:
+    def __init__(self, run_dir: Path, rc: ResolvedContract, llm: Any) -> None:
         self.folder = run_dir / "judge"
-        self.base, self.llm = base, llm
+        self.rc, self.llm = rc, llm
         self.cache: JudgeCache | None = None
         self.deepeval_folder: str | None = None
         self._models: dict[str, Any] = {}
@@ -53,17 +53,24 @@ class _JudgeFactory:
 
             self.deepeval_folder = prepare_deepeval(self.folder / "deepeval")
             from rlgate.judge.geval import GEvalJudge
-            from rlgate.judge.llms import make_judge_llm
 
             if self.cache is None:
                 self.cache = JudgeCache(self.folder / "cache.sqlite")
             key = spec.model.model_dump_json() if spec.model else "-"
             if key not in self._models:
-                assert spec.model is not None or self.llm is not None
-                self._models[key] = self.llm if self.llm is not None else make_judge_llm(spec.model, self.base)  # type: ignore[arg-type]
+                self._models[key] = self.llm if self.llm is not None else self._make(spec)
             return GEvalJudge(spec, self._models[key], self.cache)
 
         return build
+
+    def _make(self, spec: JudgeSpec) -> Any:
+        from rlgate.judge.llms import make_judge_llm
+
+        assert spec.model is not None  # resolve_judge requires a model for LLM policies
+        model = spec.model
+        if model.path:
+            model = model.model_copy(update={"path": str(self.rc.resolve_path(model.path))})
+        return make_judge_llm(model)
 
 
 def run_judge(rc: ResolvedContract, candidate: RunResult, baseline: RunResult | None, run_dir: Path, *,
@@ -71,7 +78,7 @@ def run_judge(rc: ResolvedContract, candidate: RunResult, baseline: RunResult | 
     """Judge every task with a judge policy. `llm` (a deepeval DeepEvalBaseLLM) replaces the contract's
     judge model, e.g. in tests; `history` enables drift checks of the calibration."""
     level = 1 - (alpha if alpha is not None else rc.gates.alpha)
-    factory = _JudgeFactory(run_dir, rc.path.parent, llm)
+    factory = _JudgeFactory(run_dir, rc, llm)
     report = JudgeReport()
     for task, spec in task_policies(rc).items():
         leaves = candidate.leaves(task)

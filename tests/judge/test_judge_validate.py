@@ -52,3 +52,11 @@ def test_unknown_judge_key_is_located(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(path)])
     assert result.exit_code == 2
     assert "contract.yaml:" in result.output and "tie_polcy" in result.output
+
+
+def test_missing_anchor_set_is_a_dangling_reference(tmp_path: Path) -> None:
+    judge = ("judge:\n  type: llm\n  model: {base_url: 'http://127.0.0.1:8000/v1', model: j}\n"
+             "  calibration: {anchors: nowhere.jsonl}\n")
+    result = runner.invoke(app, ["validate", str(write_contract(tmp_path, judge, GATES))])
+    assert result.exit_code == 2
+    assert "anchor set 'nowhere.jsonl' does not exist" in result.output and "judge.calibration.anchors" in result.output
