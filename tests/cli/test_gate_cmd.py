@@ -1,0 +1,111 @@
+"""`rlgate gate` end to end: exit codes, written files, bad input, and no heavy imports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.lmeval_builders import build_synthetic_folder, cached_folder
+from typer.testing import CliRunner
+
+from rlgate.cli.app import app
+
+CONTRACTS = Path(__file__).resolve().parents[1] / "fixtures" / "contracts"
+runner = CliRunner()
+pytest.importorskip("lm_eval")
+
+
+@pytest.fixture(scope="module")
+def abel(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict[str, Path]:
+    root = tmp_path_factory.getbasetemp()
+    return {m: cached_folder(root, "gsm8k_abel", shared_data, m) for m in ("7b", "13b")}
+
+
+def _gate(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["gate", *args])
+    return result.exit_code, result.output
+
+
+def test_release_writes_decision_and_summary(abel: dict[str, Path], tmp_path: Path) -> None:
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(abel["13b"]),
+                      "--baseline", str(abel["7b"]), "--out", str(tmp_path), "--seed", "3")
+    assert code == 0, out
+    assert "decision: RELEASE" in out and "gsm8k/exact_match/flexible-extract" in out
+    decision = json.loads((tmp_path / "decision.json").read_text())
+    assert decision["decision"] == "release" and decision["schema_version"] == 1 and decision["seed"] == 3
+    gate = decision["gates"][0]
+    for key in ("name", "kind", "metric", "verdict", "baseline", "candidate", "delta", "ci", "p_value", "mde", "n",
+                "reason"):
+        assert gate[key] is not None, key
+    assert [i["role"] for i in decision["inputs"]] == ["baseline", "candidate"]
+    assert decision["contract_hash"] and decision["contract"] == "abel_gsm8k"
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("# rlgate decision: **release**") and "| primary |" in summary
+
+
+def test_block_exit_code(abel: dict[str, Path], tmp_path: Path) -> None:
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(abel["7b"]),
+                      "--baseline", str(abel["13b"]), "--out", str(tmp_path))
+    assert code == 1 and "decision: BLOCK" in out
+
+
+def test_research_only_exit_code_and_baseline_from_contract(tmp_path: Path) -> None:
+    base = build_synthetic_folder(tmp_path / "base", "org/base", {"gsm8k": [True] * 60 + [False] * 40})
+    cand = build_synthetic_folder(tmp_path / "cand", "org/cand", {"gsm8k": [True] * 61 + [False] * 39})
+    suite = tmp_path / "suite.yaml"
+    shutil.copy(CONTRACTS / "gsm8k_suite.yaml", suite)
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "schema_version: 1\nname: tiny\nbaseline:\n  results: base\nsplits:\n  test_public: {visibility: nightly}\n"
+        "suites: [suite.yaml]\ngates:\n  primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.02}\n")
+    code, out = _gate(str(contract), "--candidate", str(cand), "--out", str(tmp_path / "out"))
+    assert code == 3, out
+    decision = json.loads((tmp_path / "out" / "decision.json").read_text())
+    assert decision["decision"] == "research_only" and decision["inputs"][0]["source"] == str(base)
+
+
+def test_missing_baseline_is_never_release(abel: dict[str, Path], tmp_path: Path) -> None:
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(abel["13b"]), "--out", str(tmp_path))
+    assert code == 1 and "NODATA" in out
+
+
+def test_bad_folder_exits_2_naming_the_file(abel: dict[str, Path], tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(abel["13b"], broken)
+    samples = next(broken.glob("samples_*.jsonl"))
+    samples.write_text(samples.read_text()[:5000])  # truncated mid-line
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(broken), "--baseline",
+                      str(abel["7b"]), "--out", str(tmp_path / "o"))
+    assert code == 2 and str(samples) in out and "Traceback" not in out
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(tmp_path / "absent"), "--baseline",
+                      str(abel["7b"]))
+    assert code == 2 and "absent" in out and not (tmp_path / "o" / "decision.json").exists()
+
+
+def test_protocol_mismatch_exits_2(abel: dict[str, Path], tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(abel["13b"], other)
+    results = next(other.glob("results_*.json"))
+    doc = json.loads(results.read_text())
+    doc["n-shot"]["gsm8k"] = 5
+    results.write_text(json.dumps(doc))
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(other), "--baseline", str(abel["7b"]),
+                      "--out", str(tmp_path / "o"))
+    assert code == 2 and "num_fewshot 0 (baseline) vs 5 (candidate)" in out and "allow_protocol_mismatch" in out
+
+
+def test_gate_never_imports_torch_or_lm_eval(abel: dict[str, Path], tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from rlgate.cli.app import app\n"
+        f"sys.argv = ['rlgate', 'gate', {str(CONTRACTS / 'abel_gsm8k.yaml')!r}, '--candidate', {str(abel['13b'])!r},"
+        f" '--baseline', {str(abel['7b'])!r}, '--out', {str(tmp_path)!r}]\n"
+        "try:\n    app()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "bad = [m for m in ('torch', 'lm_eval', 'transformers', 'vllm', 'deepeval') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
