@@ -128,7 +128,7 @@ def drilldown_payload(model: ReportModel, text_budget: int = TEXT_BUDGET, field_
                       "prefixes": prefixes, "rows": rows})
         for r, text in enumerate(texts):
             pending.append((rows[r][1], len(tasks) - 1, r, text))
-    pending.sort(key=lambda item: item[0])
+    pending.sort(key=lambda item: (item[0], item[2]))  # by change, tasks interleaved
     used = sum(len(p.encode()) for t in tasks for p in t["prefixes"])
     left_out = 0
     for _, t, r, text in pending:

@@ -86,6 +86,9 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
             for role, run in (("baseline", baseline), ("candidate", candidate))
             if run is not None or role in given]
     protocol = contract.contract.protocol.model_dump(mode="json") if contract else {}
+    for backend in ("vllm", "hf", "openai"):  # only the options of the backend in use
+        if protocol and protocol.get("backend") != backend:
+            protocol.pop(backend, None)
     if protocol:
         protocol["decision_seed"] = decision.seed
         protocol["alpha"] = decision.alpha

@@ -1,0 +1,122 @@
+"""report.html without a browser: self-contained, ordered sections, safe data embedding, size budget."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+from rlgate.report.builder import build_report
+from rlgate.report.html import HTML_LIMIT, drilldown_payload, factor_prefixes, render_html
+from rlgate.report.model import ReportModel
+from tests.report import factories as f
+
+BASE = [True, True, False, True, True, False, True, False]
+CAND = [True, False, True, True, False, True, True, True]
+
+
+def _model(tmp_path: Path, n: int | None = None, extensions: dict | None = None) -> ReportModel:
+    return build_report(f.decision(extensions), contract=f.contract(tmp_path), baseline=f.run("b", BASE, n=n),
+                        candidate=f.run("c", CAND, n=n))
+
+
+def _data_block(html: str) -> str:
+    match = re.search(r'<script type="application/json" id="rlgate-data">(.*?)</script>', html, re.S)
+    assert match
+    return match.group(1)
+
+
+def test_page_is_self_contained_and_sections_are_in_order(tmp_path: Path) -> None:
+    html = render_html(_model(tmp_path, extensions={"monitor": {"severity": None, "findings": []}}))
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html)
+    assert "@import" not in html and "<link" not in html and "url(" not in html
+    ids = ["decision", "gates", "capabilities", "tasks", "rollout", "ext-1"]
+    positions = [html.index(f'id="{i}"') for i in ids]
+    assert positions == sorted(positions)
+    assert "Training monitor" in html and "@media print" in html
+
+
+def test_csp_allows_exactly_the_page_own_script_and_style(tmp_path: Path) -> None:
+    html = render_html(_model(tmp_path))
+    found = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert found
+    policy = unescape(found.group(1))
+    assert "default-src 'none'" in policy
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    styles = re.findall(r"<style>(.*?)</style>", html, re.S)
+    assert len(scripts) == 1 and len(styles) == 1
+    for kind, body in (("script-src", scripts[0]), ("style-src", styles[0])):
+        digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+        assert f"{kind} 'sha256-{digest}'" in policy
+    assert "unsafe-inline" not in policy
+
+
+def test_hostile_text_is_escaped_everywhere_outside_the_data_block(tmp_path: Path) -> None:
+    html = render_html(_model(tmp_path))
+    data = _data_block(html)
+    outside = html.replace(data, "")
+    assert "window.__pwned=9" in outside  # the hostile gate reason is shown ...
+    assert "<script>window.__pwned" not in outside  # ... as text
+    assert "&lt;script&gt;window.__pwned=9&lt;/script&gt;" in outside
+    assert "<b>no drop</b>" not in outside
+    for raw in ("<", ">", "&", "\u2028", "\u2029"):
+        assert raw not in data
+    payload = json.loads(data)
+    rows = payload["tasks"][0]["rows"]
+    assert rows[0][6].startswith("I think </script><script>window.__pwned=1")  # exact text, escaped only
+    assert "\\u202eevil" in rows[0][6] and "\\u0007bell" in rows[0][6]  # invisible characters made visible
+
+
+def test_private_task_has_no_drill_down(tmp_path: Path) -> None:
+    html = render_html(_model(tmp_path))
+    payload = json.loads(_data_block(html))
+    assert {t["task"] for t in payload["tasks"]} == {"gsm8k", "mmlu_pro_math"}
+    assert f.PRIVATE_MARKER not in html
+    assert "Samples withheld: split &#39;private&#39; is release_gate_only" in html
+
+
+def test_factor_prefixes_reconstructs_every_prompt() -> None:
+    shots = "".join(f"Example {i}: some few-shot text that is long enough.\n" for i in range(12))
+    other = "".join(f"Other {i}: a different few-shot context, also long enough.\n" for i in range(12))
+    prompts = [shots + "Q1?", shots + "Q2?", None, other + "Q3?", other + "Q4?", shots + "Q5?", "short"]
+    prefixes, rows = factor_prefixes(prompts)
+    assert len(prefixes) == 2
+    rebuilt = [None if rest is None else (prefixes[i] if i >= 0 else "") + rest for i, rest in rows]
+    assert rebuilt == prompts
+    assert rows[5][0] == 0 and rows[5][1] == "Q5?"
+
+
+def test_text_budget_embeds_changed_pairs_first(tmp_path: Path) -> None:
+    model = _model(tmp_path, n=400)
+    payload = drilldown_payload(model, text_budget=40_000)
+    assert payload["text_left_out"] > 0
+    for task in payload["tasks"]:
+        changes = [payload["changes"][r[1]] for r in task["rows"]]
+        embedded = [c for c, r in zip(changes, task["rows"], strict=True) if r[6] is not None]
+        assert "regressed" in embedded and "improved" in embedded  # tasks share the budget
+        assert "same" not in embedded  # changed pairs come first
+        assert all(r[6] is not None for c, r in zip(changes, task["rows"], strict=True) if c == "regressed")
+
+
+def test_field_cap_keeps_the_end_of_prompts_and_the_start_of_responses(tmp_path: Path) -> None:
+    payload = drilldown_payload(_model(tmp_path), field_cap=50)
+    row = payload["tasks"][0]["rows"][1]
+    assert row[6] == f.LONG_RESPONSE[:50] and row[7] == len(f.LONG_RESPONSE)
+    assert row[3] == f.HOSTILE_PROMPT[-50:] and row[4] == len(f.HOSTILE_PROMPT)
+
+
+def test_page_never_exceeds_the_size_limit(tmp_path: Path) -> None:
+    model = _model(tmp_path, n=200)
+    html = render_html(model, text_budget=HTML_LIMIT * 4, field_cap=HTML_LIMIT)
+    assert len(html.encode()) <= HTML_LIMIT
+
+
+def test_user_template_overrides_by_name(tmp_path: Path) -> None:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "report.css").write_text("body { color: #123456; }", encoding="utf-8")
+    html = render_html(_model(tmp_path), template_dir=folder)
+    assert "body { color: #123456; }" in html and "Capability radar" in html
