@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.badcases.ngrams import NgramHasher
-from rlgate.badcases.sources import EvalDoc, LineStats, training_texts
+from rlgate.badcases.sources import EvalDoc, LineStats, training_chunks
 from rlgate.engine.models import GateVerdict
 
 if TYPE_CHECKING:
@@ -150,24 +150,11 @@ def scan_training_files(index: EvalIndex, files: Sequence[Path], text_field: str
     for file_index, path in enumerate(files):
         file_stats = LineStats(path=str(path))
         stats.append(file_stats)
-        texts: list[str] = []
-        numbers: list[int] = []
-        size = 0
-        for number, text in training_texts(Path(path), text_field, file_stats):
-            texts.append(text)
-            numbers.append(number)
-            size += len(text)
-            if size >= chunk_chars:
-                index.scan(texts, np.asarray(numbers, dtype=np.int64), file_index)
-                file_stats.texts += len(texts)
-                if progress is not None:
-                    progress(str(path), file_stats.lines)
-                texts, numbers, size = [], [], 0
-        if texts:
+        for texts, numbers in training_chunks(Path(path), text_field, file_stats, chunk_chars):
             index.scan(texts, np.asarray(numbers, dtype=np.int64), file_index)
             file_stats.texts += len(texts)
-        if progress is not None:
-            progress(str(path), file_stats.lines)
+            if progress is not None:
+                progress(str(path), file_stats.lines)
     return stats
 
 

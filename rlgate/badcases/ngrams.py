@@ -105,7 +105,9 @@ class NgramHasher:
         """(n-gram hashes, index of the text each came from), in text order."""
         import numpy as np
 
-        joined = _SEPARATOR.join(t.replace(_SEPARATOR, " ") if _SEPARATOR in t else t for t in texts)
+        joined = _SEPARATOR.join(texts)
+        if joined.count(_SEPARATOR) != max(len(texts) - 1, 0):  # a text holds the separator itself
+            joined = _SEPARATOR.join(t.replace(_SEPARATOR, " ") for t in texts)
         raw = joined.encode("utf-8", "replace").lower()
         starts, ends, separators = self._spans(raw)
         tokens = self.token_hashes(raw, starts, ends)

@@ -75,34 +75,68 @@ def _is_json(path: Path) -> bool:
     return bool(suffixes) and suffixes[-1] in (".jsonl", ".json", ".ndjson")
 
 
-def training_texts(path: Path, text_field: str | None, stats: LineStats) -> Iterator[tuple[int, str]]:
-    """(1-based line number, text) for every line; malformed JSON lines are counted and skipped."""
+def _text_of(obj: Any, text_field: str | None) -> str:
+    if text_field is not None:
+        obj = _field(obj, text_field)
+    if isinstance(obj, str):
+        return obj
+    if isinstance(obj, dict):
+        flat = [v for v in obj.values() if type(v) is str]
+        if len(flat) != len(obj):
+            flat = []
+            _strings(obj, flat)
+        return " ".join(flat)
+    parts: list[str] = []
+    _strings(obj, parts)
+    return " ".join(parts)
+
+
+def _decode_json_lines(lines: list[str], numbers: list[int], stats: LineStats) -> list[tuple[int, Any]]:
+    """Decode many JSONL lines with one json.loads call; fall back to line by line when one is malformed."""
+    try:
+        return list(zip(numbers, json.loads("[" + ",".join(lines) + "]"), strict=True))
+    except ValueError:
+        pass
+    out: list[tuple[int, Any]] = []
+    for number, line in zip(numbers, lines, strict=True):
+        try:
+            out.append((number, json.loads(line)))
+        except ValueError:
+            stats.malformed += 1
+            stats.first_malformed = stats.first_malformed or number
+    return out
+
+
+def training_chunks(path: Path, text_field: str | None, stats: LineStats,
+                    chunk_chars: int = 1 << 20) -> Iterator[tuple[list[str], list[int]]]:
+    """(texts, 1-based line numbers) in chunks of about `chunk_chars` characters of file.
+
+    JSON lines (`.jsonl`, `.json`, `.ndjson`, optionally `.gz`) give all their strings or `text_field`
+    (dotted path); other files give each non-empty line. Malformed JSON lines are counted and skipped.
+    """
     as_json = _is_json(path)
-    loads = json.loads
+    line_no = 0
     with _open_text(path) as handle:
-        for number, line in enumerate(handle, 1):
-            stats.lines = number
+        while True:
+            block = handle.readlines(chunk_chars)
+            if not block:
+                break
+            first = line_no + 1
+            line_no += len(block)
+            stats.lines = line_no
+            kept = [(first + i, line) for i, line in enumerate(block) if line.strip()]
+            if not kept:
+                continue
+            numbers = [n for n, _ in kept]
+            lines = [line for _, line in kept]
             if not as_json:
-                if line.strip():
-                    yield number, line
+                yield lines, numbers
                 continue
-            if not line.strip():
-                continue
-            try:
-                obj = loads(line)
-            except ValueError:
-                stats.malformed += 1
-                stats.first_malformed = stats.first_malformed or number
-                continue
-            if text_field is not None:
-                value = _field(obj, text_field)
-                parts: list[str] = []
-                _strings(value, parts)
-            else:
-                parts = []
-                _strings(obj, parts)
-            if parts:
-                yield number, " ".join(parts) if len(parts) > 1 else parts[0]
+            decoded = _decode_json_lines(lines, numbers, stats)
+            pairs = [(n, _text_of(obj, text_field)) for n, obj in decoded]
+            pairs = [(n, t) for n, t in pairs if t]
+            if pairs:
+                yield [t for _, t in pairs], [n for n, _ in pairs]
 
 
 def doc_text(family: str, doc: dict[str, Any]) -> str:
