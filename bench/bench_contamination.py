@@ -29,7 +29,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 PLANTED = 100
 _NUMBER = re.compile(r"\d+")
-_WORDS = ["apples", "eggs", "books", "marbles", "coins", "tickets", "pencils", "stamps", "cookies", "shells", "cars", "dogs", "birds", "trees", "boxes", "bags", "miles", "hours", "dollars", "pages", "friends", "students", "farmers", "bakers", "sisters"]
+_WORDS = [
+    "apples", "eggs", "books", "marbles", "coins", "tickets", "pencils", "stamps", "cookies", "shells",
+    "cars", "dogs", "birds", "trees", "boxes", "bags", "miles", "hours", "dollars", "pages",
+    "friends", "students", "farmers", "bakers", "sisters",
+]
 
 
 def _eval_docs() -> list[str]:
