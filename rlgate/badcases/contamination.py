@@ -39,6 +39,7 @@ class _Model(BaseModel):
 class ContaminatedDoc(_Model):
     task: str
     doc_id: int
+    leaf: str | None = Field(None, description="lm-eval subtask the doc_id belongs to, for groups")
     matched_ngrams: int
     total_ngrams: int
     overlap: float = Field(description="share of the document's n-grams found in the training data")
@@ -186,7 +187,7 @@ def build_report(index: EvalIndex, files: Sequence[Path], stats: Sequence[LineSt
         for i in hit[:list_limit]:
             location = int(first[i])
             listed.append(ContaminatedDoc(
-                task=task, doc_id=index.docs[i].doc_id, matched_ngrams=int(matched[i]),
+                task=task, doc_id=index.docs[i].doc_id, leaf=index.docs[i].leaf, matched_ngrams=int(matched[i]),
                 total_ngrams=int(index.total[i]), overlap=float(overlap[i]),
                 train_file=str(files[location >> _LINE_BITS]), train_line=location & ((1 << _LINE_BITS) - 1),
                 ngram=None if index.docs[i].private else index.first_ngram(i)))

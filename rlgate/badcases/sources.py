@@ -30,6 +30,7 @@ class EvalDoc:
     doc_id: int
     text: str
     private: bool = False
+    leaf: str | None = None  # the lm-eval subtask, when the task is a group
 
 
 @dataclass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rlgate.cli import badcases_cmd  # noqa: F401  (registers badcases)
+from rlgate.cli import contamination_cmd  # noqa: F401  (registers contamination)
 from rlgate.cli import contract_cmds  # noqa: F401  (registers validate, schema, init)
 from rlgate.cli import gate_cmd  # noqa: F401  (registers gate)
 from rlgate.cli import monitor_cmd  # noqa: F401  (registers monitor)

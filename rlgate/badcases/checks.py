@@ -1,0 +1,186 @@
+"""Contract-level glue: the contamination check and the badcase report as `rlgate` commands run them.
+
+Kept here so the CLI only parses arguments, and so `rlgate gate` / `rlgate check` can run the same
+check (`contract_contamination(...)` then `contamination_gates(...)` into `decide(extra_gates=...)`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from rlgate.badcases.contamination import ContaminationReport, check_contamination
+from rlgate.badcases.discipline import is_private
+from rlgate.badcases.models import BadcaseReport
+from rlgate.badcases.sources import EvalDoc, data_file_for, doc_text, docs_from_data_file
+from rlgate.badcases.taxonomy import ClassifyOptions
+from rlgate.errors import InputError
+from rlgate.metrics import catalog_task
+
+if TYPE_CHECKING:
+    from rlgate.contract.loader import ResolvedContract
+    from rlgate.engine.models import Decision
+    from rlgate.results.models import RunResult
+
+
+def eval_docs(resolved: ResolvedContract, results: RunResult | None = None) -> tuple[list[EvalDoc], list[str]]:
+    """Every contract task's documents: from its local data files, else from a run's logged documents."""
+    docs: list[EvalDoc] = []
+    warnings: list[str] = []
+    for task in resolved.tasks:
+        family = catalog_task(task.name) or task.name
+        private = is_private(task)
+        if task.data_files:
+            docs.extend(docs_from_data_file(task.name, family, Path(data_file_for(task.data_files)), private))
+            continue
+        leaves = results.leaves(task.name) if results is not None else []
+        logged = [(leaf, s) for leaf in leaves for s in results.tasks[leaf].samples if s.doc] if results else []
+        if logged:
+            docs.extend(EvalDoc(task.name, s.doc_id, doc_text(family, s.doc or {}), private,
+                                leaf if leaf != task.name else None) for leaf, s in logged)
+            continue
+        warnings.append(f"{task.name}: no local data_files and no logged documents (--results): not checked")
+    return docs, warnings
+
+
+def train_files_for(resolved: ResolvedContract, override: Sequence[Path] = ()) -> list[Path]:
+    """--train paths, else the contract's contamination.train_files (relative to the contract)."""
+    if override:
+        return list(override)
+    spec = resolved.contract.contamination
+    if spec is None or not spec.train_files:
+        raise InputError("no training files to check against", file=str(resolved.path), field="contamination",
+                         fix="pass --train FILE.jsonl (repeatable) or set contamination.train_files in the contract")
+    return [resolved.resolve_path(p) for p in spec.train_files]
+
+
+def contract_contamination(resolved: ResolvedContract, *, train: Sequence[Path] = (), results: RunResult | None = None,
+                           ngram: int | None = None, min_overlap: float | None = None, text_field: str | None = None,
+                           progress: Callable[[str, int], None] | None = None) -> ContaminationReport:
+    """Check every task of the contract against the training files, with the contract's settings."""
+    spec = resolved.contract.contamination
+    docs, warnings = eval_docs(resolved, results)
+    return check_contamination(
+        docs, train_files_for(resolved, train),
+        ngram=ngram or (spec.ngram if spec else 13),
+        min_overlap=min_overlap if min_overlap is not None else (spec.min_overlap if spec else 0.0),
+        text_field=text_field or (spec.text_field if spec else None),
+        max_rate=spec.max_rate if spec else None, tasks=[t.name for t in resolved.tasks], warnings=warnings,
+        progress=progress)
+
+
+@dataclass
+class RunFolder:
+    """What `rlgate badcases OUT_DIR` found: the decision (if any) and the runs it refers to."""
+
+    decision: Decision | None
+    candidate: Path
+    baseline: Path | None
+    contract: Path | None
+
+
+def _existing(source: str, out_dir: Path) -> Path | None:
+    for path in (Path(source), out_dir / source):
+        if path.exists():
+            return path
+    return None
+
+
+def locate_runs(out_dir: Path) -> RunFolder:
+    """Runs named by OUT_DIR/decision.json's inputs, else OUT_DIR/candidate and OUT_DIR/baseline."""
+    from rlgate.engine.models import Decision
+
+    if not out_dir.is_dir():
+        raise InputError("run folder does not exist", file=str(out_dir),
+                         fix="pass the --out folder of rlgate gate/check")
+    decision = None
+    file = out_dir / "decision.json"
+    if file.is_file():
+        try:
+            decision = Decision.model_validate(json.loads(file.read_text(encoding="utf-8")))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise InputError(f"not a readable decision: {str(exc).splitlines()[0]}", file=str(file)) from None
+    found: dict[str, Path] = {}
+    if decision is not None:
+        for ref in decision.inputs:
+            path = _existing(ref.source, out_dir)
+            if path is not None:
+                found[ref.role] = path
+    for role in ("candidate", "baseline"):
+        if role not in found and (out_dir / role).is_dir():
+            found[role] = out_dir / role
+    if "candidate" not in found:
+        looked = "decision.json's inputs and " if decision is not None else ""
+        raise InputError(f"no candidate run found (looked at {looked}{out_dir / 'candidate'})", file=str(out_dir),
+                         fix="point at the --out folder of `rlgate gate`/`rlgate check`, or put the lm-eval output "
+                         "folders in OUT_DIR/candidate and OUT_DIR/baseline")
+    contract = None
+    if decision is not None:
+        for name in (str(decision.extensions.get("contract_path", "")), decision.contract):
+            if name and Path(name).suffix in (".yaml", ".yml") and Path(name).is_file():
+                contract = Path(name)
+                break
+    return RunFolder(decision, found["candidate"], found.get("baseline"), contract)
+
+
+@dataclass
+class FolderBadcases:
+    """The badcase report of a run folder, with what it was built from."""
+
+    report: BadcaseReport
+    decision: Decision | None
+    candidate: RunResult
+    baseline: RunResult | None
+    private_tasks: frozenset[str]
+    options: ClassifyOptions
+    folder: RunFolder
+
+
+def _manifest_visibility(runs: Sequence[RunResult | None]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for run in runs:
+        manifest = run.provenance.manifest if run is not None else None
+        recorded = (manifest or {}).get("task_visibility")
+        if isinstance(recorded, dict):
+            out.update({str(k): str(v) for k, v in recorded.items()})
+    return out
+
+
+def folder_badcases(out_dir: Path, *, contract: Path | None = None, allow_version_mismatch: bool = False,
+                    anchors: Path | None = None, max_examples: int = 3) -> FolderBadcases:
+    """Read the runs of a gate/check output folder and build their badcase report.
+
+    Which tasks are private comes from the contract (--contract, or the one the decision names), else
+    from the runs' manifests; with neither, the command refuses rather than risk showing private samples.
+    """
+    from rlgate.badcases.discipline import private_leaf_tasks
+    from rlgate.badcases.report import build_badcase_report, classify_options
+    from rlgate.badcases.versioning import anchor_shifts, check_versions, load_anchor_set
+    from rlgate.contract.loader import load_contract
+    from rlgate.results.lmeval_folder import read_lmeval_folder
+
+    folder = locate_runs(out_dir)
+    candidate = read_lmeval_folder(folder.candidate)
+    baseline = read_lmeval_folder(folder.baseline) if folder.baseline is not None else None
+    contract_path = contract or folder.contract
+    resolved = load_contract(contract_path) if contract_path is not None else None
+    visibility = _manifest_visibility([candidate, baseline])
+    if resolved is None and not visibility:
+        raise InputError("cannot tell which tasks are release_gate_only (no contract and no run manifest says)",
+                         file=str(out_dir), fix="pass --contract CONTRACT.yaml, the contract the runs were gated under")
+    private = private_leaf_tasks(resolved, [candidate, baseline], visibility)
+    options = classify_options(resolved)
+    versions = check_versions(baseline, candidate, allow_version_mismatch) if baseline is not None else None
+    shifts = (anchor_shifts(baseline, candidate, load_anchor_set(anchors), options=options)
+              if anchors is not None and baseline is not None else [])
+    alpha = resolved.gates.alpha if resolved is not None else (folder.decision.alpha if folder.decision else 0.05)
+    report = build_badcase_report(candidate, baseline, private_tasks=private, options=options, alpha=alpha,
+                                  max_examples=max_examples, versions=versions, anchors=shifts)
+    if anchors is not None and baseline is None:
+        report.warnings.append("--anchors needs a baseline run: anchor check skipped")
+    return FolderBadcases(report, folder.decision, candidate, baseline, private, options, folder)
