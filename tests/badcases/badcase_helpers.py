@@ -53,9 +53,9 @@ def mistral_style_format_break(question_id: int, share: int) -> bool:
     return zlib.crc32(str(question_id).encode()) % 100 < share
 
 
-def mmlu_pro_runs(shared_data: Path, *, per_subject: int | None = 300, format_break_share: int = 35,
-                  broken: str = "instruct") -> tuple[RunResult, RunResult]:
-    """(base, instruct) MMLU-Pro runs from the real Llama-3.1-8B outputs, scored by lm-eval's custom-extract.
+def mmlu_pro_lines(shared_data: Path, *, per_subject: int | None = 300, format_break_share: int = 35,
+                   broken: str = "instruct") -> dict[str, tuple[str, dict[str, list[dict[str, Any]]]]]:
+    """model key -> (model id, leaf task -> lm-eval sample dicts) for Llama-3.1-8B base and Instruct on MMLU-Pro.
 
     Mistral-7B-v0.1-Instruct-style: the `broken` model keeps its real choices, but on
     `format_break_share` percent of documents it states them as 'The correct answer is: X', which
@@ -68,7 +68,7 @@ def mmlu_pro_runs(shared_data: Path, *, per_subject: int | None = 300, format_br
     questions = sorted(_read_gz(base_dir / "mmlu_pro" / "test.jsonl.gz"), key=lambda q: q["question_id"])
     with open(base_dir / "outputs" / "mmlu_pro" / "predictions.csv", encoding="utf-8", newline="") as handle:
         preds = list(csv.DictReader(handle))
-    runs = []
+    out: dict[str, tuple[str, dict[str, list[dict[str, Any]]]]] = {}
     for key, column in (("base", "Meta-Llama-3_1-8B"), ("instruct", "Meta-Llama-3_1-8B-Instruct")):
         texts = {g["question_id"]: g["generated_text"]
                  for g in _read_gz(base_dir / "outputs" / "mmlu_pro" / f"{column}.generations.jsonl.gz")}
@@ -86,9 +86,29 @@ def mmlu_pro_runs(shared_data: Path, *, per_subject: int | None = 300, format_br
                 responses.append([text])
             prompts = [raw.get("description", "") + raw["doc_to_text"](d) for d in docs]
             tasks[name] = score_task(name, raw, docs, prompts, responses)
-        groups = {"mmlu_pro": sorted(tasks)}
-        runs.append(run_from_lmeval_samples(f"meta-llama/{column}", tasks, groups))
+        out[key] = (f"meta-llama/{column}", tasks)
+    return out
+
+
+def mmlu_pro_runs(shared_data: Path, **kwargs: Any) -> tuple[RunResult, RunResult]:
+    """(base, instruct) RunResults of `mmlu_pro_lines`."""
+    lines = mmlu_pro_lines(shared_data, **kwargs)
+    runs = [run_from_lmeval_samples(model, tasks, {"mmlu_pro": sorted(tasks)}) for model, tasks in
+            (lines["base"], lines["instruct"])]
     return runs[0], runs[1]
+
+
+def mmlu_pro_folders(shared_data: Path, out_dir: Path, **kwargs: Any) -> tuple[Path, Path]:
+    """(base, instruct) lm-eval output folders of `mmlu_pro_lines`, as lm_eval --log_samples writes them."""
+    from fixtures.lmeval_builders import GroupSpec, TaskOutput, dump_config, lm_eval_task_yaml, write_lmeval_folder
+
+    folders = []
+    for key, (model, tasks) in mmlu_pro_lines(shared_data, **kwargs).items():
+        outputs = [TaskOutput(name, dump_config(lm_eval_task_yaml(f"mmlu_pro/{name}.yaml")), lines, len(lines))
+                   for name, lines in tasks.items()]
+        group = GroupSpec("mmlu_pro", sorted(tasks), "exact_match", ["custom-extract"], version=3.0)
+        folders.append(write_lmeval_folder(out_dir / key, model_name=model, tasks=outputs, groups=[group]))
+    return folders[0], folders[1]
 
 
 def scored_run(model: str, task: str, yaml: str, docs: list[dict[str, Any]], responses: list[str],
