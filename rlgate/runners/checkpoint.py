@@ -1,0 +1,217 @@
+"""Checkpoint checks that run before any model time is spent, and checkpoint fingerprints.
+
+A wrong path, a LoRA adapter passed as a model, a tokenizer config vLLM cannot read, or missing
+weights should cost a second, not a GPU allocation. The fingerprint (content hashes of weights,
+config and tokenizer files) keys the generation cache, so a re-saved identical checkpoint reuses
+its answers and a changed one never does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from rlgate.errors import InputError
+from rlgate.store.cache import GenerationCache
+
+WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "*.pt", "*.pth", "*.gguf")
+INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+#: Files besides weights that change what the model generates.
+BEHAVIOUR_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                   "special_tokens_map.json", "tokenizer.model", "vocab.json", "merges.txt", "chat_template.jinja",
+                   "chat_template.json", "adapter_config.json")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+MERGE_FIX = ("merge it first: PeftModel.from_pretrained(base, adapter).merge_and_unload(), then "
+             "save_pretrained(DIR) to save the full model; or evaluate the adapter with --lora-base BASE")
+
+
+@dataclass
+class CheckpointInfo:
+    """A checked checkpoint: what to load, its fingerprint, and what rlgate changed or noticed."""
+
+    source: str
+    kind: Literal["local", "hub", "served"]
+    load_path: str
+    fingerprint: str
+    weights_hash: str | None
+    lora_base: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _sha256_file(path: Path, cache: GenerationCache | None) -> str:
+    stat = path.stat()
+    if cache is not None:
+        known = cache.file_digest(path.resolve(), stat.st_size, stat.st_mtime_ns)
+        if known:
+            return known
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    value = digest.hexdigest()
+    if cache is not None:
+        cache.remember_digest(path.resolve(), stat.st_size, stat.st_mtime_ns, value)
+    return value
+
+
+def _weight_files(folder: Path) -> list[Path]:
+    found: set[Path] = set()
+    for pattern in WEIGHT_PATTERNS:
+        found.update(p for p in folder.glob(pattern) if p.is_file())
+    return sorted(found)
+
+
+def _check_index(folder: Path) -> None:
+    for name in INDEX_FILES:
+        index = folder / name
+        if not index.is_file():
+            continue
+        try:
+            shards = set(json.loads(index.read_text(encoding="utf-8")).get("weight_map", {}).values())
+        except ValueError as exc:
+            raise InputError(f"{name} is not valid JSON ({exc})", file=index,
+                             fix="re-save the checkpoint with save_pretrained") from None
+        missing = sorted(s for s in shards if not (folder / s).is_file())
+        if missing:
+            raise InputError(f"the checkpoint's {name} lists {len(missing)} weight shard(s) that are missing: "
+                             f"{', '.join(missing[:3])}", file=index, fix="copy every shard into the folder")
+
+
+def _digest_folder(folder: Path, names: list[Path], cache: GenerationCache | None) -> str:
+    digest = hashlib.sha256()
+    for path in names:
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{_sha256_file(path, cache)}\n".encode())
+    return digest.hexdigest()
+
+
+def _fixed_tokenizer_copy(folder: Path, work_dir: Path, fingerprint: str) -> tuple[Path, str] | None:
+    """A copy whose tokenizer_config.json has `extra_special_tokens` as older readers expect, or None.
+
+    transformers 5 writes the list form; vLLM and transformers 4 expect a mapping and crash on a
+    list. The list moves to `additional_special_tokens`, which every version reads.
+    """
+    config_path = folder / "tokenizer_config.json"
+    if not config_path.is_file():
+        return None
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"tokenizer_config.json is not valid JSON ({exc})", file=config_path,
+                         fix="re-save the tokenizer with save_pretrained") from None
+    extra = config.get("extra_special_tokens")
+    if not isinstance(extra, list):
+        return None
+    copy = work_dir / "fixed-checkpoints" / fingerprint[:16]
+    if copy.exists():
+        shutil.rmtree(copy)
+    copy.mkdir(parents=True)
+    for item in folder.iterdir():
+        if item.name == "tokenizer_config.json":
+            continue
+        target = copy / item.name
+        try:
+            os.symlink(item.resolve(), target)
+        except OSError:
+            (shutil.copytree if item.is_dir() else shutil.copy2)(item, target)
+    merged = list(config.get("additional_special_tokens") or [])
+    merged += [t for t in extra if t not in merged]
+    fixed = {k: v for k, v in config.items() if k != "extra_special_tokens"}
+    if merged:
+        fixed["additional_special_tokens"] = merged
+    (copy / "tokenizer_config.json").write_text(json.dumps(fixed, indent=2, ensure_ascii=False), encoding="utf-8")
+    note = (f"tokenizer_config.json has extra_special_tokens as a list ({len(extra)} token(s)), which vLLM and "
+            f"transformers<5 cannot read; evaluated a copy with them under additional_special_tokens: {copy}")
+    return copy, note
+
+
+def check_local(folder: Path, *, source: str, lora_base: str | None, cache: GenerationCache | None,
+                work_dir: Path, base_info: CheckpointInfo | None = None) -> CheckpointInfo:
+    """All checks on a local checkpoint folder; raises InputError naming the problem and the fix."""
+    if not folder.is_dir():
+        raise InputError(f"checkpoint '{source}' is a file, not a folder", file=folder,
+                         fix="pass the folder save_pretrained wrote (config.json, weights, tokenizer)")
+    is_adapter = (folder / "adapter_config.json").is_file()
+    if is_adapter and not lora_base:
+        raise InputError(f"checkpoint '{source}' is a LoRA adapter (it has adapter_config.json), not a full model",
+                         file=folder / "adapter_config.json", fix=MERGE_FIX)
+    if not is_adapter:
+        if not (folder / "config.json").is_file():
+            raise InputError(f"checkpoint '{source}' has no config.json", file=folder,
+                             fix="save the model with save_pretrained, which writes config.json beside the weights")
+        _check_index(folder)
+    weights = _weight_files(folder)
+    if not weights:
+        raise InputError(f"checkpoint '{source}' has no weights (no *.safetensors or pytorch_model*.bin)", file=folder,
+                         fix="copy the weight files into the folder or point at the folder that has them")
+    weights_hash = _digest_folder(folder, weights, cache)
+    behaviour = [folder / n for n in BEHAVIOUR_FILES if (folder / n).is_file()]
+    fingerprint = hashlib.sha256(f"{weights_hash}\n{_digest_folder(folder, behaviour, cache)}".encode()).hexdigest()
+    if base_info is not None:
+        fingerprint = hashlib.sha256(f"{fingerprint}\nbase:{base_info.fingerprint}".encode()).hexdigest()
+    info = CheckpointInfo(source, "local", str(folder), fingerprint, weights_hash,
+                          lora_base=base_info.load_path if base_info else None)
+    if base_info is not None:
+        info.notes += base_info.notes
+    fixed = _fixed_tokenizer_copy(folder, work_dir, fingerprint)
+    if fixed:
+        info.load_path, note = str(fixed[0]), fixed[1]
+        info.notes.append(note)
+    return info
+
+
+def _hub_offline() -> bool:
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def check_hub(repo_id: str, *, lora_base: str | None, cache: GenerationCache | None, work_dir: Path) -> CheckpointInfo:
+    """A Hugging Face id: checked from the local HF cache when there, else asked of the Hub."""
+    try:
+        from huggingface_hub import HfApi, snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError
+    except ImportError:  # pragma: no cover - huggingface_hub comes with the hf extra
+        raise InputError(f"checkpoint '{repo_id}' is not a local folder", fix="pass a local path") from None
+    try:
+        local = snapshot_download(repo_id, local_files_only=True)
+        return check_local(Path(local), source=repo_id, lora_base=lora_base, cache=cache, work_dir=work_dir)
+    except (LocalEntryNotFoundError, FileNotFoundError, OSError):
+        pass
+    if _hub_offline():
+        raise InputError(f"checkpoint '{repo_id}' is neither a local folder nor in the Hugging Face cache, and "
+                         "HF_HUB_OFFLINE is set", fix="download it first (huggingface-cli download) or pass a local path")
+    try:
+        info = HfApi().model_info(repo_id, timeout=15)
+    except RepositoryNotFoundError:
+        raise InputError(f"checkpoint '{repo_id}' is not a local folder and the Hugging Face Hub has no such model",
+                         fix="check the path or the model id") from None
+    except Exception as exc:  # network errors of every kind
+        raise InputError(f"checkpoint '{repo_id}' is not a local folder or in the HF cache, and the Hub could not be "
+                         f"reached ({type(exc).__name__})", fix="pass a local path, or download the model first") from None
+    sha = info.sha or "unknown"
+    return CheckpointInfo(repo_id, "hub", repo_id, f"hub:{repo_id}@{sha}", f"hub:{repo_id}@{sha}", lora_base=lora_base)
+
+
+def inspect_checkpoint(ref: str, *, backend: str, lora_base: str | None = None, cache: GenerationCache | None = None,
+                       work_dir: Path, served_url: str | None = None) -> CheckpointInfo:
+    """Check a checkpoint reference (local folder, HF id, or a served model name) and fingerprint it."""
+    path = Path(ref).expanduser()
+    base_info = None
+    if lora_base:
+        base_info = inspect_checkpoint(lora_base, backend=backend, cache=cache, work_dir=work_dir)
+    if path.exists():
+        return check_local(path.resolve(), source=ref, lora_base=lora_base, cache=cache, work_dir=work_dir,
+                           base_info=base_info)
+    if backend == "openai":
+        digest = hashlib.sha256(f"{served_url}\n{ref}".encode()).hexdigest()
+        return CheckpointInfo(ref, "served", ref, f"served:{digest}", None, notes=[
+            f"'{ref}' is a served model name: rlgate cannot hash its weights, so cached answers are keyed by the "
+            "server URL and model name; clear the cache if the server's model changes under the same name"])
+    if _HUB_ID.match(ref) and not ref.startswith((".", "/", "~")):
+        return check_hub(ref, lora_base=lora_base, cache=cache, work_dir=work_dir)
+    raise InputError(f"checkpoint '{ref}' does not exist", file=str(path.resolve()),
+                     fix="pass the folder save_pretrained wrote, or a Hugging Face model id such as org/name")

@@ -1,0 +1,222 @@
+"""The lm-eval runner: a contract's suites, one checkpoint (or imported responses), one output folder.
+
+lm-eval does the evaluating (`simple_evaluate` with rlgate's TaskManager, tasks and LM); rlgate
+adds the cache-first LM, local data, per-task settings, imported responses and the run manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from lm_eval import simple_evaluate
+from lm_eval.api.model import LM
+from lm_eval.api.registry import get_model
+
+from rlgate.contract.models import Protocol
+from rlgate.errors import InputError
+from rlgate.runners.backends import lmeval_seeds, model_spec, protocol_fields, protocol_hash
+from rlgate.runners.base import RunOutcome, RunPlan
+from rlgate.runners.lmeval.caching_lm import CachingLM, TaskStats
+from rlgate.runners.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
+from rlgate.runners.lmeval.replay import ReplayLM
+from rlgate.runners.lmeval.tasks import LoadedSuite, load_suite
+from rlgate.runners.manifest import Drops, ImportReport, RunManifest, TaskRun
+from rlgate.runners.responses import match_rows, read_responses
+from rlgate.store.cache import GenerationCache
+
+#: lm-eval's stderr bootstrap for non-mean aggregations (its CLI default is 100000); rlgate's gate
+#: computes its own paired statistics from the samples, so lm-eval's stderr is informational.
+BOOTSTRAP_ITERS = 1000
+VLLM_CHUNK = 512
+_LIBRARIES = ("rlgate", "lm_eval", "torch", "transformers", "tokenizers", "datasets", "vllm", "accelerate", "peft")
+
+
+class _Indices(list[int]):
+    """lm-eval tests `i in samples` for every document; a set makes that O(1) on 12,000-document tasks."""
+
+    def __init__(self, values: list[int]) -> None:
+        super().__init__(values)
+        self._set = frozenset(values)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._set
+
+
+def library_versions() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in _LIBRARIES:
+        try:
+            out[name] = metadata.version(name.replace("_", "-"))
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+@contextmanager
+def quiet_libraries() -> Iterator[None]:
+    """lm-eval, datasets and transformers log every step; rlgate reports progress itself."""
+    names = ("lm_eval", "datasets", "transformers", "urllib3", "httpx", "huggingface_hub", "accelerate")
+    saved = {n: logging.getLogger(n).level for n in names}
+    for name in names:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        import datasets
+
+        datasets.disable_progress_bars()
+    except ImportError:  # pragma: no cover - datasets comes with lm-eval
+        pass
+    try:
+        yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def _hf_factory(model_name: str, model_args: dict[str, Any]) -> Any:
+    def build() -> LM:
+        import lm_eval.models  # noqa: F401  (registers lm-eval's built-in backends)
+
+        args = dict(model_args)
+        if model_name == "hf" and "device" not in args:
+            import torch
+
+            args["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+        return get_model(model_name).create_from_arg_obj(args)
+
+    return build
+
+
+def _tokenizer_loader(path: str, trust_remote_code: bool) -> Any:
+    def load() -> Any:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+
+    return load
+
+
+class LmEvalRunner:
+    """Runs suites through lm-eval's `simple_evaluate` with rlgate's cache-first or replay LM."""
+
+    name = "lm_eval"
+
+    def run(self, plan: RunPlan) -> RunOutcome:
+        started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+        protocol: Protocol = plan.contract.contract.protocol
+        plan.out_dir.mkdir(parents=True, exist_ok=True)
+        with quiet_libraries(), GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
+            plan.progress.message("loading tasks and data")
+            suite = load_suite(plan.tasks, protocol, cache, limit=plan.limit or protocol.limit)
+            import_report = None
+            if plan.responses is not None:
+                lm, model_name, model_args, import_report, fingerprint = self._replay(plan, suite, protocol)
+            else:
+                lm, model_name, model_args, fingerprint = self._live(plan, suite, protocol, cache)
+            tracker = new_tracker(plan.out_dir)
+            clear_previous(plan.out_dir)
+            results = simple_evaluate(
+                model=lm, model_args=model_args, tasks=suite.top, task_manager=suite.manager,
+                samples={k: _Indices(v) for k, v in suite.samples.items()} or None, log_samples=True,
+                evaluation_tracker=tracker, system_instruction=protocol.system_prompt,
+                apply_chat_template=protocol.chat_template, fewshot_as_multiturn=protocol.fewshot_as_multiturn,
+                bootstrap_iters=BOOTSTRAP_ITERS, **lmeval_seeds(protocol))
+            if results is None:  # pragma: no cover - only non-zero ranks get None
+                raise RuntimeError("lm-eval returned no results on this rank")
+            results_file = write_run(plan.out_dir, tracker, dict(results), model_name)
+        loaded = bool(getattr(lm, "model_loaded", False))
+        manifest = RunManifest(
+            contract=str(plan.contract.path), contract_name=plan.contract.name, role=plan.role,
+            checkpoint=plan.checkpoint.source if plan.checkpoint else str(plan.responses),
+            checkpoint_kind=plan.checkpoint.kind if plan.checkpoint else "responses",
+            checkpoint_fingerprint=fingerprint,
+            weights_hash=plan.checkpoint.weights_hash if plan.checkpoint else None,
+            load_path=plan.checkpoint.load_path if plan.checkpoint else None,
+            checkpoint_notes=list(plan.checkpoint.notes) if plan.checkpoint else [],
+            backend=protocol.backend if plan.responses is None else "responses", lm_eval_model=model_name,
+            model_args={k: v for k, v in model_args.items() if "key" not in k.lower()},
+            protocol_hash=protocol_hash(protocol), protocol=protocol_fields(protocol),
+            library_versions=library_versions(), started=stamp, wall_time_s=round(time.monotonic() - started, 3),
+            model_loaded=loaded, tasks=self._task_runs(suite, lm), import_report=import_report,
+            results_file=results_file.relative_to(plan.out_dir).as_posix())
+        write_manifest(plan.out_dir, manifest)
+        return RunOutcome(plan.out_dir, results_file, manifest, loaded)
+
+    # ------------------------------------------------------------------ live backends
+    def _live(self, plan: RunPlan, suite: LoadedSuite, protocol: Protocol,
+              cache: GenerationCache) -> tuple[CachingLM, str, dict[str, Any], str]:
+        ckpt = plan.checkpoint
+        if ckpt is None:
+            raise InputError("no checkpoint to evaluate", fix="pass --checkpoint PATH or --responses FILE")
+        model_name, model_args = model_spec(protocol, ckpt.load_path, ckpt.lora_base)
+        if protocol.backend == "openai" and protocol.openai.api_key_env:
+            import os
+
+            key = os.environ.get(protocol.openai.api_key_env)
+            if not key:
+                raise InputError(f"protocol.openai.api_key_env names {protocol.openai.api_key_env}, which is not set",
+                                 fix=f"export {protocol.openai.api_key_env}=...")
+            os.environ["OPENAI_API_KEY"] = key
+        loader = None
+        if protocol.chat_template and protocol.backend in ("hf", "vllm"):
+            trust = protocol.hf.trust_remote_code if protocol.backend == "hf" else False
+            loader = _tokenizer_loader(ckpt.lora_base or ckpt.load_path, trust)
+        lm = CachingLM(_hf_factory(model_name, model_args), cache=cache, fingerprint=ckpt.fingerprint,
+                       protocol_hash=protocol_hash(protocol), task_hashes=suite.task_hash, progress=plan.progress,
+                       chunk_size=VLLM_CHUNK if protocol.backend == "vllm" else None, tokenizer_loader=loader,
+                       eager=protocol.backend == "openai",
+                       model_info={"rlgate_checkpoint_fingerprint": ckpt.fingerprint})
+        return lm, model_name, model_args, ckpt.fingerprint
+
+    # ------------------------------------------------------------------ imported responses
+    def _replay(self, plan: RunPlan, suite: LoadedSuite,
+                protocol: Protocol) -> tuple[ReplayLM, str, dict[str, Any], ImportReport, str]:
+        assert plan.responses is not None
+        for leaf, task in suite.leaves.items():
+            if task.OUTPUT_TYPE != "generate_until":
+                raise InputError(f"task '{leaf}' scores log-likelihoods, which imported responses cannot provide",
+                                 fix="remove it from the suite for --responses, or evaluate with a --checkpoint")
+        rows = read_responses(plan.responses)
+        docs = {leaf: list(task.eval_docs) for leaf, task in suite.leaves.items()}
+        match = match_rows(rows, docs, suite.groups, repeats=protocol.sampling.n, source=str(plan.responses))
+        if plan.responded_only:
+            for leaf in suite.leaves:
+                ids = match.doc_ids(leaf)
+                if not ids:
+                    raise InputError(f"--responded-only: no imported response answers a document of '{leaf}'",
+                                     file=plan.responses,
+                                     fix="import responses for it, or drop --responded-only to score it as missing")
+                suite.samples[leaf] = ids
+        plan.progress.message(f"imported {match.report.matched if match.report else 0} responses from {plan.responses}")
+        digest = hashlib.sha256(plan.responses.read_bytes()).hexdigest()
+        lm = ReplayLM(match, samples=suite.samples, groups=suite.groups)
+        assert match.report is not None
+        return lm, "rlgate-replay", {"model": f"replay-{plan.responses.stem}"}, match.report, f"responses:{digest}"
+
+    # ------------------------------------------------------------------ manifest
+    @staticmethod
+    def _task_runs(suite: LoadedSuite, lm: LM) -> list[TaskRun]:
+        runs: list[TaskRun] = []
+        for leaf, task in suite.leaves.items():
+            documents = len(suite.samples[leaf]) if leaf in suite.samples else len(task.eval_docs)
+            run = TaskRun(task=leaf, suite_task=suite.suite_task.get(leaf, leaf), version=suite.version.get(leaf),
+                          task_hash=suite.task_hash[leaf], dataset=suite.dataset.get(leaf, ""), documents=documents)
+            if isinstance(lm, CachingLM):
+                stats: TaskStats = lm.stats.get(leaf, TaskStats())
+                run.requests, run.cached, run.generated = stats.requests, stats.cached, stats.generated
+                run.tokens_in = stats.tokens_in if stats.tokens_known and stats.requests else None
+                run.tokens_out = stats.tokens_out if stats.tokens_known and stats.requests else None
+                run.wall_time_s = round(stats.seconds, 3)
+                run.drops = stats.drops
+            elif isinstance(lm, ReplayLM):
+                run.requests = lm.requests.get(leaf, 0)
+                run.drops = lm.drops.get(leaf, Drops())
+            runs.append(run)
+        return runs

@@ -1,0 +1,166 @@
+"""Imported responses: read a JSONL file of generations made elsewhere and match each row to a task document.
+
+A row is `{"task": T, "doc_id": N, "response": "..."}` or, instead of `doc_id`,
+`"doc": {fields that identify the document}` (e.g. `question`, `prompt`, `question_id`). `task`
+may name a group (`mmlu_pro`); its leaf tasks are searched. Rows that match nothing, match
+ambiguously, or answer a document more often than the protocol samples it are reported, never
+silently dropped; documents without a response are scored as failures and counted as missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlgate.errors import InputError
+from rlgate.runners.backends import canonical_json
+from rlgate.runners.manifest import ImportReport
+
+MAX_EXAMPLES = 8
+
+
+@dataclass(frozen=True)
+class ResponseRow:
+    line: int
+    task: str
+    doc_id: int | None
+    doc: dict[str, Any] | None
+    response: str
+
+
+def read_responses(path: Path) -> list[ResponseRow]:
+    """Parse the file; a malformed row is an InputError naming its line."""
+    if not path.is_file():
+        raise InputError(f"responses file '{path}' does not exist", file=path, fix="check the path given to --responses")
+    rows: list[ResponseRow] = []
+    with path.open(encoding="utf-8", errors="strict") as handle:
+        try:
+            lines = list(handle)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"responses file is not UTF-8 text ({exc.reason})", file=path,
+                             fix="write the file as UTF-8 JSON Lines") from None
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number, column=exc.colno,
+                             fix='one JSON object per line: {"task": ..., "doc_id": ..., "response": ...}') from None
+        rows.append(_row(row, path, number))
+    if not rows:
+        raise InputError("the responses file has no rows", file=path, fix="write one JSON object per line")
+    return rows
+
+
+def _row(row: Any, path: Path, number: int) -> ResponseRow:
+    def bad(message: str, key: str | None = None) -> InputError:
+        return InputError(message, file=path, line=number, field=key,
+                          fix='rows look like {"task": "gsm8k", "doc_id": 0, "response": "..."} or '
+                              '{"task": "gsm8k", "doc": {"question": "..."}, "response": "..."}')
+
+    if not isinstance(row, dict):
+        raise bad("a row must be a JSON object")
+    unknown = set(row) - {"task", "doc_id", "doc", "response"}
+    if unknown:
+        raise bad(f"unknown key(s) {', '.join(sorted(unknown))}", sorted(unknown)[0])
+    task, response = row.get("task"), row.get("response")
+    if not isinstance(task, str) or not task:
+        raise bad("'task' must be the lm-eval task name", "task")
+    if not isinstance(response, str):
+        raise bad("'response' must be a string", "response")
+    doc_id, doc = row.get("doc_id"), row.get("doc")
+    if (doc_id is None) == (doc is None):
+        raise bad("give exactly one of 'doc_id' (the document's index) or 'doc' (fields that identify it)",
+                  "doc_id")
+    if doc_id is not None and (not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0):
+        raise bad("'doc_id' must be a non-negative integer", "doc_id")
+    if doc is not None and (not isinstance(doc, dict) or not doc):
+        raise bad("'doc' must be a non-empty object of identifying fields", "doc")
+    return ResponseRow(number, task, doc_id, doc, response)
+
+
+def _norm(value: Any) -> str:
+    return canonical_json(value.strip() if isinstance(value, str) else value)
+
+
+@dataclass
+class MatchResult:
+    """(leaf task, doc id) -> responses in file order, plus the report of what did not match."""
+
+    responses: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    report: ImportReport | None = None
+
+    def doc_ids(self, leaf: str) -> list[int]:
+        return sorted(doc_id for task, doc_id in self.responses if task == leaf)
+
+
+def _leaf_candidates(task: str, leaves: Iterable[str], groups: Mapping[str, list[str]]) -> list[str]:
+    names = set(leaves)
+    if task in names:
+        return [task]
+    out: list[str] = []
+    stack = list(groups.get(task, []))
+    while stack:
+        child = stack.pop(0)
+        if child in names:
+            out.append(child)
+        stack.extend(groups.get(child, []))
+    return out
+
+
+def match_rows(rows: list[ResponseRow], docs: Mapping[str, list[dict[str, Any]]],
+               groups: Mapping[str, list[str]], repeats: int = 1, source: str = "") -> MatchResult:
+    """Resolve every row to (leaf task, doc id); `docs` holds each leaf's documents in lm-eval's order."""
+    indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[str, ...], list[int]]] = {}
+    result = MatchResult()
+    problems: list[str] = []
+    unmatched = duplicates = unknown = 0
+    for row in rows:
+        leaves = _leaf_candidates(row.task, docs, groups)
+        if not leaves:
+            unknown += 1
+            problems.append(f"line {row.line}: task '{row.task}' is not evaluated by this contract")
+            continue
+        hits: list[tuple[str, int]] = []
+        if row.doc_id is not None:
+            if len(leaves) > 1:
+                problems.append(f"line {row.line}: doc_id is ambiguous for group '{row.task}'; name the subtask "
+                                "or identify the document with 'doc'")
+                unmatched += 1
+                continue
+            if row.doc_id < len(docs[leaves[0]]):
+                hits = [(leaves[0], row.doc_id)]
+        else:
+            assert row.doc is not None
+            keys = tuple(sorted(row.doc))
+            wanted = tuple(_norm(row.doc[k]) for k in keys)
+            for leaf in leaves:
+                index = indexes.get((leaf, keys))
+                if index is None:
+                    index = defaultdict(list)
+                    for doc_id, doc in enumerate(docs[leaf]):
+                        if all(k in doc for k in keys):
+                            index[tuple(_norm(doc[k]) for k in keys)].append(doc_id)
+                    indexes[(leaf, keys)] = index
+                hits += [(leaf, doc_id) for doc_id in index.get(wanted, [])]
+        if len(hits) != 1:
+            unmatched += 1
+            what = "matches no document" if not hits else f"matches {len(hits)} documents"
+            problems.append(f"line {row.line}: {row.task} row {what}")
+            continue
+        answers = result.responses.setdefault(hits[0], [])
+        if len(answers) >= repeats:
+            duplicates += 1
+            problems.append(f"line {row.line}: duplicate response for {hits[0][0]} doc {hits[0][1]} "
+                            f"(first {repeats} kept)")
+            continue
+        answers.append(row.response)
+    matched = sum(len(v) for v in result.responses.values())
+    result.report = ImportReport(file=source, rows=len(rows), matched=matched, unmatched=unmatched,
+                                 duplicates=duplicates, unknown_task=unknown, examples=problems[:MAX_EXAMPLES])
+    return result

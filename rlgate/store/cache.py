@@ -1,0 +1,168 @@
+"""The generation cache: every response, keyed by what produced it, committed as it arrives.
+
+Key: (checkpoint fingerprint, task hash, protocol hash, request hash, occurrence). lm-eval's own
+`use_cache` keys on the request alone, so two checkpoints would share answers; this one cannot.
+`occurrence` numbers identical requests within a task (n > 1 samples per prompt), so each sample
+is stored once and a resumed run takes exactly the samples it is missing.
+
+SQLite in WAL mode: each response is its own small transaction, readers never block the writer,
+and a process killed with SIGKILL loses at most the response it was writing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlgate.errors import InputError
+
+CACHE_SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS generations (
+    fingerprint TEXT NOT NULL,
+    task_hash TEXT NOT NULL,
+    protocol_hash TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    occurrence INTEGER NOT NULL,
+    response TEXT NOT NULL,
+    tokens_in INTEGER,
+    tokens_out INTEGER,
+    created REAL NOT NULL,
+    PRIMARY KEY (fingerprint, task_hash, protocol_hash, request_hash, occurrence)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS file_digests (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class CachedGeneration:
+    """One stored response and its token counts (None where the backend had no tokenizer)."""
+
+    response: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The part of the key shared by every request of one task in one run."""
+
+    fingerprint: str
+    task_hash: str
+    protocol_hash: str
+
+
+class GenerationCache:
+    """Thread-safe access to the cache file; one connection per instance."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False,
+                                         isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA busy_timeout=60000")
+            self._conn.executescript(_SCHEMA)
+            self._check_version()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"the generation cache {self.path} is not a readable SQLite file ({exc})",
+                             file=self.path, fix="delete it (it only holds cached generations) or pass another --cache") from None
+        self._lock = threading.Lock()
+
+    def _check_version(self) -> None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(CACHE_SCHEMA_VERSION),))
+        elif int(row[0]) != CACHE_SCHEMA_VERSION:
+            raise InputError(f"the generation cache {self.path} has schema version {row[0]}, this rlgate reads "
+                             f"{CACHE_SCHEMA_VERSION}", file=self.path, fix="pass another --cache or delete the file")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> GenerationCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ generations
+    def get_many(self, scope: Scope, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], CachedGeneration]:
+        """Stored responses for (request hash, occurrence) keys; missing keys are absent."""
+        wanted = list(keys)
+        found: dict[tuple[str, int], CachedGeneration] = {}
+        if not wanted:
+            return found
+        hashes = sorted({h for h, _ in wanted})
+        with self._lock:
+            for start in range(0, len(hashes), 500):
+                chunk = hashes[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT request_hash, occurrence, response, tokens_in, tokens_out FROM generations "
+                    f"WHERE fingerprint=? AND task_hash=? AND protocol_hash=? AND request_hash IN ({marks})",
+                    (scope.fingerprint, scope.task_hash, scope.protocol_hash, *chunk)).fetchall()
+                for req, occ, response, t_in, t_out in rows:
+                    found[(req, occ)] = CachedGeneration(response, t_in, t_out)
+        wanted_set = set(wanted)
+        return {k: v for k, v in found.items() if k in wanted_set}
+
+    def put(self, scope: Scope, request_hash: str, occurrence: int, generation: CachedGeneration) -> None:
+        """Store one response in its own transaction (durable once this returns)."""
+        self.put_many(scope, [(request_hash, occurrence, generation)])
+
+    def put_many(self, scope: Scope, rows: Iterable[tuple[str, int, CachedGeneration]]) -> None:
+        now = time.time()
+        values = [(scope.fingerprint, scope.task_hash, scope.protocol_hash, req, occ, gen.response, gen.tokens_in,
+                   gen.tokens_out, now) for req, occ, gen in rows]
+        if not values:
+            return
+        with self._tx() as conn:
+            conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", values)
+
+    def count(self, fingerprint: str | None = None) -> int:
+        with self._lock:
+            if fingerprint is None:
+                return int(self._conn.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+            return int(self._conn.execute("SELECT COUNT(*) FROM generations WHERE fingerprint=?",
+                                          (fingerprint,)).fetchone()[0])
+
+    # ------------------------------------------------------------------ file digests
+    def file_digest(self, path: Path, size: int, mtime_ns: int) -> str | None:
+        """A memoised sha256 of a file, valid while its size and mtime are unchanged."""
+        with self._lock:
+            row = self._conn.execute("SELECT size, mtime_ns, sha256 FROM file_digests WHERE path=?",
+                                     (str(path),)).fetchone()
+        if row and row[0] == size and row[1] == mtime_ns:
+            return str(row[2])
+        return None
+
+    def remember_digest(self, path: Path, size: int, mtime_ns: int, sha256: str) -> None:
+        with self._tx() as conn:
+            conn.execute("INSERT OR REPLACE INTO file_digests VALUES (?,?,?,?)", (str(path), size, mtime_ns, sha256))
