@@ -14,7 +14,7 @@ import numpy as np
 from rlgate.contract.models import GateConfig
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
 from rlgate.engine.pairing import PairedTask
-from rlgate.engine.values import Values, is_binary, paired_values, run_values
+from rlgate.engine.values import ColumnCache, Values, is_binary, paired_values, run_values
 from rlgate.metrics import MetricRef
 from rlgate.metrics import higher_is_better as known_direction
 from rlgate.results.models import MetricKey, RunResult
@@ -33,6 +33,7 @@ class GateContext:
     paired: dict[str, PairedTask] = field(default_factory=dict)
     _comparisons: dict[MetricKey, Comparison] = field(default_factory=dict)
     _values: dict[tuple[str, MetricKey], Values | None] = field(default_factory=dict)
+    columns: ColumnCache = field(default_factory=ColumnCache)
 
     @property
     def level(self) -> float:
@@ -49,7 +50,7 @@ class GateContext:
             raise NoData("no baseline results (give --baseline or baseline.results in the contract)")
         cache_key = (role, key)
         if cache_key not in self._values:
-            self._values[cache_key] = run_values(run, key)
+            self._values[cache_key] = run_values(run, key, self.columns)
         found = self._values[cache_key]
         if found is None:
             raise NoData(f"the {role} run has no task '{key.task}'")
@@ -96,7 +97,7 @@ class GateContext:
         leaves = self.leaves(key)
         if base_v.values is not None and cand_v.values is not None and all(leaf in self.paired for leaf in leaves):
             pairs = {leaf: (self.paired[leaf].baseline_index, self.paired[leaf].candidate_index) for leaf in leaves}
-            b, c, missing = paired_values(self.baseline, self.candidate, key, leaves, pairs)
+            b, c, missing = paired_values(self.baseline, self.candidate, key, leaves, pairs, self.columns)
             if b.size == 0:
                 raise NoData(f"no document of {key.task} is paired between baseline and candidate")
             result = compare_paired(b, c, binary=is_binary(b, c), level=self.level,

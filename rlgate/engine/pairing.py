@@ -31,6 +31,11 @@ class PairedTask:
 
 def pair_task(task: str, baseline: TaskResult, candidate: TaskResult) -> PairedTask:
     """Pair one leaf task's samples; see the module docstring for the rules."""
+    if len(baseline.samples) == len(candidate.samples):
+        keys_b = [(s.doc_hash, s.doc_id) for s in baseline.samples]
+        if keys_b == [(s.doc_hash, s.doc_id) for s in candidate.samples]:  # same documents, same order
+            index = np.arange(len(keys_b), dtype=np.int64)
+            return PairedTask(task, index, index, PairingReport(task=task, paired=len(keys_b)))
     base = {(s.doc_hash, s.doc_id): i for i, s in enumerate(baseline.samples)}
     cand = {(s.doc_hash, s.doc_id): i for i, s in enumerate(candidate.samples)}
     pairs = [(i, cand[key]) for key, i in base.items() if key in cand]

@@ -39,11 +39,13 @@ def task_differences(task: str, base: TaskResult, cand: TaskResult, paired: Pair
         out.append(f"{task}: filters {b.filters} (baseline) vs {c.filters} (candidate)")
     out.extend(_kwargs_diff(task, b.generation_kwargs, c.generation_kwargs))
     if paired is not None and paired.report.paired:
-        differ = [int(i) for i, j in zip(paired.baseline_index, paired.candidate_index, strict=True)
-                  if base.samples[i].prompt is not None and cand.samples[j].prompt is not None
-                  and base.samples[i].prompt != cand.samples[j].prompt]
+        prompts_b = [base.samples[i].prompt for i in paired.baseline_index.tolist()]
+        prompts_c = [cand.samples[j].prompt for j in paired.candidate_index.tolist()]
+        differ = [] if prompts_b == prompts_c else [
+            k for k, (pb, pc) in enumerate(zip(prompts_b, prompts_c, strict=True))
+            if pb is not None and pc is not None and pb != pc]
         if differ:
-            example = base.samples[differ[0]].doc_id
+            example = base.samples[int(paired.baseline_index[differ[0]])].doc_id
             out.append(f"{task}: prompts differ on {len(differ)} of {paired.report.paired} paired documents "
                        f"(first: doc {example}); chat template, few-shot examples or prompt format changed")
     elif b.task_hash and c.task_hash and b.task_hash != c.task_hash and not (base.samples or cand.samples):
