@@ -184,3 +184,18 @@ def folder_badcases(out_dir: Path, *, contract: Path | None = None, allow_versio
     if anchors is not None and baseline is None:
         report.warnings.append("--anchors needs a baseline run: anchor check skipped")
     return FolderBadcases(report, folder.decision, candidate, baseline, private, options, folder)
+
+
+def decision_with_badcases(decision: Decision, candidate: RunResult, baseline: RunResult | None,
+                           resolved: ResolvedContract | None, max_examples: int = 3) -> Decision:
+    """For `rlgate gate` / `rlgate check`: the decision with badcase_top, clusters and next actions attached.
+
+    Private (release_gate_only) tasks are counted but never sampled.
+    """
+    from rlgate.badcases.discipline import private_leaf_tasks
+    from rlgate.badcases.report import attach_badcases, build_badcase_report, classify_options
+
+    private = private_leaf_tasks(resolved, [candidate, baseline])
+    report = build_badcase_report(candidate, baseline, private_tasks=private, options=classify_options(resolved),
+                                  alpha=decision.alpha, max_examples=max_examples)
+    return attach_badcases(decision, report)

@@ -37,6 +37,15 @@ def benchmark_versions(resolved: ResolvedContract) -> dict[str, str]:
     return out
 
 
+def manifest_fields(resolved: ResolvedContract) -> dict[str, dict[str, str]]:
+    """What a run manifest records for this layer: benchmark versions and each task's split visibility.
+
+    `rlgate badcases` reads `task_visibility` to withhold private samples when no contract is given.
+    """
+    return {MANIFEST_KEY: benchmark_versions(resolved),
+            "task_visibility": {task.name: task.visibility for task in resolved.tasks}}
+
+
 def recorded_versions(run: RunResult) -> dict[str, str]:
     """The versions a run's manifest recorded (empty for runs rlgate did not produce)."""
     manifest = run.provenance.manifest or {}

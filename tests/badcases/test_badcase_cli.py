@@ -101,3 +101,18 @@ def test_badcases_input_errors(folders: tuple[Path, Path], tmp_path: Path) -> No
     assert result.exit_code == 2 and "pass --contract" in result.output
     result = runner.invoke(app, ["badcases", str(tmp_path / "missing")])
     assert result.exit_code == 2 and "run folder does not exist" in result.output
+
+
+def test_decision_with_badcases_for_the_gate_command(folders: tuple[Path, Path], tmp_path: Path) -> None:
+    from rlgate.badcases.checks import decision_with_badcases
+    from rlgate.contract.loader import load_contract
+    from rlgate.engine.decision import decide
+    from rlgate.results.lmeval_folder import read_lmeval_folder
+
+    base, cand = (read_lmeval_folder(f) for f in folders)
+    resolved = load_contract(_contract(tmp_path, folders[0], "private"))
+    decision = decide(resolved.gates, base, cand, seed=0, contract_name=resolved.name)
+    attached = decision_with_badcases(decision, cand, base, resolved)
+    assert attached.decision == decision.decision == "block"
+    assert attached.extensions["badcase_top"][0].startswith("mmlu_pro_no_parseable_choice")
+    assert all(c["examples"] == [] for c in attached.extensions["badcases"]["clusters"])

@@ -141,3 +141,17 @@ def test_bad_anchor_files_are_input_errors(tmp_path: Path) -> None:
     (tmp_path / "empty.json").write_text('{"tasks": {}}')
     with pytest.raises(InputError):
         load_anchor_set(tmp_path / "empty.json")
+
+
+def test_manifest_fields_let_badcases_withhold_private_samples_without_a_contract(
+        resolved: ResolvedContract) -> None:
+    from rlgate.badcases.checks import _manifest_visibility
+    from rlgate.badcases.versioning import manifest_fields
+
+    fields = manifest_fields(resolved)
+    assert fields["task_visibility"] == {"gsm8k": "iteration", "mmlu_pro": "release_gate_only"}
+    run = one_task_run("m", "mmlu_pro_law", [])
+    run.groups = {"mmlu_pro": ["mmlu_pro_law"]}
+    run.provenance.manifest = dict(fields)
+    assert private_leaf_tasks(None, [run], _manifest_visibility([run, None])) == {"mmlu_pro", "mmlu_pro_law"}
+    assert check_versions(run, run).baseline == fields[MANIFEST_KEY]
