@@ -1,0 +1,87 @@
+"""`rlgate eval`: run a contract's suites on one checkpoint, or score imported responses, into an lm-eval folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlgate.cli.common import app, handles_input_errors
+from rlgate.errors import InputError
+
+
+def metrics_table(folder: Path) -> str:
+    """Each task's headline metrics from the lm-eval results file just written."""
+    from rlgate.results.lmeval_folder import read_lmeval_folder
+
+    run = read_lmeval_folder(folder, samples=False)
+    rows = [("task", "metric", "filter", "value", "n")]
+    for group, filters in run.group_metrics.items():
+        for filt, metrics in filters.items():
+            rows += [(group, m, filt, f"{v:.4f}" if v is not None else "-", "") for m, v in metrics.items()
+                     if not m.endswith("_stderr")]
+    for name, task in run.tasks.items():
+        if any(name in leaves for leaves in run.groups.values()):
+            continue
+        for filt, metrics in task.metrics.items():
+            rows += [(name, m, filt, f"{v:.4f}" if v is not None else "-", str(task.n_samples))
+                     for m, v in metrics.items()]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+@app.command("eval")
+@handles_input_errors
+def eval_command(
+    contract: Annotated[Path, typer.Argument(help="contract YAML file")],
+    checkpoint: Annotated[str | None, typer.Option(help="checkpoint folder or Hugging Face id to evaluate")] = None,
+    responses: Annotated[Path | None, typer.Option(
+        help='JSONL of generations made elsewhere: {"task", "doc_id" or "doc", "response"} per line')] = None,
+    out: Annotated[Path, typer.Option(help="output folder (lm-eval format + run_manifest.json)")] = Path("rlgate-eval"),
+    split: Annotated[list[str] | None, typer.Option(
+        help="evaluate only this split (repeatable); default: every split except release_gate_only")] = None,
+    limit: Annotated[int | None, typer.Option(help="documents per task (smoke runs only)", min=1)] = None,
+    cache: Annotated[Path | None, typer.Option(help="cache folder (default $RLGATE_CACHE_DIR or .rlgate)")] = None,
+    lora_base: Annotated[str | None, typer.Option(help="base model of a LoRA adapter checkpoint")] = None,
+    responded_only: Annotated[bool, typer.Option(
+        help="with --responses: score only documents that have a response (others are not counted as missing)")
+    ] = False,
+) -> None:
+    """Evaluate one checkpoint (or imported responses) on the contract's suites; writes an lm-eval output folder."""
+    from rlgate.cli.progress import RichProgress, quiet_environment
+
+    quiet_environment()
+    from rlgate.contract.loader import load_contract
+    from rlgate.orchestrate import check_checkpoint, default_cache_dir, evaluate, select_tasks
+
+    if (checkpoint is None) == (responses is None):
+        raise InputError("give exactly one of --checkpoint (run a model) or --responses (score imported generations)",
+                         field="--checkpoint", fix="rlgate eval CONTRACT --checkpoint PATH --out DIR")
+    if responded_only and responses is None:
+        raise InputError("--responded-only applies to --responses", field="--responded-only",
+                         fix="drop --responded-only or pass --responses FILE")
+    cache_dir = cache or default_cache_dir()
+    resolved = load_contract(contract)
+    tasks = select_tasks(resolved, split, release_gate=False)
+    info = check_checkpoint(resolved, checkpoint, cache_dir=cache_dir, lora_base=lora_base) if checkpoint else None
+    with RichProgress() as progress:
+        for note in info.notes if info else []:
+            progress.message(f"note: {note}")
+        outcome = evaluate(resolved, tasks, out, cache_dir=cache_dir, checkpoint=info, responses=responses,
+                           responded_only=responded_only, limit=limit, progress=progress)
+    manifest = outcome.manifest
+    typer.echo(metrics_table(out))
+    requests = sum(t.requests for t in manifest.tasks)
+    cached = sum(t.cached for t in manifest.tasks)
+    drops = manifest.drops
+    typer.echo(f"requests: {requests} ({cached} from cache; model {'loaded' if outcome.model_loaded else 'not loaded'})"
+               f"; dropped: {drops.errored} errored, {drops.timed_out} timed out, {drops.empty} empty, "
+               f"{drops.missing} missing (scored as failures)")
+    report = manifest.import_report
+    if report is not None:
+        typer.echo(f"imported {report.rows} rows: {report.matched} matched, {report.unmatched} unmatched, "
+                   f"{report.duplicates} duplicates, {report.unknown_task} for tasks not in the contract")
+        for example in report.examples:
+            typer.echo(f"  {example}")
+    typer.echo(f"wrote {outcome.results_file} and {out / 'run_manifest.json'}")

@@ -1,0 +1,27 @@
+"""`rlgate demo`: build the demo (data, contract, checkpoints) and run the real `check` on it, offline."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from rlgate.demo.build import DemoPaths, DemoSettings, build
+from rlgate.orchestrate import CheckResult, check
+from rlgate.runners.base import ProgressSink
+
+
+def offline_environment() -> None:
+    """The demo needs nothing from the network: say so to every Hugging Face library."""
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        os.environ.setdefault(name, "1")
+
+
+def run_demo(out: Path, *, settings: DemoSettings | None = None, progress: ProgressSink | None = None,
+             log: Callable[[str], None] = print) -> tuple[DemoPaths, CheckResult]:
+    """Build what is missing under `out`, then check the candidate against the baseline into `out/report`."""
+    offline_environment()
+    paths = build(out, settings, log=log)
+    result = check(paths.contract, str(paths.candidate), paths.root / "report", cache_dir=paths.root / "cache",
+                   progress=progress)
+    return paths, result

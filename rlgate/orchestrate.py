@@ -1,0 +1,195 @@
+"""Glue for `rlgate eval` and `rlgate check`: contract → checkpoint checks → runs → engine → reports.
+
+Everything heavy happens in the layers this calls (runners, engine, report); this module decides
+the order, where each run's folder goes, and that every check that can fail fast runs before any
+model is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlgate.contract.loader import ResolvedContract, ResolvedTask, load_contract
+from rlgate.engine.models import Decision
+from rlgate.errors import InputError
+from rlgate.runners import ProgressSink, RunOutcome, RunPlan, SilentProgress, get_runner
+from rlgate.runners.checkpoint import CheckpointInfo, inspect_checkpoint
+
+PRIVATE = "release_gate_only"
+
+
+def default_cache_dir() -> Path:
+    """`$RLGATE_CACHE_DIR`, else `.rlgate/` in the working folder (beside the history store)."""
+    import os
+
+    return Path(os.environ.get("RLGATE_CACHE_DIR") or ".rlgate")
+
+
+def select_tasks(resolved: ResolvedContract, splits: list[str] | None, *, release_gate: bool) -> list[ResolvedTask]:
+    """The contract's tasks in the chosen splits; private splits only for the release gate."""
+    chosen = splits or [name for name, s in resolved.contract.splits.items()
+                        if release_gate or s.visibility != PRIVATE]
+    unknown = [s for s in chosen if s not in resolved.contract.splits]
+    if unknown:
+        raise InputError(f"unknown split '{unknown[0]}'", field="--split",
+                         fix=f"splits of {resolved.name}: {', '.join(resolved.contract.splits)}")
+    if not release_gate:
+        private = [s for s in chosen if resolved.contract.splits[s].visibility == PRIVATE]
+        if private:
+            raise InputError(f"split '{private[0]}' is release_gate_only: it is evaluated only by `rlgate check` "
+                             "or `rlgate gate`, so it never becomes a tuning target",
+                             field="--split", fix="evaluate the other splits, or run `rlgate check` for the release gate")
+    tasks = [t for t in resolved.tasks if t.split in chosen]
+    if not tasks:
+        raise InputError(f"no task of {resolved.name} is in split(s) {', '.join(chosen)}", field="--split",
+                         fix="choose a split that has tasks (rlgate validate lists them)")
+    return tasks
+
+
+def check_checkpoint(resolved: ResolvedContract, ref: str, *, cache_dir: Path, lora_base: str | None = None,
+                     relative_to_contract: bool = False) -> CheckpointInfo:
+    """Checkpoint checks, before any model time; a contract-relative path is resolved like other references."""
+    from rlgate.store.cache import GenerationCache
+
+    if relative_to_contract and not Path(ref).expanduser().is_absolute():
+        candidate = resolved.resolve_path(ref)
+        ref = str(candidate) if candidate.exists() else ref
+    protocol = resolved.contract.protocol
+    with GenerationCache(cache_dir / "cache.sqlite") as cache:
+        return inspect_checkpoint(ref, backend=protocol.backend, lora_base=lora_base, cache=cache,
+                                  work_dir=cache_dir, served_url=protocol.openai.base_url)
+
+
+def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *, cache_dir: Path,
+             checkpoint: CheckpointInfo | None = None, responses: Path | None = None, responded_only: bool = False,
+             limit: int | None = None, role: str = "candidate", progress: ProgressSink | None = None) -> RunOutcome:
+    """One run (live or imported) of `tasks` into `out`: lm-eval folder + run_manifest.json."""
+    plan = RunPlan(contract=resolved, tasks=tasks, out_dir=out, cache_dir=cache_dir, checkpoint=checkpoint,
+                   responses=responses, responded_only=responded_only, limit=limit, role=role,
+                   progress=progress or SilentProgress())
+    return get_runner("lm_eval").run(plan)
+
+
+class _Prefixed:
+    """Progress for one of check's two runs: task names prefixed with the run's role."""
+
+    def __init__(self, sink: ProgressSink, prefix: str) -> None:
+        self.sink, self.prefix = sink, prefix
+
+    def task_started(self, task: str, total: int, cached: int) -> None:
+        self.sink.task_started(self.prefix + task, total, cached)
+
+    def advanced(self, task: str, count: int) -> None:
+        self.sink.advanced(self.prefix + task, count)
+
+    def task_finished(self, task: str) -> None:
+        self.sink.task_finished(self.prefix + task)
+
+    def message(self, text: str) -> None:
+        self.sink.message(text)
+
+
+@dataclass
+class CheckResult:
+    """What `check` produced: the decision, the two runs, the reports, and what it warned about."""
+
+    decision: Decision
+    out_dir: Path
+    candidate: RunOutcome
+    baseline: RunOutcome | None
+    reports: dict[str, Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
+    from rlgate.results.lmeval_folder import read_lmeval_folder
+
+    run = read_lmeval_folder(folder)
+    if outcome is not None:
+        run.provenance.manifest = outcome.manifest.model_dump(mode="json")
+        run.provenance.checkpoint_fingerprint = outcome.manifest.checkpoint_fingerprint
+    return run
+
+
+def _with_extensions(decision: Decision, resolved: ResolvedContract, baseline: Any, candidate: Any) -> Decision:
+    """Sections other layers add to a decision: failure clusters and next actions."""
+    from rlgate.badcases.report import attach_badcases, build_badcase_report
+
+    private = frozenset(t.name for t in resolved.tasks if t.visibility == PRIVATE)
+    report = build_badcase_report(candidate, baseline, private_tasks=private, alpha=resolved.gates.alpha)
+    return attach_badcases(decision, report)
+
+
+def _monitor(resolved: ResolvedContract) -> tuple[Any, list[Any]]:
+    """The training-monitor report and its gates when the contract names training logs (read before any run)."""
+    spec = resolved.contract.monitor
+    if spec is None or not spec.logs:
+        return None, []
+    from rlgate.monitor.api import monitor_contract
+    from rlgate.monitor.gate import monitor_gates
+
+    report = monitor_contract(resolved)
+    return report, monitor_gates(report, resolved.gates.decision)
+
+
+def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None = None, lora_base: str | None = None,
+          limit: int | None = None, seed: int = 0, progress: ProgressSink | None = None) -> CheckResult:
+    """Evaluate the baseline (once per fingerprint: cached) and the candidate, gate, and write the reports."""
+    from rlgate.engine.decision import decide
+    from rlgate.report.io import write_reports
+
+    progress = progress or SilentProgress()
+    cache_dir = cache_dir or default_cache_dir()
+    resolved = load_contract(contract)
+    tasks = select_tasks(resolved, None, release_gate=True)
+    warnings: list[str] = []
+    candidate_info = check_checkpoint(resolved, checkpoint, cache_dir=cache_dir, lora_base=lora_base)
+    baseline_info = None
+    if resolved.baseline_results is None:
+        base = resolved.contract.baseline
+        assert base.checkpoint is not None
+        baseline_info = check_checkpoint(resolved, base.checkpoint, cache_dir=cache_dir, lora_base=base.lora_base,
+                                         relative_to_contract=True)
+        if candidate_info.weights_hash and candidate_info.weights_hash == baseline_info.weights_hash:
+            warnings.append(f"the candidate has the same weights as the baseline (sha256 "
+                            f"{candidate_info.weights_hash[:12]}…): it can only earn the baseline's score")
+    for info in (baseline_info, candidate_info):
+        warnings.extend(info.notes if info else [])
+    for text in warnings:
+        progress.message(f"warning: {text}")
+    monitor_report, monitor_gates = _monitor(resolved)
+    base_outcome = None
+    if baseline_info is not None:
+        progress.message(f"baseline {baseline_info.source}")
+        base_outcome = evaluate(resolved, tasks, out / "baseline", cache_dir=cache_dir, checkpoint=baseline_info,
+                                limit=limit, role="baseline", progress=_Prefixed(progress, "baseline "))
+    progress.message(f"candidate {candidate_info.source}")
+    cand_outcome = evaluate(resolved, tasks, out / "candidate", cache_dir=cache_dir, checkpoint=candidate_info,
+                            limit=limit, role="candidate", progress=_Prefixed(progress, "candidate "))
+    for outcome in (base_outcome, cand_outcome):
+        drops = outcome.manifest.drops if outcome else None
+        if drops is not None and drops.errored + drops.timed_out:
+            warnings.append(f"{outcome.manifest.role}: {drops.errored} request(s) errored and {drops.timed_out} "
+                            "timed out; they are scored as failures")
+    baseline_run = _read_run(out / "baseline", base_outcome) if base_outcome else _read_run(
+        resolved.baseline_results, None)  # type: ignore[arg-type]
+    candidate_run = _read_run(out / "candidate", cand_outcome)
+    decision = decide(resolved.gates, baseline_run, candidate_run, seed=seed, contract_name=resolved.name,
+                      allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
+                      contract_hash=hashlib.sha256(resolved.path.read_bytes()).hexdigest(), extra_gates=monitor_gates)
+    decision = _with_extensions(decision, resolved, baseline_run, candidate_run)
+    if monitor_report is not None:
+        from rlgate.monitor.gate import attach_monitor
+
+        decision = attach_monitor(decision, monitor_report)
+    if warnings:
+        decision = decision.model_copy(update={"warnings": [*decision.warnings, *warnings]})
+    manifests = {"candidate": cand_outcome.manifest}
+    if base_outcome is not None:
+        manifests["baseline"] = base_outcome.manifest
+    reports = write_reports(out, decision, contract=resolved, baseline=baseline_run, candidate=candidate_run,
+                            manifests=manifests)
+    return CheckResult(decision, out, cand_outcome, base_outcome, reports, warnings)
