@@ -139,7 +139,8 @@ def run_values(run: RunResult, key: MetricKey, cache: ColumnCache | None = None)
         ok = values[~np.isnan(values)]
         if ok.size == 0:
             return Values(None, None, None, 0)
-        return Values(values, float(ok.mean()), None, int(ok.size))
+        stderr = float(ok.std(ddof=1) / math.sqrt(ok.size)) if ok.size > 1 else None
+        return Values(values, float(ok.mean()), stderr, int(ok.size))
     return _aggregate(run, key, tasks)
 
 

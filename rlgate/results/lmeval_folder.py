@@ -174,6 +174,12 @@ def read_samples_file(file: Path) -> list[SampleRecord]:
                     "scores": {}, "doc": row.get("doc") if isinstance(row.get("doc"), dict) else None,
                     "extra": {},
                 }
+                tokens, truncated = row.get("response_tokens"), row.get("truncated")
+                # optional per-response details a runner may add to lm-eval's sample lines
+                if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens):
+                    record["response_tokens"] = tokens
+                if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated):
+                    record["truncated"] = truncated
             filtered = row.get("filtered_resps")
             if isinstance(filtered, list) and filtered:
                 first = filtered[0]

@@ -276,3 +276,13 @@ def test_every_verdict_carries_numbers_and_a_reason() -> None:
         assert gate.reason and gate.n and gate.mde is not None and gate.test and gate.outcome
     assert any("minimum detectable effect" in w for w in d.warnings)  # 500 pairs cannot show 5 points reliably
     assert d.gates[0].details.get("underpowered") is True
+
+
+def test_one_run_without_samples_uses_the_unpaired_test() -> None:
+    base, cand = runs({"acc": [1.0] * 600 + [0.0] * 400}, {"acc": [1.0] * 700 + [0.0] * 300})
+    task = cand.tasks["t"]
+    task.stderr = {"none": {"acc": float(np.sqrt(0.7 * 0.3 / 1000))}}
+    task.samples = []
+    d = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)]), base, cand, seed=0, contract_name="x")
+    assert one(d).verdict == "pass" and one(d).test.startswith("unpaired")  # type: ignore[union-attr]
+    assert one(d).delta == pytest.approx(0.1) and d.pairing == []

@@ -152,3 +152,22 @@ def test_reading_imports_neither_torch_nor_lm_eval(abel7: Path) -> None:
             "bad = [m for m in ('torch', 'lm_eval', 'transformers') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_token_counts_and_truncation_flags_when_recorded(tmp_path: Path) -> None:
+    folder = build_synthetic_folder(tmp_path, "org/model", {"gsm8k": [True, False, True, True]})
+    samples = next(folder.glob("samples_*.jsonl"))
+    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+    for row in rows:
+        row["response_tokens"] = [2048 if row["doc_id"] == 1 else 100 + row["doc_id"]]
+        if row["doc_id"] == 3:
+            row["truncated"] = [True]
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    results = next(folder.glob("results_*.json"))
+    doc = json.loads(results.read_text())
+    doc["configs"]["gsm8k"]["generation_kwargs"]["max_gen_toks"] = 2048
+    results.write_text(json.dumps(doc))
+    task = read_lmeval_folder(folder).tasks["gsm8k"]
+    metrics = task.metrics["flexible-extract"]
+    assert metrics["response_length_mean"] == pytest.approx((100 + 2048 + 102 + 103) / 4)  # tokens, not characters
+    assert metrics["truncation_rate"] == pytest.approx(2 / 4)  # doc 1 hit max_gen_toks, doc 3 flagged
