@@ -1,8 +1,9 @@
-"""Shared machinery for line-oriented JSON logs: chunked parsing and columnar accumulation.
+"""Shared machinery for line-oriented JSON logs: block reading, fast columnar parsing, exact fallback.
 
-A million-line log is parsed in chunks of lines joined into one JSON array (one C-level parse per
-chunk instead of one per line); rows with the same keys are stacked into numpy columns at once. Only
-when a chunk fails to parse is it re-read line by line, to name the bad line and keep the rest.
+The file is read in blocks of whole lines (a few MB). Lines sharing the logger's layout go through the
+vectorised fast path (`_fastjson`), which needs no Python object per line. Every other line is parsed
+with `json` (a chunk joined into one JSON array, so one C-level parse per chunk), and only when that
+fails is it parsed line by line, to name the bad line and keep every other one.
 """
 
 from __future__ import annotations
@@ -14,32 +15,48 @@ from typing import IO, Any
 
 import numpy as np
 
+from rlgate.monitor.readers._fastjson import Layout, layout_of, parse_block
 from rlgate.monitor.series import ReadProblem, SeriesBuilder
 
-CHUNK_LINES = 20_000
+BLOCK_BYTES = 4 << 20
 
 #: (step, {key: value}) from one parsed record, or a message saying why the record is unusable.
 Extract = Callable[[Any], "tuple[int, dict[str, Any]] | str"]
+#: From a layout's number paths to (step column, [(column, metric key)]), or None when it does not apply.
+Columns = Callable[[tuple[tuple[str, ...], ...]], "tuple[int, list[tuple[int, str]]] | None"]
 
 
-def line_chunks(handle: IO[bytes], size: int = CHUNK_LINES) -> Iterator[tuple[int, list[bytes]]]:
-    """(line number of the first line, lines) in chunks; line numbers are 1-based."""
-    chunk: list[bytes] = []
-    first = 1
-    number = 0
-    for number, line in enumerate(handle, start=1):
-        chunk.append(line)
-        if len(chunk) >= size:
-            yield first, chunk
-            chunk = []
-            first = number + 1
-    if chunk:
-        yield first, chunk
+def blocks(handle: IO[bytes], size: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(1-based number of the block's first line, block of whole lines); only the last may lack a newline."""
+    first, rest = 1, b""
+    while True:
+        chunk = handle.read(size)
+        if not chunk:
+            if rest:
+                yield first, rest
+            return
+        buffer = rest + chunk
+        cut = buffer.rfind(b"\n") + 1
+        if cut == 0:  # one line longer than the block: keep reading
+            rest = buffer
+            continue
+        block, rest = buffer[:cut], buffer[cut:]
+        yield first, block
+        first += block.count(b"\n")
 
 
-def _parse_chunk(path: Path, first: int, lines: list[bytes], problems: list[ReadProblem]) -> list[tuple[int, Any]]:
+def _split(block: bytes) -> list[bytes]:
+    """Lines with their newline, split on "\\n" only (so numbering agrees with counting newlines)."""
+    parts = block.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _parse_lines(path: Path, numbered: list[tuple[int, bytes]], problems: list[ReadProblem]) -> list[tuple[int, Any]]:
     """Parsed (line number, value) for every non-blank line; bad lines become problems."""
-    numbered = [(first + i, line) for i, line in enumerate(lines) if line.strip()]
+    numbered = [(n, line) for n, line in numbered if line.strip()]
     if not numbered:
         return []
     try:
@@ -49,13 +66,13 @@ def _parse_chunk(path: Path, first: int, lines: list[bytes], problems: list[Read
     except (json.JSONDecodeError, UnicodeDecodeError):
         pass
     out: list[tuple[int, Any]] = []
-    last = first + len(lines) - 1
     for number, line in numbered:
         try:
             out.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
-            tail = number == last and not line.endswith(b"\n")
-            what = "truncated JSON line (the file ends mid-record)" if tail else f"corrupt JSON line: {exc.msg}"
+            # Only the file's last line can lack its newline: the writer stopped mid-record.
+            what = ("truncated JSON line (the file ends mid-record)" if not line.endswith(b"\n")
+                    else f"corrupt JSON line: {exc.msg}")
             problems.append(ReadProblem(str(path), what, line=number, column=exc.colno,
                                         fix="the lines before and after it were read; repair or remove this line"))
         except UnicodeDecodeError as exc:
@@ -87,13 +104,57 @@ def _stack(builder: SeriesBuilder, keys: tuple[str, ...], steps: list[int], rows
             builder.add_columns(key, step_arr, values)
 
 
-def read_json_lines(path: Path, extract: Extract, builder: SeriesBuilder, problems: list[ReadProblem]) -> int:
-    """Stream a JSON-lines file into `builder`; returns the number of records used."""
-    used = 0
+class FastPath:
+    """Columns straight from the lines of a block that share the learned layout (see `_fastjson`)."""
+
+    def __init__(self, columns: Columns):
+        self._columns = columns
+        self._layout: Layout | None = None
+        self._plan: tuple[int, list[tuple[int, str]]] | None = None
+
+    def take(self, block: bytes, builder: SeriesBuilder) -> list[tuple[int, bytes]]:
+        """Parse the lines of `block` (whole lines) that have the layout; return (index, line) of the others."""
+        if self._layout is None and not self._learn(block):
+            return list(enumerate(_split(block)))
+        assert self._layout is not None and self._plan is not None
+        ok, table, newlines = parse_block(block, self._layout)
+        step_col, key_cols = self._plan
+        raw_steps = table[:, step_col]
+        steps = raw_steps.astype(np.int64)
+        if not ok.any() or not np.array_equal(steps, raw_steps):
+            self._layout = None  # the layout changed; learn it again on the next block
+            return list(enumerate(_split(block)))
+        for col, key in key_cols:
+            builder.add_columns(key, steps, table[:, col])
+        starts = np.concatenate([[0], newlines[:-1] + 1])
+        return [(i, block[starts[i]: newlines[i] + 1]) for i in np.flatnonzero(~ok).tolist()]
+
+    def _learn(self, block: bytes) -> bool:
+        for line in block[: 1 << 20].split(b"\n")[:10]:
+            try:
+                layout = layout_of(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            plan = self._columns(layout.paths) if layout else None
+            if layout is not None and plan is not None:
+                self._layout, self._plan = layout, plan
+                return True
+        return False
+
+
+def read_json_lines(path: Path, extract: Extract, builder: SeriesBuilder, problems: list[ReadProblem],
+                    fast: FastPath | None = None) -> None:
+    """Stream a JSON-lines file into `builder`; unusable lines become problems naming their line."""
     with path.open("rb") as handle:
-        for first, lines in line_chunks(handle):
+        for first, block in blocks(handle):
+            whole = block.rfind(b"\n") + 1
+            head, tail = block[:whole], block[whole:]
+            rest = fast.take(head, builder) if fast is not None and head else list(enumerate(_split(head)))
+            numbered = [(first + i, line) for i, line in rest]
+            if tail:
+                numbered.append((first + head.count(b"\n"), tail))
             groups: dict[tuple[str, ...], tuple[list[int], list[list[Any]]]] = {}
-            for number, record in _parse_chunk(path, first, lines, problems):
+            for number, record in _parse_lines(path, numbered, problems):
                 got = extract(record)
                 if isinstance(got, str):
                     problems.append(ReadProblem(str(path), got, line=number))
@@ -105,11 +166,9 @@ def read_json_lines(path: Path, extract: Extract, builder: SeriesBuilder, proble
                     group = groups[keys] = ([], [])
                 group[0].append(step)
                 group[1].append(list(data.values()))
-                used += 1
             for keys, (steps, rows) in groups.items():
                 if keys:
                     _stack(builder, keys, steps, rows)
-    return used
 
 
 def as_step(value: Any) -> int | None:

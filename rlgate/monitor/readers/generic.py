@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from rlgate.monitor.readers._records import as_step, read_json_lines
+from rlgate.monitor.readers._records import FastPath, as_step, read_json_lines
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 STEP_KEYS = ("step", "global_step", "train/global_step", "eval/global_step", "_step", "Step", "iteration",
@@ -36,10 +36,21 @@ def _extract(record: Any) -> tuple[int, dict[str, Any]] | str:
     return step, {k: v for k, v in record.items() if k not in STEP_KEYS}
 
 
+def _columns(paths: tuple[tuple[str, ...], ...]) -> tuple[int, list[tuple[int, str]]] | None:
+    """Where the step and each metric sit among a flat layout's numbers (None: not flat or no step)."""
+    if any(len(p) != 1 for p in paths):
+        return None
+    names = [p[0] for p in paths]
+    step = next((names.index(k) for k in STEP_KEYS if k in names), None)
+    if step is None:
+        return None
+    return step, [(i, name) for i, name in enumerate(names) if i != step and name not in STEP_KEYS]
+
+
 def read_jsonl(path: Path, fmt: str = "jsonl") -> TrainingLog:
     builder = SeriesBuilder()
     problems: list[ReadProblem] = []
-    read_json_lines(path, _extract, builder, problems)
+    read_json_lines(path, _extract, builder, problems, FastPath(_columns))
     return builder.build(path, fmt, problems)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rlgate.monitor.readers._records import as_step, read_json_lines
+from rlgate.monitor.readers._records import FastPath, as_step, read_json_lines
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 FORMAT = "verl_jsonl"
@@ -25,8 +25,15 @@ def _extract(record: Any) -> tuple[int, dict[str, Any]] | str:
     return step, data
 
 
+def _columns(paths: tuple[tuple[str, ...], ...]) -> tuple[int, list[tuple[int, str]]] | None:
+    """Where the step and each metric sit among a layout's numbers (None: not a verl record)."""
+    if paths[0] != ("step",) or any(len(p) != 2 or p[0] != "data" for p in paths[1:]):
+        return None
+    return 0, [(i, p[1]) for i, p in enumerate(paths) if i]
+
+
 def read(path: Path) -> TrainingLog:
     builder = SeriesBuilder()
     problems: list[ReadProblem] = []
-    read_json_lines(path, _extract, builder, problems)
+    read_json_lines(path, _extract, builder, problems, FastPath(_columns))
     return builder.build(path, FORMAT, problems)
