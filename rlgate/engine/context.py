@@ -13,6 +13,7 @@ import numpy as np
 
 from rlgate.contract.models import GateConfig
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
+from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
 from rlgate.engine.values import ColumnCache, Values, is_binary, paired_values, run_values
 from rlgate.metrics import MetricRef
@@ -31,6 +32,7 @@ class GateContext:
     candidate: RunResult
     seed: int
     paired: dict[str, PairedTask] = field(default_factory=dict)
+    one_sided: dict[str, PairingReport] = field(default_factory=dict)
     _comparisons: dict[MetricKey, Comparison] = field(default_factory=dict)
     _values: dict[tuple[str, MetricKey], Values | None] = field(default_factory=dict)
     columns: ColumnCache = field(default_factory=ColumnCache)
@@ -77,7 +79,11 @@ class GateContext:
         return [leaf for leaf in self.candidate.leaves(key.task) if leaf in self.baseline.tasks]
 
     def unpaired(self, key: MetricKey) -> int:
-        return sum(self._unpaired_of(leaf) for leaf in self.leaves(key))
+        """Documents of this metric's task(s) without a partner, including subtasks one run lacks."""
+        missing = sum(r.only_baseline + r.only_candidate for leaf, r in self.one_sided.items()
+                      if leaf in self.candidate.leaves(key.task)
+                      or (self.baseline is not None and leaf in self.baseline.leaves(key.task)))
+        return missing + sum(self._unpaired_of(leaf) for leaf in self.leaves(key))
 
     def _unpaired_of(self, leaf: str) -> int:
         task = self.paired.get(leaf)

@@ -21,7 +21,7 @@ from rlgate.engine.gates import (
     make_verdict,
     prepare_regression,
 )
-from rlgate.engine.models import DECISION_ORDER, Decision, GateKind, GateVerdict, RunRef
+from rlgate.engine.models import DECISION_ORDER, Decision, GateKind, GateVerdict, PairingReport, RunRef
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
 from rlgate.errors import InputError
@@ -113,11 +113,19 @@ def decide(
     warnings: list[str] = []
     differences: list[str] = []
     if baseline is not None:
-        leaves = sorted({leaf for _, gate, _ in named for leaf in candidate.leaves(gate.ref.task)
-                         if leaf in baseline.tasks})
+        named_tasks = {gate.ref.task for _, gate, _ in named}
+        every = {leaf for task in named_tasks for run in (baseline, candidate) for leaf in run.leaves(task)}
+        leaves = sorted(leaf for leaf in every if leaf in baseline.tasks and leaf in candidate.tasks)
         for leaf in leaves:
             if baseline.tasks[leaf].samples and candidate.tasks[leaf].samples:
                 ctx.paired[leaf] = pair_task(leaf, baseline.tasks[leaf], candidate.tasks[leaf])
+        for leaf in sorted(every - set(leaves)):  # a subtask one run lacks entirely: counted, not dropped
+            in_base = leaf in baseline.tasks
+            task = (baseline if in_base else candidate).tasks[leaf]
+            size = len(task.samples) or task.n_samples
+            ctx.one_sided[leaf] = PairingReport(
+                task=leaf, paired=0, only_baseline=size if in_base else 0, only_candidate=0 if in_base else size,
+                examples=[f"task {leaf} is only in the {'baseline' if in_base else 'candidate'} run"])
         differences = protocol_differences(baseline, candidate, leaves, ctx.paired)
         if differences and not allow_protocol_mismatch:
             raise InputError(
@@ -126,8 +134,7 @@ def decide(
                 fix="re-run both under the same protocol, or set allow_protocol_mismatch: true in the contract "
                 "(the differences are then recorded in the decision)")
         warnings += [f"protocol difference allowed by the contract: {d}" for d in differences]
-        for paired in ctx.paired.values():
-            r = paired.report
+        for r in [p.report for p in ctx.paired.values()] + list(ctx.one_sided.values()):
             if r.only_baseline or r.only_candidate or r.document_mismatch:
                 warnings.append(f"{r.task}: {r.paired} documents paired; {r.only_baseline} baseline-only, "
                                 f"{r.only_candidate} candidate-only, {r.document_mismatch} changed documents "
@@ -172,7 +179,8 @@ def decide(
         warnings.append("no baseline results: comparative gates are nodata and the decision cannot be release")
     return Decision(
         decision=decision, summary=_summary(decision, deciding, len(gates)), deciding_gates=[g.name for g in deciding],
-        gates=gates, pairing=[p.report for p in ctx.paired.values()], protocol_differences=differences,
+        gates=gates, pairing=[p.report for p in ctx.paired.values()] + list(ctx.one_sided.values()),
+        protocol_differences=differences,
         contract=contract_name, contract_hash=contract_hash, inputs=inputs, alpha=config.alpha, seed=seed,
         warnings=warnings,
     )

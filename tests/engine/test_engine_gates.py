@@ -286,3 +286,14 @@ def test_one_run_without_samples_uses_the_unpaired_test() -> None:
     d = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)]), base, cand, seed=0, contract_name="x")
     assert one(d).verdict == "pass" and one(d).test.startswith("unpaired")  # type: ignore[union-attr]
     assert one(d).delta == pytest.approx(0.1) and d.pairing == []
+
+
+def test_subtask_missing_from_one_run_is_reported() -> None:
+    groups = {"g": ["g_a", "g_b"]}
+    base = make_run({"g_a": {"acc": [1.0, 0.0, 1.0]}, "g_b": {"acc": [1.0, 1.0]}}, groups=groups)
+    cand = make_run({"g_a": {"acc": [1.0, 1.0, 1.0]}}, groups={"g": ["g_a"]})
+    d = decide(cfg(regression=[RegressionGate(metric="g/acc", max_drop=0.5)]), base, cand, seed=0, contract_name="x")
+    missing = next(p for p in d.pairing if p.task == "g_b")
+    assert missing.paired == 0 and missing.only_baseline == 2 and "only in the baseline" in missing.examples[0]
+    assert one(d).n == 3 and one(d).n_unpaired == 2
+    assert any(w.startswith("g_b: 0 documents paired; 2 baseline-only") for w in d.warnings)
