@@ -62,12 +62,12 @@ def _policy_effect(gate: GateVerdict, config: GateConfig) -> GateVerdict:
     """Map an extra (monitor, contamination, judge) verdict's outcome through the decision policy."""
     policy = config.decision
     if gate.verdict == "pass" and gate.outcome in ("pass", ""):
-        return gate.model_copy(update={"effect": "release", "outcome": "pass"})
+        return gate.model_copy(update={"effect": "release", "outcome": "pass"}, deep=True)
     if gate.verdict in ("nodata", "error"):
-        return gate.model_copy(update={"effect": getattr(policy, gate.verdict), "outcome": gate.verdict})
+        return gate.model_copy(update={"effect": getattr(policy, gate.verdict), "outcome": gate.verdict}, deep=True)
     if gate.outcome in type(policy).model_fields:
-        return gate.model_copy(update={"effect": getattr(policy, gate.outcome)})
-    return gate
+        return gate.model_copy(update={"effect": getattr(policy, gate.outcome)}, deep=True)
+    return gate.model_copy(deep=True)  # the caller's object is never modified
 
 
 def _summary(decision: str, deciding: list[GateVerdict], total: int) -> str:
