@@ -40,11 +40,12 @@ def handful(model, limit: int):  # type: ignore[no-untyped-def]
     rank = {c: i for i, c in enumerate(CHANGES)}
     tasks = []
     for section in model.tasks:
-        real = [s for s in section.samples if all(side is not None and side.response
-                                                   and not side.response.startswith(synthetic)
-                                                   for side in (s.baseline, s.candidate))]
-        real.sort(key=lambda s: (rank[s.change], s.doc_id))
-        tasks.append(section.model_copy(update={"samples": sorted(real[:limit], key=lambda s: s.doc_id)}))
+        table = section.samples
+        real = [i for i in range(len(table))
+                if all(text and not text.startswith(synthetic)
+                       for text in (table.baseline_response[i], table.candidate_response[i]))]
+        real.sort(key=lambda i: (rank[table.change[i]], table.doc_id[i]))
+        tasks.append(section.model_copy(update={"samples": table.select(sorted(real[:limit]))}))
     shown = sum(len(t.samples) for t in tasks)
     total = sum(t.samples_total for t in tasks)
     note = (f"{shown} of {total} documents are in this example ({limit} per category with published generated "
@@ -52,12 +53,13 @@ def handful(model, limit: int):  # type: ignore[no-untyped-def]
     return model.model_copy(update={"tasks": tasks, "sample_note": note, "html_name": "mmlu_pro_report.html"})
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared-data")
     parser.add_argument("--out", default=str(HERE), help="folder for mmlu_pro_report.html/.md")
     parser.add_argument("--screenshot", action="store_true", help="also save a PNG of the page (needs chromium)")
-    args = parser.parse_args()
+    parser.add_argument("--limit", type=int, help="documents per category (quick checks; the example uses all)")
+    args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from rlgate.contract.loader import load_contract
     from rlgate.engine.decision import decide
@@ -70,8 +72,8 @@ def main() -> None:
     contract = load_contract(HERE / "mmlu_pro_contract.yaml")
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as tmp:
-        base = read_lmeval_folder(build_mmlu_pro_llama_folder(data, "base", Path(tmp) / "base"))
-        cand = read_lmeval_folder(build_mmlu_pro_llama_folder(data, "instruct", Path(tmp) / "instruct"))
+        base = read_lmeval_folder(build_mmlu_pro_llama_folder(data, "base", Path(tmp) / "base", args.limit))
+        cand = read_lmeval_folder(build_mmlu_pro_llama_folder(data, "instruct", Path(tmp) / "instruct", args.limit))
         decision = decide(contract.gates, base, cand, seed=0, contract_name=contract.name)
         model = handful(build_report(decision, contract=contract, baseline=base, candidate=cand), SAMPLES_PER_TASK)
         written = write_model(Path(tmp) / "run", model, step_summary=False)

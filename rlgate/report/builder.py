@@ -10,6 +10,7 @@ import rlgate
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
+from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET, apply_text_budget
 from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection
 from rlgate.report.rollout import as_dict, rollout_card, scrub_private
 from rlgate.report.samples import task_origins, task_section
@@ -164,19 +165,24 @@ def _title(contract_name: str, baseline: RunResult | None, candidate: RunResult 
 def build_report(decision: Decision, *, contract: ResolvedContract | None = None,
                  baseline: RunResult | None = None, candidate: RunResult | None = None,
                  manifests: Mapping[str, Any] | None = None, monitor: Any = None,
-                 sample_limit: int | None = None, title: str | None = None,
-                 generated_at: str | None = None) -> ReportModel:
-    """The report model. `sample_limit` keeps at most that many documents per task (changed pairs first)."""
+                 sample_limit: int | None = None, title: str | None = None, generated_at: str | None = None,
+                 text_budget: int = TEXT_BUDGET, field_cap: int = FIELD_CAP) -> ReportModel:
+    """The report model.
+
+    Every document's verdict is kept; `sample_limit` keeps at most that many documents per task and
+    `text_budget` (UTF-8 bytes) how much prompt/response text, changed pairs first in both cases.
+    """
     origins = task_origins(contract, (baseline, candidate))
     overrides = {gate_ref(g): g.higher_is_better for g in decision.gates if g.kind != "monitor"}
     order = [t.name for t in contract.tasks] if contract else []
     leaves = list(dict.fromkeys([*(candidate.tasks if candidate else {}), *(baseline.tasks if baseline else {})]))
     rank = {name: i for i, name in enumerate(order)}
     leaves.sort(key=lambda t: (rank.get(origins[t].suite_task or "", len(rank)) if t in origins else len(rank)))
-    sections = [task_section(t, origins.get(t), contract is not None, decision,
-                             baseline.tasks.get(t) if baseline else None,
-                             candidate.tasks.get(t) if candidate else None, overrides, sample_limit)
-                for t in leaves]
+    built = [task_section(t, origins.get(t), contract is not None, decision,
+                          baseline.tasks.get(t) if baseline else None,
+                          candidate.tasks.get(t) if candidate else None, overrides, sample_limit)
+             for t in leaves]
+    sections, left_out = apply_text_budget([s for s, _ in built], [raw for _, raw in built], text_budget, field_cap)
     extensions = dict(decision.extensions)
     if monitor is not None and "monitor" not in extensions:
         extensions["monitor"] = as_dict(monitor)
@@ -189,10 +195,14 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
     note = f"{shown} of {total} documents of shareable tasks are in this report"
     if sample_limit is not None and shown < total:
         note += f" (at most {sample_limit} per task, changed pairs first)"
+    if left_out:
+        note += (f"; to keep the report small, the text of {left_out:,} documents is not included (changed pairs "
+                 "were kept first; the runs' sample files have it all)")
     return ReportModel(
         generated_at=generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
         rlgate_version=rlgate.__version__, title=title or _title(contract_name, baseline, candidate),
         contract_name=contract_name, decision=scrubbed, metrics=metrics,
         radar=radar_axes(metrics, main_metrics(sections), set(overrides)),
         radar_note=RADAR_NOTE, top_regressions=top_regressions(decision, metrics, sections), tasks=sections,
-        rollout=rollout_card(decision, contract, baseline, candidate, manifests), sample_note=note)
+        rollout=rollout_card(decision, contract, baseline, candidate, manifests), sample_note=note,
+        text_left_out=left_out)

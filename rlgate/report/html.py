@@ -18,17 +18,12 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, S
 from markupsafe import Markup, escape
 
 from rlgate.report import fmt, nodes, svg
-from rlgate.report.model import CHANGES, ReportModel, SampleView
+from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
+from rlgate.report.model import CHANGES, ReportModel, SampleTable
 from rlgate.report.text import json_for_script, truncate, visible_controls
 
-#: UTF-8 bytes of sample text embedded in one report; changed pairs are embedded first.
-TEXT_BUDGET = 6_000_000
-#: Longest single prompt/response embedded; longer text says how much was left out.
-FIELD_CAP = 20_000
 #: The page refuses to grow past this; the text budget is halved until it fits.
 HTML_LIMIT = 9_500_000
-_MIN_PREFIX = 200
-_MAX_PREFIXES = 64
 
 
 def environment(template_dir: str | Path | None = None, *, autoescape: bool = True) -> Environment:
@@ -54,80 +49,47 @@ def breakable(text: object) -> Markup:
     return Markup("/<wbr>").join(escape(visible_controls(str(text))).split("/"))
 
 
-def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[int, str | None]]]:
-    """Shared prompt prefixes (few-shot context) stored once: (prefixes, [(prefix index or -1, rest)])."""
-    prefixes: list[str] = []
-    out: list[tuple[int, str | None]] = []
-    last_raw: str | None = None
-    recent: list[int] = []
-    for prompt in prompts:
-        if prompt is None:
-            out.append((-1, None))
-            continue
-        hit = next((i for i in recent if prompt.startswith(prefixes[i])), -1)
-        if hit < 0 and last_raw is not None and len(prefixes) < _MAX_PREFIXES:
-            common = os.path.commonprefix([last_raw, prompt])  # noqa: RUF071 (characters, not paths)
-            cut = common.rfind("\n") + 1
-            if cut >= _MIN_PREFIX:
-                prefixes.append(common[:cut])
-                hit = len(prefixes) - 1
-        if hit >= 0:
-            if recent[:1] != [hit]:
-                recent = [hit, *[i for i in recent if i != hit]]
-            out.append((hit, prompt[len(prefixes[hit]):]))
-        else:
-            out.append((-1, prompt))
-            last_raw = prompt
-    return prefixes, out
+def _rows(table: SampleTable) -> tuple[list[list[Any]], list[list[str | None]]]:
+    """Compact rows without their long texts, and the texts (prompt rest, responses) to embed.
 
-
-def _clean(text: str | None) -> str | None:
-    return None if text is None else visible_controls(text)
-
-
-def _score(x: float | None) -> float | None:
-    return None if x is None else round(x, 6)
-
-
-def _rows(samples: list[SampleView]) -> tuple[list[str], list[list[Any]], list[list[str | None]]]:
-    """Compact rows without their long texts, and the texts (prompt rest, responses) to budget."""
-    prefixes, factored = factor_prefixes([_clean(s.prompt) for s in samples])
-    rows: list[list[Any]] = []
-    texts: list[list[str | None]] = []
+    Text goes in exactly as the model wrote it; the page shows invisible characters as \\uXXXX when
+    it draws a row (report.js `vis`), so 10^5 strings need no work here.
+    """
     code = {c: i for i, c in enumerate(CHANGES)}
-    for sample, (pfx, rest) in zip(samples, factored, strict=True):
-        row: list[Any] = [sample.doc_id, code[sample.change], pfx, None,
-                          len(prefixes[pfx]) + len(rest or "") if pfx >= 0 else len(rest or ""),
-                          _clean(sample.target)]
-        text: list[str | None] = [rest]
-        for side in (sample.baseline, sample.candidate):
-            if side is None:
-                row += [None, -1, None, None]
-                text.append(None)
-            else:
-                response = _clean(side.response)
-                row += [None, len(response or ""), _clean(side.extracted), _score(side.score)]
-                text.append(response)
-        rows.append(row)
-        texts.append(text)
-    return prefixes, rows, texts
+    t = table
+    rows = [[doc, code[change], -1 if pfx is None else pfx, None, chars, target,
+             None, b_chars, b_ext, b_score, None, c_chars, c_ext, c_score]
+            for doc, change, pfx, chars, target, b_chars, b_ext, b_score, c_chars, c_ext, c_score
+            in zip(t.doc_id, t.change, t.prompt_prefix, t.prompt_chars, t.target, t.baseline_chars,
+                   t.baseline_extracted, t.baseline_score, t.candidate_chars, t.candidate_extracted,
+                   t.candidate_score, strict=True)]
+    texts = [list(text) for text in zip(t.prompt, t.baseline_response, t.candidate_response, strict=True)]
+    return rows, texts
 
 
 _TEXT_COLUMNS = (3, 6, 10)  # prompt rest, baseline response, candidate response
 
 
-def drilldown_payload(model: ReportModel, text_budget: int = TEXT_BUDGET, field_cap: int = FIELD_CAP) -> dict:
-    """Per-task sample rows for the page; long texts are capped, and embedded changed-pairs-first."""
+def drilldown_payload(model: ReportModel, text_budget: int | None = None, field_cap: int | None = None) -> dict:
+    """Per-task sample rows for the page: the model's texts (already budgeted by the builder) as they are,
+    or budgeted again here (changed pairs first) when a budget or cap is given."""
     tasks: list[dict[str, Any]] = []
     pending: list[tuple[int, int, int, list[str | None]]] = []
     for index, section in enumerate(model.tasks):
         if not section.samples:
             continue
-        prefixes, rows, texts = _rows(section.samples)
+        rows, texts = _rows(section.samples)
         tasks.append({"task": section.task, "section": index, "metric": section.drill_metric,
-                      "prefixes": prefixes, "rows": rows})
+                      "prefixes": section.prompt_prefixes, "rows": rows})
         for r, text in enumerate(texts):
             pending.append((rows[r][1], len(tasks) - 1, r, text))
+    if text_budget is None and field_cap is None:
+        for _, t, r, text in pending:
+            for column, value in zip(_TEXT_COLUMNS, text, strict=True):
+                tasks[t]["rows"][r][column] = value
+        return {"changes": list(CHANGES), "tasks": tasks, "text_left_out": model.text_left_out}
+    text_budget = TEXT_BUDGET if text_budget is None else text_budget
+    field_cap = FIELD_CAP if field_cap is None else field_cap
     pending.sort(key=lambda item: (item[0], item[2]))  # by change, tasks interleaved
     used = sum(len(p.encode()) for t in tasks for p in t["prefixes"])
     left_out = 0
@@ -142,8 +104,7 @@ def drilldown_payload(model: ReportModel, text_budget: int = TEXT_BUDGET, field_
         used += cost
         for column, value in zip(_TEXT_COLUMNS, capped, strict=True):
             tasks[t]["rows"][r][column] = value
-    return {"changes": list(CHANGES), "tasks": tasks, "field_cap": field_cap,
-            "text_left_out": left_out, "text_budget": text_budget}
+    return {"changes": list(CHANGES), "tasks": tasks, "text_left_out": left_out + model.text_left_out}
 
 
 def _csp_hash(text: str) -> str:
@@ -151,8 +112,8 @@ def _csp_hash(text: str) -> str:
 
 
 def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
-                text_budget: int = TEXT_BUDGET, field_cap: int = FIELD_CAP) -> str:
-    """The report page; halves the sample-text budget until the page fits HTML_LIMIT."""
+                text_budget: int | None = None, field_cap: int | None = None) -> str:
+    """The report page; if it would pass HTML_LIMIT, the sample text is budgeted (halving) until it fits."""
     env = environment(template_dir)
     css = env.get_template("report.css").render()
     js = env.get_template("report.js").render()
@@ -167,6 +128,6 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             axes={a.ref: a for a in model.radar},
             radar_labels=svg.axis_labels(model.radar) if model.radar else [],
             sections=nodes.sections(model.decision.extensions))
-        if len(html.encode()) <= HTML_LIMIT or text_budget < 10_000:
+        if len(html.encode()) <= HTML_LIMIT or (text_budget is not None and text_budget < 10_000):
             return html
-        text_budget //= 2
+        text_budget = TEXT_BUDGET if text_budget is None else text_budget // 2

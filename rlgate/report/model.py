@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlgate.engine.models import Decision
 
@@ -42,23 +42,101 @@ class MetricValue(_Model):
 
 
 class SideView(_Model):
-    """One run's answer to one document."""
+    """One run's answer to one document (a view of a SampleTable row)."""
 
-    response: str | None = None
+    response: str | None = Field(None, description="first response; capped, or None when not kept (size budget)")
+    response_chars: int = Field(0, description="length of the full first response")
     n_responses: int = 0
     extracted: str | None = Field(None, description="the filtered answer the metric scored")
     score: float | None = None
 
 
 class SampleView(_Model):
-    """One document with both runs' answers, for the drill-down."""
+    """One document with both runs' answers (a view of a SampleTable row)."""
 
     doc_id: int
     prompt: str | None = None
+    prompt_prefix: int | None = None
+    prompt_chars: int = 0
     target: str | None = None
     baseline: SideView | None = None
     candidate: SideView | None = None
     change: Change
+
+
+_SIDE_COLUMNS = ("response", "chars", "n", "extracted", "score")
+
+
+class SampleTable(_Model):
+    """A task's documents, one list per column: compact on disk and fast to load at 10^4–10^5 rows.
+
+    Row i is document `doc_id[i]`. `prompt` is what follows the shared prefix `prompt_prefix`
+    (an index into the section's prompt_prefixes), its end kept when capped; prompts and responses
+    are None when the size budget left them out. `*_chars` are the full lengths, -1 where a run has
+    no answer for the document.
+    """
+
+    doc_id: list[int] = Field(default_factory=list)
+    change: list[Change] = Field(default_factory=list)
+    target: list[str | None] = Field(default_factory=list)
+    prompt: list[str | None] = Field(default_factory=list)
+    prompt_prefix: list[int | None] = Field(default_factory=list)
+    prompt_chars: list[int] = Field(default_factory=list)
+    baseline_response: list[str | None] = Field(default_factory=list)
+    baseline_chars: list[int] = Field(default_factory=list)
+    baseline_n: list[int] = Field(default_factory=list)
+    baseline_extracted: list[str | None] = Field(default_factory=list)
+    baseline_score: list[float | None] = Field(default_factory=list)
+    candidate_response: list[str | None] = Field(default_factory=list)
+    candidate_chars: list[int] = Field(default_factory=list)
+    candidate_n: list[int] = Field(default_factory=list)
+    candidate_extracted: list[str | None] = Field(default_factory=list)
+    candidate_score: list[float | None] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _same_length(self) -> SampleTable:
+        lengths = {len(getattr(self, name)) for name in type(self).model_fields}
+        if len(lengths) > 1:
+            raise ValueError("every column of a sample table must have one entry per document")
+        return self
+
+    def __len__(self) -> int:
+        return len(self.doc_id)
+
+    @classmethod
+    def from_views(cls, views: list[SampleView] | list[dict[str, Any]]) -> SampleTable:
+        """A table from row views (plain dicts of the same shape are accepted too)."""
+        rows = [v.model_dump() if isinstance(v, SampleView) else v for v in views]
+        columns: dict[str, list[Any]] = {name: [r[name] for r in rows]
+                                         for name in ("doc_id", "change", "target", "prompt", "prompt_prefix",
+                                                      "prompt_chars")}
+        for role in ("baseline", "candidate"):
+            sides = [r[role] for r in rows]
+            columns[f"{role}_response"] = [s["response"] if s else None for s in sides]
+            columns[f"{role}_chars"] = [s["response_chars"] if s else -1 for s in sides]
+            columns[f"{role}_n"] = [s["n_responses"] if s else 0 for s in sides]
+            columns[f"{role}_extracted"] = [s["extracted"] if s else None for s in sides]
+            columns[f"{role}_score"] = [s["score"] if s else None for s in sides]
+        return cls.model_validate(columns)
+
+    def view(self, i: int) -> SampleView:
+        sides: dict[str, SideView | None] = {}
+        for role in ("baseline", "candidate"):
+            chars = getattr(self, f"{role}_chars")[i]
+            sides[role] = None if chars < 0 else SideView(
+                response=getattr(self, f"{role}_response")[i], response_chars=chars,
+                n_responses=getattr(self, f"{role}_n")[i], extracted=getattr(self, f"{role}_extracted")[i],
+                score=getattr(self, f"{role}_score")[i])
+        return SampleView(doc_id=self.doc_id[i], prompt=self.prompt[i], prompt_prefix=self.prompt_prefix[i],
+                          prompt_chars=self.prompt_chars[i], target=self.target[i], change=self.change[i], **sides)
+
+    def views(self) -> list[SampleView]:
+        return [self.view(i) for i in range(len(self))]
+
+    def select(self, rows: list[int]) -> SampleTable:
+        """The table restricted to the given row indices, in that order."""
+        return type(self).model_validate({name: [getattr(self, name)[i] for i in rows]
+                                          for name in type(self).model_fields})
 
 
 class TaskSection(_Model):
@@ -75,7 +153,8 @@ class TaskSection(_Model):
     drill_metric: str | None = Field(None, description="metric/filter the per-sample verdicts use")
     drill_higher_is_better: bool = True
     counts: dict[str, int] = Field(default_factory=dict, description="change -> documents")
-    samples: list[SampleView] = Field(default_factory=list)
+    samples: SampleTable = Field(default_factory=SampleTable)
+    prompt_prefixes: list[str] = Field(default_factory=list, description="few-shot context shared by prompts")
     samples_total: int = Field(0, description="documents before any sample limit")
     protocol: dict[str, Any] = Field(default_factory=dict)
 
@@ -152,4 +231,5 @@ class ReportModel(_Model):
     tasks: list[TaskSection] = Field(default_factory=list)
     rollout: RolloutCard = Field(default_factory=RolloutCard)
     sample_note: str = ""
+    text_left_out: int = Field(0, description="documents whose text was not kept (size budget)")
     html_name: str = "report.html"

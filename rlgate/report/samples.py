@@ -15,7 +15,7 @@ from typing import Any
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
-from rlgate.report.model import CHANGES, Change, MetricValue, SampleView, SideView, TaskSection
+from rlgate.report.model import CHANGES, Change, MetricValue, TaskSection
 from rlgate.results.models import MetricKey, RunResult, SampleRecord, TaskResult
 
 PRIVATE = "release_gate_only"
@@ -120,61 +120,67 @@ def drill_key(task: str, origin: TaskOrigin | None, decision: Decision,
     return None
 
 
-def _side(sample: SampleRecord, key: tuple[str, str] | None) -> SideView:
+#: A sample as plain data while it is paired and budgeted (tens of thousands per report); it becomes
+#: SampleView objects in one validation call at the end.
+RawSample = dict[str, Any]
+
+
+def _side(sample: SampleRecord, key: tuple[str, str] | None) -> dict[str, Any]:
     metric, filt = key if key else ("", "none")
-    return SideView(
-        response=sample.responses[0] if sample.responses else None,
-        n_responses=len(sample.responses),
-        extracted=sample.filtered.get(filt) if key else None,
-        score=_num(sample.score(metric, filt)) if key else None,
-    )
+    response = sample.responses[0] if sample.responses else None
+    return {"response": response, "response_chars": len(response or ""), "n_responses": len(sample.responses),
+            "extracted": sample.filtered.get(filt) if key else None,
+            "score": _num(sample.score(metric, filt)) if key else None}
 
 
-def _change(base: SideView, cand: SideView, hib: bool) -> Change:
-    if base.score is None or cand.score is None:
+def _view(doc_id: int, prompt: str | None, target: str | None, change: Change,
+          baseline: dict[str, Any] | None = None, candidate: dict[str, Any] | None = None) -> RawSample:
+    return {"doc_id": doc_id, "prompt": prompt, "prompt_chars": len(prompt or ""), "target": target,
+            "baseline": baseline, "candidate": candidate, "change": change}
+
+
+def _change(base: dict[str, Any], cand: dict[str, Any], hib: bool) -> Change:
+    if base["score"] is None or cand["score"] is None:
         return "unscored"
-    if base.score == cand.score:
+    if base["score"] == cand["score"]:
         return "same"
-    better = cand.score > base.score if hib else cand.score < base.score
+    better = cand["score"] > base["score"] if hib else cand["score"] < base["score"]
     return "improved" if better else "regressed"
 
 
 def pair_samples(baseline: TaskResult | None, candidate: TaskResult | None, key: tuple[str, str] | None,
-                 hib: bool) -> list[SampleView]:
+                 hib: bool) -> list[RawSample]:
     """Baseline and candidate samples paired by doc_id (same document hash); unpaired ones kept."""
     base = {s.doc_id: s for s in baseline.samples} if baseline else {}
     cand = {s.doc_id: s for s in candidate.samples} if candidate else {}
-    out: list[SampleView] = []
+    out: list[RawSample] = []
     for doc_id in sorted(base.keys() | cand.keys()):
         b, c = base.get(doc_id), cand.get(doc_id)
         if b is not None and c is not None and (not b.doc_hash or not c.doc_hash or b.doc_hash == c.doc_hash):
             bs, cs = _side(b, key), _side(c, key)
-            out.append(SampleView(doc_id=doc_id, prompt=c.prompt if c.prompt is not None else b.prompt,
-                                  target=c.target if c.target is not None else b.target,
-                                  baseline=bs, candidate=cs, change=_change(bs, cs, hib)))
+            out.append(_view(doc_id, c.prompt if c.prompt is not None else b.prompt,
+                             c.target if c.target is not None else b.target, _change(bs, cs, hib), bs, cs))
             continue
         if b is not None:
-            out.append(SampleView(doc_id=doc_id, prompt=b.prompt, target=b.target, baseline=_side(b, key),
-                                  change="only_baseline"))
+            out.append(_view(doc_id, b.prompt, b.target, "only_baseline", baseline=_side(b, key)))
         if c is not None:
-            out.append(SampleView(doc_id=doc_id, prompt=c.prompt, target=c.target, candidate=_side(c, key),
-                                  change="only_candidate"))
+            out.append(_view(doc_id, c.prompt, c.target, "only_candidate", candidate=_side(c, key)))
     return out
 
 
-def _limited(samples: list[SampleView], limit: int | None) -> list[SampleView]:
+def _limited(samples: list[RawSample], limit: int | None) -> list[RawSample]:
     """At most `limit` samples, changed pairs first, then in document order."""
     if limit is None or len(samples) <= limit:
         return samples
     rank = {c: i for i, c in enumerate(CHANGES)}
-    chosen = sorted(range(len(samples)), key=lambda i: (rank[samples[i].change], i))[:limit]
+    chosen = sorted(range(len(samples)), key=lambda i: (rank[samples[i]["change"]], i))[:limit]
     return [samples[i] for i in sorted(chosen)]
 
 
 def task_section(task: str, origin: TaskOrigin | None, have_contract: bool, decision: Decision,
                  baseline: TaskResult | None, candidate: TaskResult | None,
-                 overrides: dict[str, bool], sample_limit: int | None) -> TaskSection:
-    """One leaf task's section; samples only when the task's split allows showing them."""
+                 overrides: dict[str, bool], sample_limit: int | None) -> tuple[TaskSection, list[RawSample]]:
+    """One leaf task's section (without samples) and the samples it may show: none for private splits."""
     results = [r for r in (baseline, candidate) if r is not None]
     key = drill_key(task, origin, decision, results)
     hib = True
@@ -183,10 +189,10 @@ def task_section(task: str, origin: TaskOrigin | None, have_contract: bool, deci
     pairs = pair_samples(baseline, candidate, key, hib)
     counts = {c: 0 for c in CHANGES}
     for pair in pairs:
-        counts[pair.change] += 1
+        counts[pair["change"]] += 1
     reason = withheld_reason(origin, have_contract)
     protocol = results[-1].protocol.model_dump(mode="json", exclude_defaults=True) if results else {}
-    return TaskSection(
+    section = TaskSection(
         task=task, suite_task=origin.suite_task if origin else None,
         split=origin.split if origin else None, visibility=origin.visibility if origin else None,
         samples_withheld=reason if pairs else None,
@@ -194,5 +200,5 @@ def task_section(task: str, origin: TaskOrigin | None, have_contract: bool, deci
         n_candidate=candidate.n_samples or len(candidate.samples) if candidate else 0,
         metrics=task_metrics(task, baseline, candidate, overrides),
         drill_metric=f"{key[0]}/{key[1]}" if key else None, drill_higher_is_better=hib,
-        counts=counts, samples=[] if reason else _limited(pairs, sample_limit),
-        samples_total=len(pairs), protocol=protocol)
+        counts=counts, samples_total=len(pairs), protocol=protocol)
+    return section, [] if reason else _limited(pairs, sample_limit)

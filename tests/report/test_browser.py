@@ -59,6 +59,7 @@ def _interact(page: Any) -> dict[str, Any]:
     page.locator("#drill-0 details.sample button.link", has_text="show all").first.click()
     checks["long_shown"] = page.locator("#drill-0 pre.txt", has_text="END-OF-LONG-RESPONSE").count()
     checks["hostile_text_shown"] = page.locator("#drill-0 pre.txt", has_text="<img src=x onerror=").count()
+    checks["invisible_shown"] = page.locator("#drill-0 pre.txt", has_text="\\u202eevil\\u202c \\u0007bell").count()
     page.select_option("#drill-0 select", "regressed")
     checks["regressed_info"] = page.locator("#drill-0 .pageinfo").inner_text()
     page.fill("#drill-0 input[type=search]", "zzz-no-such-text")
@@ -87,7 +88,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     assert checks["decision_visible"] and checks["decision_text"] == "BLOCK"
     assert checks["gate_table_visible"] and checks["gate_rows"] == 3
     assert checks["cards"] == 25  # first page of 60 documents
-    assert checks["long_shown"] == 1 and checks["hostile_text_shown"] >= 1
+    assert checks["long_shown"] == 1 and checks["hostile_text_shown"] >= 1 and checks["invisible_shown"] >= 1
     assert checks["regressed_info"].startswith("1–15 of 15")
     assert checks["no_match"] == 1
     assert all(h.startswith("#") for h in checks["hrefs"]), checks["hrefs"]

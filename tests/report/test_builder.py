@@ -30,9 +30,10 @@ def test_pairs_are_classified_per_document(tmp_path: Path) -> None:
     expected = _counts(BASE, CAND)
     assert {k: gsm.counts[k] for k in expected} == expected
     assert gsm.drill_metric == "exact_match/flexible-extract"
-    regressed = [s.doc_id for s in gsm.samples if s.change == "regressed"]
+    views = gsm.samples.views()
+    regressed = [s.doc_id for s in views if s.change == "regressed"]
     assert regressed == [i for i, (b, c) in enumerate(zip(BASE, CAND, strict=True)) if b and not c]
-    first = gsm.samples[0]
+    first = views[0]
     assert first.baseline is not None and first.baseline.response == f.HOSTILE_RESPONSE
     assert first.prompt == f.HOSTILE_PROMPT and first.target == "B"
 
@@ -49,14 +50,14 @@ def test_private_split_samples_appear_in_no_output(tmp_path: Path) -> None:
     model = build_report(f.decision(leak), contract=f.contract(tmp_path), baseline=f.run("b", BASE),
                          candidate=f.run("c", CAND))
     ifeval = next(t for t in model.tasks if t.task == "ifeval")
-    assert ifeval.samples == [] and "release_gate_only" in (ifeval.samples_withheld or "")
+    assert len(ifeval.samples) == 0 and "release_gate_only" in (ifeval.samples_withheld or "")
     assert ifeval.counts["regressed"] == _counts(BASE, CAND)["regressed"]  # counts stay
     assert model.decision.extensions["judge"]["gsm8k"] == {"win_rate": 0.6}  # aggregates stay
 
 
 def test_without_a_contract_samples_are_withheld() -> None:
     model = build_report(f.decision(), baseline=f.run("b", BASE), candidate=f.run("c", CAND))
-    assert all(not t.samples and t.samples_withheld for t in model.tasks)
+    assert all(len(t.samples) == 0 and t.samples_withheld for t in model.tasks)
     assert all(t.counts["same"] == _counts(BASE, CAND)["same"] for t in model.tasks)
 
 
@@ -65,8 +66,8 @@ def test_sample_limit_keeps_changed_pairs_first(tmp_path: Path) -> None:
                          candidate=f.run("c", CAND, n=80), sample_limit=12)
     gsm = next(t for t in model.tasks if t.task == "gsm8k")
     assert len(gsm.samples) == 12 and gsm.samples_total == 80
-    assert all(s.change == "regressed" for s in gsm.samples)  # 20 regressed pairs exist
-    assert [s.doc_id for s in gsm.samples] == sorted(s.doc_id for s in gsm.samples)
+    assert set(gsm.samples.change) == {"regressed"}  # 20 regressed pairs exist
+    assert gsm.samples.doc_id == sorted(gsm.samples.doc_id)
     assert "at most 12 per task" in model.sample_note
 
 

@@ -9,8 +9,12 @@ import re
 from html import unescape
 from pathlib import Path
 
+import pytest
+
+from rlgate.report import html as html_module
+from rlgate.report.budget import factor_prefixes
 from rlgate.report.builder import build_report
-from rlgate.report.html import HTML_LIMIT, drilldown_payload, factor_prefixes, render_html
+from rlgate.report.html import drilldown_payload, render_html
 from rlgate.report.model import ReportModel
 from tests.report import factories as f
 
@@ -18,9 +22,9 @@ BASE = [True, True, False, True, True, False, True, False]
 CAND = [True, False, True, True, False, True, True, True]
 
 
-def _model(tmp_path: Path, n: int | None = None, extensions: dict | None = None) -> ReportModel:
+def _model(tmp_path: Path, n: int | None = None, extensions: dict | None = None, **kwargs: int) -> ReportModel:
     return build_report(f.decision(extensions), contract=f.contract(tmp_path), baseline=f.run("b", BASE, n=n),
-                        candidate=f.run("c", CAND, n=n))
+                        candidate=f.run("c", CAND, n=n), **kwargs)
 
 
 def _data_block(html: str) -> str:
@@ -67,7 +71,7 @@ def test_hostile_text_is_escaped_everywhere_outside_the_data_block(tmp_path: Pat
     payload = json.loads(data)
     rows = payload["tasks"][0]["rows"]
     assert rows[0][6].startswith("I think </script><script>window.__pwned=1")  # exact text, escaped only
-    assert "\\u202eevil" in rows[0][6] and "\\u0007bell" in rows[0][6]  # invisible characters made visible
+    assert "\u202eevil" in rows[0][6] and "\x07bell" in rows[0][6]  # exact; the page shows them as \uXXXX
 
 
 def test_private_task_has_no_drill_down(tmp_path: Path) -> None:
@@ -90,9 +94,11 @@ def test_factor_prefixes_reconstructs_every_prompt() -> None:
 
 
 def test_text_budget_embeds_changed_pairs_first(tmp_path: Path) -> None:
-    model = _model(tmp_path, n=400)
-    payload = drilldown_payload(model, text_budget=40_000)
-    assert payload["text_left_out"] > 0
+    model = _model(tmp_path, n=400, text_budget=40_000)
+    assert model.text_left_out > 0 and "text of" in model.sample_note
+    payload = drilldown_payload(model)
+    assert payload["text_left_out"] == model.text_left_out
+    assert len(json.dumps(payload)) < 40_000 + 200 * 800  # text within budget, plus compact per-row fields
     for task in payload["tasks"]:
         changes = [payload["changes"][r[1]] for r in task["rows"]]
         embedded = [c for c, r in zip(changes, task["rows"], strict=True) if r[6] is not None]
@@ -102,16 +108,20 @@ def test_text_budget_embeds_changed_pairs_first(tmp_path: Path) -> None:
 
 
 def test_field_cap_keeps_the_end_of_prompts_and_the_start_of_responses(tmp_path: Path) -> None:
-    payload = drilldown_payload(_model(tmp_path), field_cap=50)
+    payload = drilldown_payload(_model(tmp_path, field_cap=50))
     row = payload["tasks"][0]["rows"][1]
     assert row[6] == f.LONG_RESPONSE[:50] and row[7] == len(f.LONG_RESPONSE)
     assert row[3] == f.HOSTILE_PROMPT[-50:] and row[4] == len(f.HOSTILE_PROMPT)
 
 
-def test_page_never_exceeds_the_size_limit(tmp_path: Path) -> None:
+def test_page_never_exceeds_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     model = _model(tmp_path, n=200)
-    html = render_html(model, text_budget=HTML_LIMIT * 4, field_cap=HTML_LIMIT)
-    assert len(html.encode()) <= HTML_LIMIT
+    full = render_html(model)
+    limit = len(full.encode()) - 50_000
+    monkeypatch.setattr(html_module, "HTML_LIMIT", limit)
+    html = render_html(model)
+    assert len(html.encode()) <= limit
+    assert "was left out to keep this" in html and "was left out" not in full
 
 
 def test_user_template_overrides_by_name(tmp_path: Path) -> None:

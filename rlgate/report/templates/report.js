@@ -22,10 +22,17 @@
   ];
   // row layout (see rlgate/report/html.py): doc, change, prefix, prompt, promptLen, target,
   // b.response, b.len, b.extracted, b.score, c.response, c.len, c.extracted, c.score
+  // invisible or reordering characters (controls, bidi overrides, zero-width, separators) shown as \uXXXX
+  var INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+  function vis(text) {
+    return String(text).replace(/\r\n/g, "\n").replace(/\r/g, "\\r").replace(INVISIBLE, function (c) {
+      return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
+    });
+  }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) { e.className = cls; }
-    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    if (text !== undefined && text !== null) { e.textContent = vis(text); }
     return e;
   }
   function fmtScore(s) {
@@ -39,7 +46,7 @@
     var box = el("div");
     if (text === null || text === undefined) {
       box.appendChild(el("p", "muted", total > 0
-        ? "(" + total.toLocaleString() + " characters, not embedded in this file to keep it small; see report_model.json)"
+        ? "(" + total.toLocaleString() + " characters, left out to keep this file small; the run's sample file has them)"
         : "(none)"));
       return box;
     }
@@ -49,17 +56,17 @@
     var note = cut > 0 ? (keepEnd ? "[" + cut.toLocaleString() + " earlier characters not embedded]\n"
                                   : "\n[" + cut.toLocaleString() + " more characters not embedded]") : "";
     if (text.length <= limit) {
-      pre.textContent = keepEnd ? note + text : text + note;
+      pre.textContent = vis(keepEnd ? note + text : text + note);
       return box;
     }
     var short = keepEnd ? "…" + text.slice(text.length - limit) : text.slice(0, limit) + "…";
-    pre.textContent = short;
+    pre.textContent = vis(short);
     var btn = el("button", "link", "show all (" + text.length.toLocaleString() + " characters)");
     btn.type = "button";
     var open = false;
     btn.addEventListener("click", function () {
       open = !open;
-      pre.textContent = open ? (keepEnd ? note + text : text + note) : short;
+      pre.textContent = vis(open ? (keepEnd ? note + text : text + note) : short);
       btn.textContent = open ? "show less" : "show all (" + text.length.toLocaleString() + " characters)";
     });
     box.appendChild(btn);
@@ -95,7 +102,7 @@
         btn.type = "button";
         var pre = el("pre", "txt");
         pre.hidden = true;
-        pre.textContent = ctx;
+        pre.textContent = vis(ctx);
         btn.addEventListener("click", function () { pre.hidden = !pre.hidden; });
         body.appendChild(btn);
         body.appendChild(pre);

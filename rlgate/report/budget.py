@@ -1,0 +1,95 @@
+"""Keeping a report small: shared prompt prefixes stored once, and a byte budget for sample text.
+
+A 12,000-document task with few-shot prompts holds hundreds of megabytes of text; the report keeps
+every document's verdict but only as much text as the budget allows, changed pairs first, so the
+model, report_model.json and report.html stay bounded. Full text stays in the runs' sample files.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rlgate.report.model import CHANGES, SampleTable, TaskSection
+
+#: UTF-8 bytes of sample text kept in one report (prompts after their shared prefix, responses).
+TEXT_BUDGET = 6_000_000
+#: Longest single prompt or response kept; longer text is cut and says how much is missing.
+FIELD_CAP = 20_000
+_MIN_PREFIX = 200
+_MAX_PREFIXES = 64
+
+
+def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[int, str | None]]]:
+    """Shared prompt prefixes (few-shot context) stored once: (prefixes, [(prefix index or -1, rest)]).
+
+    A prefix is the common start of two consecutive unmatched prompts, cut after a newline and at
+    least 200 characters long; later prompts that start with a known prefix reuse it.
+    """
+    prefixes: list[str] = []
+    out: list[tuple[int, str | None]] = []
+    last_raw: str | None = None
+    recent: list[int] = []
+    for prompt in prompts:
+        if prompt is None:
+            out.append((-1, None))
+            continue
+        hit = next((i for i in recent if prompt.startswith(prefixes[i])), -1)
+        if hit < 0 and last_raw is not None and len(prefixes) < _MAX_PREFIXES:
+            common = os.path.commonprefix([last_raw, prompt])  # noqa: RUF071 (characters, not paths)
+            cut = common.rfind("\n") + 1
+            if cut >= _MIN_PREFIX:
+                prefixes.append(common[:cut])
+                hit = len(prefixes) - 1
+        if hit >= 0:
+            if recent[:1] != [hit]:
+                recent = [hit, *[i for i in recent if i != hit]]
+            out.append((hit, prompt[len(prefixes[hit]):]))
+        else:
+            out.append((-1, prompt))
+            last_raw = prompt
+    return prefixes, out
+
+
+def _cost(text: str | None) -> int:
+    return len(text.encode("utf-8")) if text else 0
+
+
+def apply_text_budget(sections: list[TaskSection], raw: list[list[dict[str, Any]]], text_budget: int = TEXT_BUDGET,
+                      field_cap: int = FIELD_CAP) -> tuple[list[TaskSection], int]:
+    """Sections with their samples, prompt prefixes factored and text kept within the budget; and how
+    many documents lost their text.
+
+    `raw` holds each section's samples as plain SampleView-shaped dicts. Texts are capped at `field_cap`
+    (prompts keep their end, where the question is; responses their start). Documents are taken
+    changed pairs first, tasks interleaved, until the budget is spent.
+    """
+    rank = {c: i for i, c in enumerate(CHANGES)}
+    used = 0
+    prefix_lists: list[list[str]] = []
+    for samples in raw:
+        prefixes, rows = factor_prefixes([s["prompt"] for s in samples])
+        prefix_lists.append(prefixes)
+        used += sum(_cost(p) for p in prefixes)
+        for sample, (pfx, rest) in zip(samples, rows, strict=True):
+            sample["prompt"] = rest[-field_cap:] if rest is not None else None
+            sample["prompt_prefix"] = pfx if pfx >= 0 else None
+            for role in ("baseline", "candidate"):
+                if sample[role] is not None and sample[role]["response"] is not None:
+                    sample[role]["response"] = sample[role]["response"][:field_cap]
+    order = sorted((rank[s["change"]], i, t) for t, samples in enumerate(raw) for i, s in enumerate(samples))
+    left_out = 0
+    for _, i, t in order:
+        sample = raw[t][i]
+        sides = [sample[role] for role in ("baseline", "candidate") if sample[role] is not None]
+        cost = _cost(sample["prompt"]) + sum(_cost(side["response"]) for side in sides)
+        if cost and used + cost > text_budget:
+            left_out += 1
+            sample["prompt"] = None
+            for side in sides:
+                side["response"] = None
+            continue
+        used += cost
+    out = [section.model_copy(update={"samples": SampleTable.from_views(samples), "prompt_prefixes": prefixes})
+           for section, samples, prefixes in zip(sections, raw, prefix_lists, strict=True)]
+    return out, left_out

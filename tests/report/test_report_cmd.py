@@ -1,0 +1,107 @@
+"""`rlgate report OUT_DIR`: re-render from the run folder only; bad folders exit 2 with one message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlgate.cli.app import app
+from rlgate.report.io import FILES, write_reports
+from tests.report import factories as f
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    out = tmp_path / "out"
+    write_reports(out, f.decision(), contract=f.contract(tmp_path), baseline=f.run("b", [True, False, True]),
+                  candidate=f.run("c", [False, True, True]))
+    return out
+
+
+def test_rerender_reproduces_every_format_from_the_folder(run_folder: Path) -> None:
+    before = {name: (run_folder / name).read_text(encoding="utf-8") for name in FILES.values()}
+    for name in ("report.html", "report.md", "junit.xml"):
+        (run_folder / name).unlink()
+    result = runner.invoke(app, ["report", str(run_folder)])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("wrote ") == 5
+    after = {name: (run_folder / name).read_text(encoding="utf-8") for name in FILES.values()}
+    assert after == before
+
+
+def test_a_newer_decision_json_wins(run_folder: Path) -> None:
+    decision = json.loads((run_folder / "decision.json").read_text(encoding="utf-8"))
+    decision["decision"] = "release"
+    decision["summary"] = "release: re-decided"
+    decision["deciding_gates"] = []
+    for gate in decision["gates"]:
+        gate["verdict"], gate["reason"] = "pass", "re-decided pass"
+    (run_folder / "decision.json").write_text(json.dumps(decision), encoding="utf-8")
+    assert runner.invoke(app, ["report", str(run_folder)]).exit_code == 0
+    markdown = (run_folder / "report.md").read_text(encoding="utf-8")
+    assert "**RELEASE**" in markdown and "re\\-decided pass" in markdown
+    assert 'failures="0"' in (run_folder / "junit.xml").read_text(encoding="utf-8")
+    model = json.loads((run_folder / "report_model.json").read_text(encoding="utf-8"))
+    assert model["decision"]["decision"] == "release" and model["tasks"][0]["samples"]["doc_id"]
+
+
+def test_decision_json_alone_renders_the_gates(tmp_path: Path, run_folder: Path) -> None:
+    (run_folder / "report_model.json").unlink()
+    result = runner.invoke(app, ["report", str(run_folder)])
+    assert result.exit_code == 0, result.output
+    html = (run_folder / "report.html").read_text(encoding="utf-8")
+    assert "BLOCK" in html and "gates only" in html
+
+
+def test_step_summary_is_appended(run_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = runner.invoke(app, ["report", str(run_folder)])
+    assert result.exit_code == 0 and f"appended report.md to {summary}" in result.output
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n## 🔴 rlgate: **BLOCK**")
+    assert runner.invoke(app, ["report", str(run_folder), "--no-step-summary"]).exit_code == 0
+    assert summary.read_text(encoding="utf-8") == text
+
+
+def test_user_templates_override_and_broken_ones_exit_2(run_folder: Path, tmp_path: Path) -> None:
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    (templates / "report.md.j2").write_text("decision {{ d.decision }} for {{ m.contract_name }}\n", encoding="utf-8")
+    assert runner.invoke(app, ["report", str(run_folder), "--template-dir", str(templates)]).exit_code == 0
+    assert (run_folder / "report.md").read_text(encoding="utf-8") == "decision block for report\\_test\n"
+    (templates / "report.md.j2").write_text("{% if %}\n", encoding="utf-8")
+    result = runner.invoke(app, ["report", str(run_folder), "--template-dir", str(templates)])
+    assert result.exit_code == 2
+    assert "report.md.j2:1: template syntax error" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("setup", "message"), [
+    ("missing", "run folder does not exist"),
+    ("empty", "no decision.json or report_model.json in this folder"),
+    ("corrupt", "report_model.json:1:2: not valid JSON"),
+    ("wrong", "report_model.json: schema_version"),
+])
+def test_bad_run_folders_exit_2(tmp_path: Path, run_folder: Path, setup: str, message: str) -> None:
+    target = run_folder
+    if setup == "missing":
+        target = tmp_path / "nope"
+    elif setup == "empty":
+        target = tmp_path / "empty"
+        target.mkdir()
+    elif setup == "corrupt":
+        (run_folder / "report_model.json").write_text("{oops", encoding="utf-8")
+    else:
+        data = json.loads((run_folder / "report_model.json").read_text(encoding="utf-8"))
+        data["schema_version"] = 99
+        (run_folder / "report_model.json").write_text(json.dumps(data), encoding="utf-8")
+    result = runner.invoke(app, ["report", str(target)])
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
