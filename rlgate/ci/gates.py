@@ -48,9 +48,20 @@ def _numbers(gate: GateVerdict) -> str:
 
 
 def gate_message(gate: GateVerdict) -> str:
-    """`metric: reason (numbers)` — enough to act on without opening the report."""
+    """`reason (numbers)` — enough to act on without opening the report (the title names the metric)."""
     numbers = _numbers(gate)
-    return f"{gate.metric}: {gate.reason}" + (f" ({numbers})" if numbers else "")
+    return gate.reason + (f" ({numbers})" if numbers else "")
+
+
+def metric_line(metric: str, lines: dict[str, int]) -> int | None:
+    """The contract line of a gate's metric; `task/metric/filter` also matches a contract's `task/metric`."""
+    parts = metric.split("/")
+    while len(parts) >= 2:
+        line = lines.get("/".join(parts))
+        if line is not None:
+            return line
+        parts = parts[:-1]
+    return None
 
 
 def gate_annotations(decision: Decision, file: str | None, lines: dict[str, int]) -> list[str]:
@@ -62,8 +73,8 @@ def gate_annotations(decision: Decision, file: str | None, lines: dict[str, int]
         if gate.verdict == "pass":
             continue
         gate_level = LEVEL_OF[gate.effect]
-        title = f"rlgate {gate.kind} gate '{gate.name}': {gate.verdict} ({gate.effect})"
-        line = lines.get(gate.metric) if file else None
+        title = f"rlgate {gate.kind} gate {gate.metric}: {gate.verdict} ({gate.effect})"
+        line = metric_line(gate.metric, lines) if file else None
         out.append((gate_level, annotation(gate_level, gate_message(gate), title=title, file=file, line=line)))
     return _fold(out)
 

@@ -113,9 +113,9 @@ def test_research_only_warns_per_failed_gate_and_exit_code_is_configurable(tmp_p
     assert result.outputs["decision"] == "research_only"
     warnings = [a for a in result.annotations if a.level == "warning"]
     assert [a.properties["title"] for a in warnings] == [
-        "rlgate decision: research_only", "rlgate primary gate 'primary': fail (research_only)"]
+        "rlgate decision: research_only", f"rlgate primary gate {PRIMARY}: fail (research_only)"]
     gate_warning = warnings[1]
-    assert gate_warning.message == (f"{PRIMARY}: gain 0.004 is below min_delta 0.02 "
+    assert gate_warning.message == ("gain 0.004 is below min_delta 0.02 "
                                     "(baseline 0.4 -> candidate 0.404; delta +0.004 [-0.01, +0.02]; p=0.6)")
     assert gate_warning.properties["file"] == "contracts/math_rlvr.yaml"
     contract_lines = (REPO / "contracts" / "math_rlvr.yaml").read_text(encoding="utf-8").splitlines()
@@ -134,12 +134,12 @@ def test_block_errors_per_failed_gate_escaped_uploads_and_exits_1(tmp_path: Path
     assert result.outputs["decision"] == "block"
     errors = [a for a in result.annotations if a.level == "error"]
     assert [a.properties["title"] for a in errors] == [
-        "rlgate decision: block", "rlgate regression gate 'mmlu_pro': fail (block)",
-        "rlgate regression gate 'ifeval': nodata (block)"]
+        "rlgate decision: block", f"rlgate regression gate {REGRESSION}: fail (block)",
+        "rlgate regression gate ifeval/prompt_level_strict_acc: nodata (block)"]
     # Escaped on the wire (one physical line each, no forged command), exact after unescaping.
-    raw = [line for line in result.log.splitlines() if "title=rlgate regression gate 'mmlu_pro'%3A fail" in line]
+    raw = [line for line in result.log.splitlines() if "title=rlgate regression gate mmlu_pro/" in line]
     assert len(raw) == 1 and "%0A" in raw[0] and "%25" in raw[0]
-    assert errors[1].message.startswith(f"{REGRESSION}: {TRICKY} (baseline 0.3 -> candidate 0.268")
+    assert errors[1].message.startswith(f"{TRICKY} (baseline 0.3 -> candidate 0.268")
     assert not any(line.startswith("::error::forged") for line in result.log.splitlines())
     # The upload ran before the failing decision step, so a block's evidence is kept.
     names = [s.name for s in result.steps if s.ran]

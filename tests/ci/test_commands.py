@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rlgate.ci.commands import annotation, escape_data, escape_property, truncate_summary, write_outputs
-from rlgate.ci.gates import MAX_PER_LEVEL, gate_annotations, locate_metric
+from rlgate.ci.gates import MAX_PER_LEVEL, gate_annotations, locate_metric, metric_line
 from rlgate.ci.steps import check_command, finish, resolve_out, run_check
 from rlgate.engine.models import Decision, GateVerdict
 
@@ -97,6 +97,14 @@ def test_many_failed_gates_fold_into_github_display_limit() -> None:
     lines = gate_annotations(decision, None, {})
     assert len(lines) == MAX_PER_LEVEL
     assert lines[-1].endswith("::7 more gates at this level: see the job summary and report.html")
+
+
+def test_metric_line_falls_back_from_filter_to_the_contract_reference() -> None:
+    lines = {"gsm8k/answer_parse_failure_rate": 7, "gsm8k/exact_match/flexible-extract": 3}
+    assert metric_line("gsm8k/answer_parse_failure_rate/flexible-extract", lines) == 7
+    assert metric_line("gsm8k/exact_match/flexible-extract", lines) == 3
+    assert metric_line("gsm8k/exact_match/strict-match", lines) is None
+    assert metric_line("ifeval/prompt_level_strict_acc/none", lines) is None
 
 
 def test_locate_metric_finds_flow_and_block_style_references(tmp_path: Path) -> None:
