@@ -4,7 +4,8 @@ Each file is generated once into a temporary folder, then read and checked (ever
 process, which prints wall time and peak memory (ru_maxrss minus the process's size after imports).
 Beside each, the obvious alternative is timed on the same file: per-line `json.loads` into Python
 lists for the JSONL log, tensorboard's `EventAccumulator` (keeping every scalar) for the event file.
-Target: each read-and-check under 10 s. Prints; asserts nothing.
+Target: each read-and-check under 10 s. Wall and CPU time are both printed (CPU time is what a
+shared, busy machine does not inflate). Prints; asserts nothing.
 Run: python bench/bench_monitor.py [--steps 1000000] [--tb-steps 100000]
 """
 
@@ -35,7 +36,8 @@ def write_verl_jsonl(path: Path, steps: int, seed: int = 0) -> None:
         np.clip(0.01 + rng.normal(0, 0.003, steps), 0, 1), np.abs(2 + rng.normal(0, 0.2, steps)),
         np.full(steps, 1e-6), np.abs(rng.normal(0.001, 0.0005, steps)), np.abs(rng.normal(0.003, 0.001, steps)),
         20 + rng.normal(0, 1, steps)])
-    template = '{"step": %d, "data": {' + ", ".join(f'"{k}": %.6g' for k in KEYS) + "}}\n"
+    # %.17g: as many digits as json.dumps (float repr) writes for most floats
+    template = '{"step": %d, "data": {' + ", ".join(f'"{k}": %.17g' for k in KEYS) + "}}\n"
     val_template = '{"step": %d, "data": {"val-core/openai/gsm8k/acc/mean@1": %.4f}}\n'
     with path.open("w", encoding="utf-8") as handle:
         for start in range(0, steps, 50_000):
@@ -78,6 +80,7 @@ def measure(kind: str, path: str) -> None:
         from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     base = _rss_mb()
     start = time.perf_counter()
+    cpu = time.process_time()
     if kind == "rlgate":
         log = read_log(path)
         findings, _ = evaluate(log, MonitorPolicy())
@@ -99,9 +102,9 @@ def measure(kind: str, path: str) -> None:
         acc.Reload()
         points = sum(len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"])
         serious, problems = [], 0
-    seconds = time.perf_counter() - start
-    print(json.dumps({"seconds": seconds, "peak_mb": _rss_mb() - base, "points": points, "serious": serious,
-                      "problems": problems}))
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": _rss_mb() - base, "points": points,
+                      "serious": serious, "problems": problems}))
 
 
 def run_child(kind: str, path: Path) -> dict[str, object]:
@@ -124,20 +127,22 @@ def main() -> None:
         start = time.perf_counter()
         jsonl = folder / "metrics.jsonl"
         write_verl_jsonl(jsonl, args.steps)
-        print(f"wrote {args.steps:,}-step verl JSONL ({jsonl.stat().st_size / 1e6:.0f} MB, {len(KEYS)} metrics per step)"
-              f" in {time.perf_counter() - start:.1f} s")
+        print(f"wrote {args.steps:,}-step verl JSONL ({jsonl.stat().st_size / 1e6:.0f} MB, {len(KEYS)} metrics "
+              f"per step) in {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()
         tb = write_tensorboard(folder, args.tb_steps)
-        print(f"wrote {args.tb_steps:,}-step TensorBoard file ({tb.stat().st_size / 1e6:.1f} MB, {len(TB_TAGS)} scalars "
-              f"per step) in {time.perf_counter() - start:.1f} s")
+        print(f"wrote {args.tb_steps:,}-step TensorBoard file ({tb.stat().st_size / 1e6:.1f} MB, "
+              f"{len(TB_TAGS)} scalars per step) in {time.perf_counter() - start:.1f} s")
         for label, path, naive in (("verl JSONL", jsonl, "naive_jsonl"), ("TensorBoard", tb, "naive_tb")):
             ours = run_child("rlgate", path)
             other = run_child(naive, path)
             alternative = "per-line json.loads" if naive == "naive_jsonl" else "EventAccumulator"
-            print(f"{label:12} read+check {ours['seconds']:6.2f} s  peak +{ours['peak_mb']:6.0f} MB  "
+            print(f"{label:12} read+check {ours['seconds']:6.2f} s (cpu {ours['cpu']:5.2f} s)  "
+                  f"peak +{ours['peak_mb']:6.0f} MB  "
                   f"{ours['points']:,} points, serious findings {ours['serious']}, problems {ours['problems']}  "
                   f"(target < 10 s)")
-            print(f"{'':12} {alternative:>18} {other['seconds']:6.2f} s  peak +{other['peak_mb']:6.0f} MB  "
+            print(f"{'':12} {alternative:>18} {other['seconds']:6.2f} s (cpu {other['cpu']:5.2f} s)  "
+                  f"peak +{other['peak_mb']:6.0f} MB  "
                   f"(read only; rlgate is {float(other['seconds']) / float(ours['seconds']):.1f}x faster)")
 
 

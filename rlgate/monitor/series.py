@@ -46,11 +46,6 @@ class Series:
             return self
         return Series(self.name, self.source_key, self.steps[ok], self.values[ok])
 
-    def value_at_or_before(self, step: int) -> float | None:
-        """Last logged value at or before `step` (None before the first point)."""
-        i = int(np.searchsorted(self.steps, step, side="right")) - 1
-        return float(self.values[i]) if i >= 0 else None
-
 
 @dataclass(frozen=True)
 class ReadProblem:

@@ -83,6 +83,17 @@ def layout_of(record: Any) -> Layout | None:
 _SHIFT = 16  # fingerprint = byte sum in the low 16 bits + position-weighted byte sum above them
 
 
+_WEIGHTS = np.empty(0, dtype=np.int64)
+
+
+def _weights(n: int) -> np.ndarray:
+    """1 + position x 2^16 for positions 0..n-1 (grown once, then sliced: blocks reuse it)."""
+    global _WEIGHTS
+    if _WEIGHTS.size < n:
+        _WEIGHTS = 1 + (np.arange(max(n, 2 * _WEIGHTS.size), dtype=np.int64) << _SHIFT)
+    return _WEIGHTS[:n]
+
+
 @lru_cache(maxsize=4096)
 def _fingerprint(text: bytes) -> int:
     """Byte sum + 2^16 x position-weighted byte sum, as the prefix sums in parse_block compute it."""
@@ -124,8 +135,9 @@ def parse_block(blob: bytes, layout: Layout) -> tuple[np.ndarray, np.ndarray, np
     # One prefix sum gives, for any segment, its byte sum (low 16 bits; a key of up to 257 bytes fits) and
     # its position-weighted byte sum (the rest). int64 wraps, but differences of segments stay exact.
     with np.errstate(over="ignore"):
-        weights = 1 + (np.arange(data.size, dtype=np.int64) << _SHIFT)
-        prefix = np.concatenate([[0], np.cumsum(data * weights, dtype=np.int64)])
+        prefix = np.empty(data.size + 1, dtype=np.int64)
+        prefix[0] = 0
+        np.cumsum(data * _weights(data.size), out=prefix[1:])
 
     def matches(first: np.ndarray, text: bytes) -> np.ndarray:
         """Whether data[first : first + len(text)] is `text`, for each row (length-anchored fingerprint)."""
@@ -156,7 +168,8 @@ def parse_block(blob: bytes, layout: Layout) -> tuple[np.ndarray, np.ndarray, np
     # Gather each number with the delimiter after it, then make every delimiter a comma.
     flat_starts, lengths = starts.ravel(), (ends - starts + 1).ravel()
     offsets = np.repeat(flat_starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    text = data[offsets + np.arange(offsets.size)]
+    offsets += (_weights(offsets.size) - 1) >> _SHIFT  # + 0, 1, 2, ...: the position of each kept byte
+    text = data[offsets]
     text[text == 125] = 44
     try:
         values = np.fromstring(text[:-1].tobytes().decode("ascii"), dtype=np.float64,  # type: ignore[call-overload]
