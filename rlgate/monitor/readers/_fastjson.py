@@ -172,8 +172,7 @@ def parse_block(blob: bytes, layout: Layout) -> tuple[np.ndarray, np.ndarray, np
     text = data[offsets]
     text[text == 125] = 44
     try:
-        values = np.fromstring(text[:-1].tobytes().decode("ascii"), dtype=np.float64,  # type: ignore[call-overload]
-                               sep=",")
+        values = np.fromstring(text[:-1].tobytes().decode("ascii"), dtype=np.float64, sep=",")
     except (ValueError, UnicodeDecodeError):
         return ok, empty, newlines
     if values.size != starts.size:
