@@ -5,7 +5,8 @@
 Llama-3.1-8B (baseline) vs Llama-3.1-8B-Instruct (candidate) on all 12,032 MMLU-Pro questions:
 TIGER-Lab's published outputs (../shared/data/outputs/mmlu_pro) become lm-eval output folders
 (tests/fixtures/lmeval_builders.py, scored by lm-eval's own filter and metric), `rlgate.engine.decide`
-gates them under mmlu_pro_contract.yaml, and the report is written with every aggregate but only a
+gates them under mmlu_pro_contract.yaml, rlgate.badcases adds its clusters and next actions, and the
+report is written with every aggregate but only a
 handful of documents per category (those with published generated text, changed pairs first).
 Writes mmlu_pro_report.html and mmlu_pro_report.md here; nothing of the shared data is copied
 beyond those few samples.
@@ -50,7 +51,8 @@ def handful(model, limit: int):  # type: ignore[no-untyped-def]
     total = sum(t.samples_total for t in tasks)
     note = (f"{shown} of {total} documents are in this example ({limit} per category with published generated "
             "text, changed pairs first); counts and aggregates cover every document")
-    return model.model_copy(update={"tasks": tasks, "sample_note": note, "html_name": "mmlu_pro_report.html"})
+    return model.model_copy(update={"tasks": tasks, "sample_note": note, "html_name": "mmlu_pro_report.html",
+                                    "text_left_out": 0})
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -61,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="documents per category (quick checks; the example uses all)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
+    from rlgate.badcases.report import attach_badcases, build_badcase_report, classify_options
     from rlgate.contract.loader import load_contract
     from rlgate.engine.decision import decide
     from rlgate.report.builder import build_report
@@ -75,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
         base = read_lmeval_folder(build_mmlu_pro_llama_folder(data, "base", Path(tmp) / "base", args.limit))
         cand = read_lmeval_folder(build_mmlu_pro_llama_folder(data, "instruct", Path(tmp) / "instruct", args.limit))
         decision = decide(contract.gates, base, cand, seed=0, contract_name=contract.name)
+        badcases = build_badcase_report(cand, base, options=classify_options(contract), alpha=decision.alpha)
+        decision = attach_badcases(decision, badcases)
         model = handful(build_report(decision, contract=contract, baseline=base, candidate=cand), SAMPLES_PER_TASK)
         written = write_model(Path(tmp) / "run", model, step_summary=False)
         out.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ VERDICT_ICON = {"pass": "✅", "fail": "❌", "nodata": "⚪", "error": "⚠️"
 DECISION_ICON = {"release": "🟢", "research_only": "🟡", "block": "🔴"}
 TEXT_LIMIT = 300
 TABLE_ROWS = 20
+TABLE_COLUMNS = 6
 
 
 class Md(str):
@@ -69,11 +70,14 @@ def md_node(node: nodes.Node, depth: int = 0) -> Md:
         return Md("_\\(details in the HTML report\\)_")
     lines: list[str] = []
     if node.kind == "table":
-        lines.append("| " + " | ".join(md_inline(c) for c in node.columns) + " |")
-        lines.append("|" + "---|" * len(node.columns))
+        shown = node.columns[:TABLE_COLUMNS]
+        lines.append("| " + " | ".join(md_inline(c) for c in shown) + " |")
+        lines.append("|" + "---|" * len(shown))
         for row in node.rows[:TABLE_ROWS]:
             lines.append("| " + " | ".join(md_node(c, 3) if c.kind != "text" else _cell(c.text, 120)
-                                           for c in row) + " |")
+                                           for c in row[:TABLE_COLUMNS]) + " |")
+        if len(node.columns) > TABLE_COLUMNS:
+            lines += ["", f"_{md_inline(', '.join(node.columns[TABLE_COLUMNS:]))}: in the HTML report_"]
         more = node.more + max(0, len(node.rows) - TABLE_ROWS)
     elif node.kind == "kv":
         for key, value in node.items:

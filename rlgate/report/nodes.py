@@ -98,7 +98,9 @@ def to_node(value: Any, depth: int = 0) -> Node:
     shown = value[:MAX_ITEMS]
     more = len(value) - len(shown)
     if shown and all(isinstance(v, dict) for v in shown) and all(_flat(x) for v in shown for x in v.values()):
-        columns = list(dict.fromkeys(k for v in shown for k in v))
+        # columns that are empty in every row (None, "", [], {}) say nothing: left out
+        columns = [k for k in dict.fromkeys(k for v in shown for k in v)
+                   if any(v.get(k) not in (None, "", [], {}) for v in shown)]
         rows = [[_cell(v.get(c), depth + 1) if c in v else Node("text") for c in columns] for v in shown]
         return Node("table", columns=[str(c) for c in columns], rows=rows, more=more)
     return Node("list", children=[to_node(v, depth + 1) for v in shown], more=more)
@@ -133,11 +135,13 @@ def monitor_view(report: dict[str, Any]) -> Node:
 
 
 def sections(extensions: dict[str, Any]) -> list[tuple[str, str, Node]]:
-    """(key, title, tree) for every extension: rlgate's known sections first, raw data collapsed."""
+    """(key, title, tree) for every non-empty extension: rlgate's known sections first, raw data collapsed."""
     order = [k for k in SECTION_TITLES if k in extensions] + [k for k in extensions if k not in SECTION_TITLES]
     out = []
     for key in order:
         value = extensions[key]
+        if value in (None, "", [], {}):
+            continue
         if key == "monitor" and isinstance(value, dict):
             tree = monitor_view(value)
         elif key in SECTION_TITLES:
