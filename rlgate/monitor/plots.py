@@ -19,7 +19,7 @@ from rlgate.monitor.series import Series, TrainingLog
 KEY_CURVES = ("reward_mean", "val_score", "len_mean", "trunc_ratio", "kl_ref", "entropy", "grad_norm",
               "mismatch_kl", "zero_std_frac")
 COLORS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
-WIDTH, HEIGHT, PAD_L, PAD_R, PAD_T, PAD_B = 360, 120, 44, 8, 18, 18
+WIDTH, HEIGHT, PAD_L, PAD_R, PAD_T, PAD_B = 360, 120, 52, 8, 18, 18
 MAX_PLOTS = 8
 
 
@@ -42,7 +42,7 @@ def _reduce(steps: np.ndarray, values: np.ndarray, columns: int) -> tuple[np.nda
 
 
 def _num(v: float) -> str:
-    return f"{v:.4g}"
+    return f"{v:.3g}"
 
 
 def svg_plot(series: Series, findings: list[Finding], title: str) -> str:

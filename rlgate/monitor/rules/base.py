@@ -76,4 +76,5 @@ def _clean(value: float | str | None) -> float | str | None:
 
 
 def fmt(value: float) -> str:
-    return f"{value:.4g}"
+    """Four significant digits; large values (token counts) in full rather than in e-notation."""
+    return f"{value:.0f}" if abs(value) >= 1e4 and value == value and abs(value) != float("inf") else f"{value:.4g}"
