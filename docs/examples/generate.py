@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> None:
         decision = decide(contract.gates, base, cand, seed=0, contract_name=contract.name)
         badcases = build_badcase_report(cand, base, options=classify_options(contract), alpha=decision.alpha)
         decision = attach_badcases(decision, badcases)
+        # the summary sections stay; the full badcase dump (examples of every cluster) is not for a docs page
+        decision.extensions.pop("badcases", None)
         model = handful(build_report(decision, contract=contract, baseline=base, candidate=cand), SAMPLES_PER_TASK)
         written = write_model(Path(tmp) / "run", model, step_summary=False)
         out.mkdir(parents=True, exist_ok=True)
