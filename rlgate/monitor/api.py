@@ -70,7 +70,12 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
 
     assert isinstance(resolved, ResolvedContract)
     spec = resolved.contract.monitor or MonitorSpec()
-    policy, name = resolve_policy(spec, resolved.path.parent, resolved.path)
+    if spec.policy:  # found as the contract's other references are (its folder, then the folders above)
+        spec = spec.model_copy(update={"policy": str(resolved.resolve_path(spec.policy))})
+    try:
+        policy, name = resolve_policy(spec, resolved.path.parent, resolved.path)
+    except InputError as error:
+        raise _located(error, resolved.path) from None
     paths = list(logs) or [resolved.resolve_path(p) for p in spec.logs]
     found: list[Finding] = []
     if spec.training_run:
@@ -78,6 +83,17 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
         found = history_findings(history, spec.training_run, targets_from_contract(resolved), policy)
     return run_monitor(paths, fmt=fmt or spec.format, policy=policy, policy_name=name, history_findings=found,
                        training_run=spec.training_run)
+
+
+def _located(error: InputError, contract: Path) -> InputError:
+    """An override error with the line and column of the offending key in the contract file."""
+    if error.field is None or not error.field.startswith("monitor.overrides") or error.line is not None:
+        return error
+    from rlgate.contract.yamlpos import load_yaml
+
+    pos = load_yaml(contract).pos_of(tuple(error.field.split(".")), key=True)
+    return InputError(error.message, file=contract, line=pos.line, column=pos.column, field=error.field,
+                      fix=error.fix)
 
 
 def metrics_from_decision(decision: Decision) -> dict[str, float]:

@@ -92,3 +92,25 @@ monitor:
     report = json.loads((tmp_path / "out" / "monitor.json").read_text())
     assert report["training_run"] == "run-1" and report["policy"].endswith("+ contract overrides")
     assert np.isclose(report["findings"][0]["threshold"]["max"], 1.0)
+
+
+def test_misspelled_override_in_the_contract_names_its_line(tmp_path: Path) -> None:
+    write_verl_jsonl(tmp_path / "metrics.jsonl", healthy_rows(20))
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("""schema_version: 1
+name: monitored
+baseline: {checkpoint: base-model}
+splits: {dev: {visibility: iteration}}
+suites:
+  - {schema_version: 1, name: s, tasks: [{task: gsm8k, split: dev}]}
+gates:
+  primary: {metric: gsm8k/exact_match/flexible-extract}
+monitor:
+  logs: [metrics.jsonl]
+  overrides:
+    truncation_high:
+      maximum: 0.2
+""")
+    code, _, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert f"{contract}:13:7: monitor.overrides.truncation_high.maximum" in err and "did you mean 'max'?" in err
