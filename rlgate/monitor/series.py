@@ -127,15 +127,18 @@ class TrainingLog:
             raise error
 
 
-def _dedupe_sorted(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sort by step; where a step was logged twice (resumed runs) keep the last value."""
-    if steps.size > 1 and not bool(np.all(steps[1:] > steps[:-1])):
-        order = np.argsort(steps, kind="stable")
-        steps, values = steps[order], values[order]
-        keep = np.ones(steps.size, dtype=bool)
-        keep[:-1] = steps[1:] != steps[:-1]
-        steps, values = steps[keep], values[keep]
-    return steps, values
+def _sort_order(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Steps sorted with duplicates removed, and the index that does the same to the values (None: as is).
+
+    Where a step was logged twice (resumed runs) the last value is kept.
+    """
+    if steps.size < 2 or bool(np.all(steps[1:] > steps[:-1])):
+        return steps, None
+    order = np.argsort(steps, kind="stable")
+    ordered = steps[order]
+    keep = np.ones(ordered.size, dtype=bool)
+    keep[:-1] = ordered[1:] != ordered[:-1]
+    return ordered[keep], order[keep]
 
 
 class SeriesBuilder:
@@ -181,25 +184,33 @@ class SeriesBuilder:
             return True
         return any(bool(np.any(s == step)) for s, _ in self._chunks.get(key, []))
 
-    def _column(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+    def _column(self, key: str, shared: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray | None]]
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """One key's points, sorted and deduplicated. Keys whose chunks came with the very same step arrays
+        (every metric of a block of same-layout lines) share one steps array instead of a copy each."""
         parts = list(self._chunks.get(key, []))
         if key in self._steps:
             parts.append((np.frombuffer(self._steps[key], dtype=np.int64),
                           np.frombuffer(self._values[key], dtype=np.float64)))
-        if len(parts) == 1:
-            steps, values = parts[0]
-        else:
-            steps = np.concatenate([p[0] for p in parts])
-            values = np.concatenate([p[1] for p in parts])
-        return _dedupe_sorted(steps, values)
+        values = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
+        identity = tuple(id(p[0]) for p in parts)
+        if identity in shared:
+            steps, order = shared[identity]
+            return steps, values if order is None else values[order]
+        raw = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
+        steps, order = _sort_order(raw)
+        if key not in self._steps:  # step arrays of add_columns chunks are kept alive, so ids stay unique
+            shared[identity] = (steps, order)
+        return steps, values if order is None else values[order]
 
     def build(self, path: str | Path, fmt: str, problems: list[ReadProblem] | None = None) -> TrainingLog:
         """Map raw keys onto canonical names (best-ranked alias wins; the rest stay as extra keys)."""
         metrics: dict[str, Series] = {}
         ranks: dict[str, int] = {}
         extra: dict[str, Series] = {}
+        shared: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray | None]] = {}
         for key in sorted(self.keys()):
-            steps, values = self._column(key)
+            steps, values = self._column(key, shared)
             if steps.size == 0:
                 continue
             match = classify(key)
