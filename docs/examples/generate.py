@@ -46,7 +46,7 @@ def handful(model, limit: int):  # type: ignore[no-untyped-def]
                 if all(text and not text.startswith(synthetic)
                        for text in (table.baseline_response[i], table.candidate_response[i]))]
         real.sort(key=lambda i: (rank[table.change[i]], table.doc_id[i]))
-        tasks.append(section.model_copy(update={"samples": table.select(sorted(real[:limit]))}))
+        tasks.append(section.with_rows(sorted(real[:limit])))
     shown = sum(len(t.samples) for t in tasks)
     total = sum(t.samples_total for t in tasks)
     note = (f"{shown} of {total} documents are in this example ({limit} per category with published generated "

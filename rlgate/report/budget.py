@@ -23,20 +23,21 @@ _MAX_PREFIXES = 64
 def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[int, str | None]]]:
     """Shared prompt prefixes (few-shot context) stored once: (prefixes, [(prefix index or -1, rest)]).
 
-    A prefix is the common start of two consecutive unmatched prompts, cut after a newline and at
-    least 200 characters long; later prompts that start with a known prefix reuse it.
+    A prefix is the common start of three consecutive unmatched prompts (so two questions that merely
+    begin alike do not make one), cut after a newline and at least 200 characters long; later
+    prompts that start with a known prefix reuse it.
     """
     prefixes: list[str] = []
     out: list[tuple[int, str | None]] = []
-    last_raw: str | None = None
+    raw: list[str] = []
     recent: list[int] = []
     for prompt in prompts:
         if prompt is None:
             out.append((-1, None))
             continue
         hit = next((i for i in recent if prompt.startswith(prefixes[i])), -1)
-        if hit < 0 and last_raw is not None and len(prefixes) < _MAX_PREFIXES:
-            common = os.path.commonprefix([last_raw, prompt])  # noqa: RUF071 (characters, not paths)
+        if hit < 0 and len(raw) == 2 and len(prefixes) < _MAX_PREFIXES:
+            common = os.path.commonprefix([*raw, prompt])  # noqa: RUF071 (characters, not paths)
             cut = common.rfind("\n") + 1
             if cut >= _MIN_PREFIX:
                 prefixes.append(common[:cut])
@@ -47,7 +48,7 @@ def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[in
             out.append((hit, prompt[len(prefixes[hit]):]))
         else:
             out.append((-1, prompt))
-            last_raw = prompt
+            raw = [*raw[-1:], prompt]
     return prefixes, out
 
 

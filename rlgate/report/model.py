@@ -158,6 +158,15 @@ class TaskSection(_Model):
     samples_total: int = Field(0, description="documents before any sample limit")
     protocol: dict[str, Any] = Field(default_factory=dict)
 
+    def with_rows(self, rows: list[int]) -> TaskSection:
+        """The section showing only the given sample rows; prompt prefixes no row uses are dropped."""
+        table = self.samples.select(rows)
+        used = sorted({p for p in table.prompt_prefix if p is not None})
+        new_index = {old: new for new, old in enumerate(used)}
+        table = table.model_copy(update={"prompt_prefix": [None if p is None else new_index[p]
+                                                           for p in table.prompt_prefix]})
+        return self.model_copy(update={"samples": table, "prompt_prefixes": [self.prompt_prefixes[p] for p in used]})
+
 
 class RadarAxis(_Model):
     """One radar axis: the raw values and their 0–100, higher-is-better normalisation."""

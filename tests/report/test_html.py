@@ -85,12 +85,16 @@ def test_private_task_has_no_drill_down(tmp_path: Path) -> None:
 def test_factor_prefixes_reconstructs_every_prompt() -> None:
     shots = "".join(f"Example {i}: some few-shot text that is long enough.\n" for i in range(12))
     other = "".join(f"Other {i}: a different few-shot context, also long enough.\n" for i in range(12))
-    prompts = [shots + "Q1?", shots + "Q2?", None, other + "Q3?", other + "Q4?", shots + "Q5?", "short"]
+    prompts = [shots + "Q1?", shots + "Q2?", shots + "Q3?", None, other + "Q4?", other + "Q5?", other + "Q6?",
+               other + "Q7?", shots + "Q8?", "short"]
     prefixes, rows = factor_prefixes(prompts)
-    assert len(prefixes) == 2
+    assert prefixes == [shots, other]
     rebuilt = [None if rest is None else (prefixes[i] if i >= 0 else "") + rest for i, rest in rows]
     assert rebuilt == prompts
-    assert rows[5][0] == 0 and rows[5][1] == "Q5?"
+    assert rows[8] == (0, "Q8?") and rows[7] == (1, "Q7?")
+    # two questions that merely start alike do not make a prefix
+    alike = "Which of the following statements about the topic is correct and complete?\n" * 4
+    assert factor_prefixes([alike + "A", alike + "B", shots + "C"])[0] == []
 
 
 def test_text_budget_embeds_changed_pairs_first(tmp_path: Path) -> None:
