@@ -29,3 +29,13 @@ def shared_data() -> Path:
     if found is None:
         pytest.skip("shared data (../shared/data) is not available")
     return found
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny local checkpoint (BPE tokenizer trained with `tokenizers`, small Llama), built once per session."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from rlgate.demo.model import build_tiny_checkpoint
+
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "checkpoint")

@@ -27,7 +27,6 @@ def demo(
         paths, result = run_demo(out, progress=progress, log=progress.message)
     print_outcome(result)
     code = DECISION_EXIT[result.decision.decision]
-    typer.echo(f"\ndecision: {result.decision.decision} — {result.decision.summary}")
     typer.echo(f"open {result.reports.get('html', paths.root / 'report' / 'report.html')} in a browser")
     typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {paths.candidate} "
                f"--out {paths.root / 'report'} --cache {paths.root / 'cache'}   (exit code {code})")

@@ -36,6 +36,9 @@ class DemoSettings:
     lr: float = 3e-3
     base_math_share: float = 0.08
     replay_share: float = 0.3
+    #: torch threads for training and generation. One: a model this small gains little from a second
+    #: thread, and OpenMP threads that compete with other work on a two-core machine slow it down many-fold.
+    threads: int = 1
 
 
 @dataclass(frozen=True)

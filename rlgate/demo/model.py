@@ -107,7 +107,7 @@ def train(model: Any, tokenizer: Any, pairs: Sequence[tuple[str, str]], *, steps
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        recent = [*recent[-49:], float(loss)]
+        recent = [*recent[-49:], float(loss.detach())]
         if log and (step + 1) % max(steps // 5, 1) == 0:
             log(f"step {step + 1}/{steps}  loss {sum(recent) / len(recent):.3f}")
     model.eval()
@@ -118,6 +118,26 @@ def save(model: Any, tokenizer: Any, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(folder), safe_serialization=True)
     tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+def build_tiny_checkpoint(folder: Path, *, steps: int = 40, seed: int = 0, max_positions: int = 1024) -> Path:
+    """A small checkpoint trained briefly on generated GSM8K-format problems (for tests and benchmarks).
+
+    It answers in the `... #### N` format and stops; what it answers is not meant to be right.
+    """
+    from rlgate.demo import data
+
+    generated = data.generate(seed, gsm8k_test=20, mmlu_per_category=2, ifeval_test=20, train_scale=10)
+    pairs = [(f"Question: {e.row['question']}\nAnswer:", e.response) for e in generated.gsm8k_train]
+    pairs += [(e.row["prompt"], e.response) for e in generated.ifeval_train]
+    tokenizer = train_tokenizer([p + r for p, r in pairs], folder / "tokenizer-build")
+    model = new_model(tokenizer, TinyConfig(seed=seed, max_positions=max_positions))
+    train(model, tokenizer, pairs, steps=steps, seed=seed)
+    save(model, tokenizer, folder)
+    import shutil
+
+    shutil.rmtree(folder / "tokenizer-build", ignore_errors=True)
     return folder
 
 

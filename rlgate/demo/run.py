@@ -21,6 +21,10 @@ def run_demo(out: Path, *, settings: DemoSettings | None = None, progress: Progr
              log: Callable[[str], None] = print) -> tuple[DemoPaths, CheckResult]:
     """Build what is missing under `out`, then check the candidate against the baseline into `out/report`."""
     offline_environment()
+    settings = settings or DemoSettings()
+    import torch
+
+    torch.set_num_threads(settings.threads)
     paths = build(out, settings, log=log)
     result = check(paths.contract, str(paths.candidate), paths.root / "report", cache_dir=paths.root / "cache",
                    progress=progress)

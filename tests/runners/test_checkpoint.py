@@ -1,0 +1,117 @@
+"""Checkpoint checks that run before any model time, and fingerprints."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rlgate.errors import InputError
+from rlgate.runners.checkpoint import inspect_checkpoint
+from rlgate.store.cache import GenerationCache
+
+
+def fake_checkpoint(folder: Path, weights: bytes = b"weights-1", tokenizer: dict | None = None) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "num_attention_heads": 4}))
+    (folder / "model.safetensors").write_bytes(weights)
+    (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer or {"eos_token": "</s>"}))
+    return folder
+
+
+def inspect(ref: str | Path, tmp_path: Path, **kwargs: object) -> object:
+    return inspect_checkpoint(str(ref), backend=str(kwargs.pop("backend", "hf")), work_dir=tmp_path / "work",
+                              **kwargs)  # type: ignore[arg-type]
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="does not exist") as err:
+        inspect(tmp_path / "nope", tmp_path)
+    assert "save_pretrained" in (err.value.fix or "")
+
+
+def test_hub_id_not_cached_while_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(InputError, match="HF_HUB_OFFLINE") as err:
+        inspect("some-org/some-model-that-is-not-cached", tmp_path)
+    assert "download" in (err.value.fix or "")
+
+
+def test_lora_adapter_is_refused_with_the_merge_recipe(tmp_path: Path) -> None:
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "x", "peft_type": "LORA"}))
+    (adapter / "adapter_model.safetensors").write_bytes(b"lora")
+    with pytest.raises(InputError, match="LoRA adapter") as err:
+        inspect(adapter, tmp_path)
+    assert "merge_and_unload()" in (err.value.fix or "") and "save the full model" in (err.value.fix or "")
+    assert "--lora-base" in (err.value.fix or "")
+    base = fake_checkpoint(tmp_path / "base")
+    info = inspect(adapter, tmp_path, lora_base=str(base))
+    assert info.lora_base == str(base) and info.load_path == str(adapter)  # type: ignore[attr-defined]
+
+
+def test_missing_config_or_weights(tmp_path: Path) -> None:
+    folder = fake_checkpoint(tmp_path / "m")
+    (folder / "config.json").unlink()
+    with pytest.raises(InputError, match="no config.json"):
+        inspect(folder, tmp_path)
+    folder = fake_checkpoint(tmp_path / "n")
+    (folder / "model.safetensors").unlink()
+    with pytest.raises(InputError, match="no weights"):
+        inspect(folder, tmp_path)
+
+
+def test_sharded_checkpoint_with_a_missing_shard(tmp_path: Path) -> None:
+    folder = fake_checkpoint(tmp_path / "m")
+    index = {"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    (folder / "model-00001-of-00002.safetensors").write_bytes(b"1")
+    with pytest.raises(InputError, match="model-00002-of-00002.safetensors"):
+        inspect(folder, tmp_path)
+
+
+def test_a_file_is_not_a_checkpoint(tmp_path: Path) -> None:
+    file = tmp_path / "model.safetensors"
+    file.write_bytes(b"x")
+    with pytest.raises(InputError, match="is a file"):
+        inspect(file, tmp_path)
+
+
+def test_extra_special_tokens_list_is_fixed_on_a_copy(tmp_path: Path) -> None:
+    tok = {"eos_token": "</s>", "extra_special_tokens": ["<tool>", "<think>"], "additional_special_tokens": ["<a>"]}
+    folder = fake_checkpoint(tmp_path / "m", tokenizer=tok)
+    info = inspect(folder, tmp_path)
+    copy = Path(info.load_path)  # type: ignore[attr-defined]
+    assert copy != folder and "extra_special_tokens" in info.notes[0]  # type: ignore[attr-defined]
+    fixed = json.loads((copy / "tokenizer_config.json").read_text())
+    assert "extra_special_tokens" not in fixed
+    assert fixed["additional_special_tokens"] == ["<a>", "<tool>", "<think>"]
+    assert (copy / "model.safetensors").read_bytes() == b"weights-1"
+    assert json.loads((folder / "tokenizer_config.json").read_text()) == tok  # the original is untouched
+
+
+def test_identical_weights_share_the_weights_hash_and_the_cache_memoises(tmp_path: Path) -> None:
+    a = fake_checkpoint(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    (b / "tokenizer_config.json").write_text(json.dumps({"eos_token": "<|end|>"}))
+    c = fake_checkpoint(tmp_path / "c", weights=b"weights-2")
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        ia, ib, ic = (inspect(x, tmp_path, cache=cache) for x in (a, b, c))
+        assert ia.weights_hash == ib.weights_hash != ic.weights_hash  # type: ignore[attr-defined]
+        # the tokenizer changes what the model generates, so it is part of the fingerprint
+        assert ia.fingerprint != ib.fingerprint  # type: ignore[attr-defined]
+        assert cache.file_digest((a / "model.safetensors").resolve(), 9,
+                                 (a / "model.safetensors").stat().st_mtime_ns) is not None
+        assert inspect(a, tmp_path, cache=cache).fingerprint == ia.fingerprint  # type: ignore[attr-defined]
+
+
+def test_served_model_name_for_the_openai_backend(tmp_path: Path) -> None:
+    info = inspect("my-served-model", tmp_path, backend="openai", served_url="http://h/v1")
+    assert info.kind == "served" and info.fingerprint.startswith("served:")  # type: ignore[attr-defined]
+    other = inspect("my-served-model", tmp_path, backend="openai", served_url="http://other/v1")
+    assert other.fingerprint != info.fingerprint  # type: ignore[attr-defined]

@@ -1,0 +1,78 @@
+"""The generation cache: keys, occurrences, durability across processes, bad files."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlgate.errors import InputError
+from rlgate.store.cache import CachedGeneration, GenerationCache, Scope
+
+SCOPE = Scope("fp-a", "task-1", "proto-1")
+
+
+def test_round_trip_and_scoping(tmp_path: Path) -> None:
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        cache.put(SCOPE, "req", 0, CachedGeneration("first", 10, 3))
+        cache.put(SCOPE, "req", 1, CachedGeneration("second"))
+        found = cache.get_many(SCOPE, [("req", 0), ("req", 1), ("req", 2), ("other", 0)])
+        assert found == {("req", 0): CachedGeneration("first", 10, 3), ("req", 1): CachedGeneration("second")}
+        for other in (Scope("fp-b", "task-1", "proto-1"), Scope("fp-a", "task-2", "proto-1"),
+                      Scope("fp-a", "task-1", "proto-2")):
+            assert cache.get_many(other, [("req", 0)]) == {}
+
+
+def test_first_write_wins(tmp_path: Path) -> None:
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        cache.put(SCOPE, "req", 0, CachedGeneration("kept"))
+        cache.put_many(SCOPE, [("req", 0, CachedGeneration("ignored"))])
+        assert cache.get_many(SCOPE, [("req", 0)])[("req", 0)].response == "kept"
+        assert cache.count() == 1 and cache.count("fp-a") == 1 and cache.count("nope") == 0
+
+
+def test_many_keys_are_queried_in_chunks(tmp_path: Path) -> None:
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        cache.put_many(SCOPE, [(f"r{i}", 0, CachedGeneration(str(i))) for i in range(1300)])
+        found = cache.get_many(SCOPE, [(f"r{i}", 0) for i in range(1300)])
+        assert len(found) == 1300 and found[("r1299", 0)].response == "1299"
+
+
+def test_wal_mode_and_visible_to_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with GenerationCache(path) as cache:
+        cache.put(SCOPE, "req", 0, CachedGeneration("from parent"))
+        mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+        code = ("import sys; from rlgate.store.cache import *; c = GenerationCache(sys.argv[1]); "
+                "s = Scope('fp-a','task-1','proto-1'); assert c.get_many(s, [('req', 0)]); "
+                "c.put(s, 'child', 0, CachedGeneration('from child'))")
+        subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+        assert cache.get_many(SCOPE, [("child", 0)])[("child", 0)].response == "from child"
+
+
+def test_file_digest_memo_is_invalidated_by_size_or_mtime(tmp_path: Path) -> None:
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        cache.remember_digest(Path("/x"), 10, 5, "abc")
+        assert cache.file_digest(Path("/x"), 10, 5) == "abc"
+        assert cache.file_digest(Path("/x"), 11, 5) is None
+        assert cache.file_digest(Path("/x"), 10, 6) is None
+
+
+def test_not_a_database_is_a_clear_input_error(tmp_path: Path) -> None:
+    bad = tmp_path / "cache.sqlite"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(InputError, match="not a readable SQLite file"):
+        GenerationCache(bad)
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    GenerationCache(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    with pytest.raises(InputError, match="schema version 99"):
+        GenerationCache(path)
