@@ -103,7 +103,7 @@ def measure(kind: str, path: str) -> None:
         points = sum(len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"])
         serious, problems = [], 0
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": _rss_mb() - base, "points": points,
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": _rss_mb() - base, "rss_mb": _rss_mb(), "points": points,
                       "serious": serious, "problems": problems}))
 
 
@@ -138,11 +138,11 @@ def main() -> None:
             other = run_child(naive, path)
             alternative = "per-line json.loads" if naive == "naive_jsonl" else "EventAccumulator"
             print(f"{label:12} read+check {ours['seconds']:6.2f} s (cpu {ours['cpu']:5.2f} s)  "
-                  f"peak +{ours['peak_mb']:6.0f} MB  "
+                  f"peak {ours['rss_mb']:5.0f} MB (+{ours['peak_mb']:4.0f} over imports)  "
                   f"{ours['points']:,} points, serious findings {ours['serious']}, problems {ours['problems']}  "
                   f"(target < 10 s)")
             print(f"{'':12} {alternative:>18} {other['seconds']:6.2f} s (cpu {other['cpu']:5.2f} s)  "
-                  f"peak +{other['peak_mb']:6.0f} MB  "
+                  f"peak {other['rss_mb']:5.0f} MB (+{other['peak_mb']:4.0f} over imports)  "
                   f"(read only; rlgate is {float(other['seconds']) / float(ours['seconds']):.1f}x faster)")
 
 
