@@ -71,7 +71,9 @@ def _rss_mb() -> float:
 
 def measure(kind: str, path: str) -> None:
     """Child process: time one reader; print JSON {seconds, peak_mb, points, findings}."""
-    import rlgate.monitor.readers  # noqa: F401  (imports are not part of the measurement)
+    import scipy.stats  # noqa: F401  (imports are not part of the measurement; the rules import it lazily)
+
+    import rlgate.monitor.readers  # noqa: F401
     from rlgate.monitor.policy import MonitorPolicy
     from rlgate.monitor.readers import read_log
     from rlgate.monitor.rules import evaluate
@@ -103,8 +105,8 @@ def measure(kind: str, path: str) -> None:
         points = sum(len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"])
         serious, problems = [], 0
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": _rss_mb() - base, "rss_mb": _rss_mb(), "points": points,
-                      "serious": serious, "problems": problems}))
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": _rss_mb() - base, "rss_mb": _rss_mb(),
+                      "points": points, "serious": serious, "problems": problems}))
 
 
 def run_child(kind: str, path: Path) -> dict[str, object]:
