@@ -90,7 +90,7 @@ def _weights(n: int) -> np.ndarray:
     """1 + position x 2^16 for positions 0..n-1 (grown once, then sliced: blocks reuse it)."""
     global _WEIGHTS
     if _WEIGHTS.size < n:
-        _WEIGHTS = 1 + (np.arange(max(n, 2 * _WEIGHTS.size), dtype=np.int64) << _SHIFT)
+        _WEIGHTS = 1 + (np.arange(n + n // 8, dtype=np.int64) << _SHIFT)
     return _WEIGHTS[:n]
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from rlgate.monitor.readers._fastjson import Layout, layout_of, parse_block
 from rlgate.monitor.series import ReadProblem, SeriesBuilder
 
-BLOCK_BYTES = 4 << 20
+BLOCK_BYTES = 2 << 20
 
 #: (step, {key: value}) from one parsed record, or a message saying why the record is unusable.
 Extract = Callable[[Any], "tuple[int, dict[str, Any]] | str"]
