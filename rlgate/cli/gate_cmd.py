@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -38,8 +37,8 @@ def gate(
 ) -> None:
     """Gate a candidate against its baseline on stored lm-eval results; exit 0 release, 1 block, 3 research_only."""
     from rlgate.contract.loader import load_contract
-    from rlgate.engine.decision import decide
     from rlgate.engine.summary import decision_markdown, decision_table
+    from rlgate.pipeline import decide_and_report
     from rlgate.results.lmeval_folder import read_lmeval_folder
 
     resolved = load_contract(contract)
@@ -47,15 +46,12 @@ def gate(
     # Without a baseline the comparative gates are nodata (never release); hard gates still apply.
     base_run = read_lmeval_folder(baseline_dir) if baseline_dir is not None else None
     cand_run = read_lmeval_folder(candidate)
-    decision = decide(
-        resolved.gates, base_run, cand_run, seed=seed, contract_name=resolved.name,
-        allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
-        contract_hash=hashlib.sha256(resolved.path.read_bytes()).hexdigest(),
-    )
-    _write_atomic(out / "decision.json", decision.model_dump_json(indent=2) + "\n")
+    outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate))
+    decision = outcome.decision
     _write_atomic(out / "summary.md", decision_markdown(decision))
     typer.echo(decision_table(decision))
     for warning in decision.warnings:
         typer.echo(f"warning: {warning}", err=True)
-    typer.echo(f"wrote {out / 'decision.json'} and {out / 'summary.md'}")
+    written = ", ".join(str(path) for path in outcome.reports.values())
+    typer.echo(f"wrote {written} and {out / 'summary.md'}")
     raise typer.Exit(DECISION_EXIT[decision.decision])

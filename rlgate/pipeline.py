@@ -1,0 +1,126 @@
+"""From two runs to a written decision: the one place where every layer's gate input meets.
+
+`rlgate gate` (stored results) and `rlgate check` (fresh runs) both end here, so they decide the
+same way: training-monitor, contamination and judge verdicts join the contract's gates in the
+pure engine; failure clusters, the monitor report and the judge report are attached; private-split
+consultations and the gated checkpoint are recorded in the project history; every report format
+is written. Nothing here computes statistics or renders anything itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlgate.contract.loader import ResolvedContract
+from rlgate.engine.models import Decision, GateVerdict
+from rlgate.results.models import RunResult
+
+_STEP_RE = re.compile(r"(?:step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
+
+
+@dataclass
+class GateOutcome:
+    """The decision and the files written for it."""
+
+    decision: Decision
+    reports: dict[str, Path] = field(default_factory=dict)
+
+
+def checkpoint_step(checkpoint: str | None) -> int | None:
+    """The training step in a checkpoint path such as `checkpoint-250` or `global_step_100`, if any."""
+    if not checkpoint:
+        return None
+    found = _STEP_RE.findall(checkpoint)
+    return int(found[-1]) if found else None
+
+
+def _contamination_gates(resolved: ResolvedContract, candidate: RunResult) -> tuple[list[GateVerdict], Any]:
+    spec = resolved.contract.contamination
+    if spec is None or not spec.train_files:
+        return [], None
+    from rlgate.badcases.checks import contract_contamination
+    from rlgate.badcases.contamination import contamination_gates
+
+    report = contract_contamination(resolved, results=candidate)
+    return contamination_gates(report), report
+
+
+def _monitor(resolved: ResolvedContract) -> tuple[list[GateVerdict], Any]:
+    spec = resolved.contract.monitor
+    if spec is None or not (spec.logs or spec.training_run):
+        return [], None
+    from rlgate.monitor.api import monitor_contract
+    from rlgate.monitor.gate import monitor_gates
+
+    report = monitor_contract(resolved)
+    return monitor_gates(report, resolved.gates.decision), report
+
+
+def _record_history(resolved: ResolvedContract, decision: Decision, checkpoint: str | None,
+                    step: int | None) -> list[str]:
+    """Count private-split consultations and store the gated checkpoint; return budget warnings."""
+    from rlgate.badcases.discipline import record_consultations, training_run_of
+    from rlgate.monitor.api import record_gated_checkpoint
+    from rlgate.store.history import CheckpointHistory, default_history_path
+
+    spec = resolved.contract.monitor
+    path = resolved.resolve_path(spec.history) if spec and spec.history else default_history_path(resolved.path)
+    run = training_run_of(resolved)
+    history = CheckpointHistory(path)
+    private = [t.name for t in resolved.tasks if t.visibility == "release_gate_only"]
+    _, warnings = record_consultations(history, resolved, run, private) if private else ({}, [])
+    if spec is not None and spec.training_run:
+        step = step if step is not None else checkpoint_step(checkpoint)
+        if step is None:
+            step = len(history.history(run))
+        record_gated_checkpoint(path, run, step, checkpoint or decision.inputs[-1].source, decision)
+    return warnings
+
+
+def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
+                      seed: int = 0, checkpoint: str | None = None, step: int | None = None,
+                      manifests: dict[str, Any] | None = None, warnings: list[str] | None = None,
+                      record: bool = True, judge_llm: Any = None) -> GateOutcome:
+    """Gate `candidate` against `baseline` under the contract and write decision.json and every report."""
+    from rlgate.badcases.checks import decision_with_badcases
+    from rlgate.badcases.versioning import check_versions
+    from rlgate.engine.decision import decide
+    from rlgate.judge.api import judge_for_decision
+    from rlgate.report.io import write_reports
+
+    notes = list(warnings or [])
+    if baseline is not None:
+        versions = check_versions(baseline, candidate, allow=resolved.contract.allow_protocol_mismatch)
+        notes += [f"benchmark version differs: {d}" for d in versions.differences]
+    monitor_gates, monitor_report = _monitor(resolved)
+    contamination_gates, contamination_report = _contamination_gates(resolved, candidate)
+    judged = judge_for_decision(resolved, candidate, baseline, out, llm=judge_llm)
+    decision = decide(
+        judged.gates, baseline, candidate, seed=seed, contract_name=resolved.name,
+        allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
+        contract_hash=hashlib.sha256(resolved.path.read_bytes()).hexdigest(),
+        extra_gates=[*monitor_gates, *contamination_gates, *judged.extra_gates],
+    )
+    decision = decision_with_badcases(decision, candidate, baseline, resolved)
+    extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
+    if judged.extension:
+        extensions["judge"] = judged.extension
+    if contamination_report is not None:
+        extensions["contamination"] = contamination_report.model_dump(mode="json")
+    if monitor_report is not None:
+        from rlgate.monitor.gate import attach_monitor
+
+        decision = attach_monitor(decision, monitor_report)
+    if record:
+        notes += _record_history(resolved, decision, checkpoint, step)
+    decision = decision.model_copy(update={
+        "extensions": {**decision.extensions, **extensions},
+        "warnings": [*decision.warnings, *notes],
+    })
+    reports = write_reports(out, decision, contract=resolved, baseline=baseline, candidate=candidate,
+                            manifests=manifests)
+    return GateOutcome(decision, reports)
