@@ -6,6 +6,7 @@ adds the cache-first LM, local data, per-task settings, imported responses and t
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import time
@@ -131,6 +132,10 @@ class LmEvalRunner:
             if results is None:  # pragma: no cover - only non-zero ranks get None
                 raise RuntimeError("lm-eval returned no results on this rank")
             results_file = write_run(plan.out_dir, tracker, dict(results), model_name)
+        # lm-eval's API backends leave event loops and HTTP sessions for the garbage collector; their
+        # finalizers running later inside an unrelated ast.parse trip a CPython 3.11 bug ("AST
+        # constructor recursion depth mismatch"), so collect them here.
+        gc.collect()
         loaded = bool(getattr(lm, "model_loaded", False))
         manifest = RunManifest(
             contract=str(plan.contract.path), contract_name=plan.contract.name, role=plan.role,

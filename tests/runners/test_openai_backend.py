@@ -1,0 +1,93 @@
+"""The openai backend (lm-eval's local-completions) against a local OpenAI-compatible server.
+
+The server answers every completion with a fixed GSM8K-style answer and fails on purpose for one
+question, so the test sees retries give up, the failure counted in the drops manifest, the other
+answers cached, and a second run send only the failed request again.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from rlgate.contract.loader import load_contract
+from rlgate.orchestrate import check_checkpoint, evaluate, select_tasks
+
+pytest.importorskip("lm_eval")
+pytest.importorskip("aiohttp")
+
+
+class FakeServer:
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+        self.fail_on: str | None = None
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+                owner.prompts.extend(prompts)
+                if owner.fail_on and any(owner.fail_on in p for p in prompts):
+                    self.send_response(500)
+                    self.end_headers()
+                    self.wfile.write(b"boom")
+                    return
+                choices = [{"index": i, "text": " She has 3 + 4 = 7.\n#### 7", "finish_reason": "stop"}
+                           for i in range(len(prompts))]
+                data = json.dumps({"choices": choices, "model": body.get("model")}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    fake = FakeServer()
+    thread = threading.Thread(target=fake.httpd.serve_forever, daemon=True)
+    thread.start()
+    yield fake
+    fake.httpd.shutdown()
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_openai_backend_counts_failures_and_caches_the_rest(write_contract, server: FakeServer,  # type: ignore[no-untyped-def]
+                                                             shared_data: Path, tmp_path: Path, concurrency: int) -> None:
+    contract = write_contract(
+        [{"task": "gsm8k", "split": "test_public", "num_fewshot": 0, "data_files": str(shared_data / "gsm8k/test.jsonl")}],
+        protocol={"backend": "openai", "openai": {"base_url": server.url, "model": "fake", "concurrency": concurrency,
+                                                  "max_retries": 1}})
+    resolved = load_contract(contract)
+    tasks = select_tasks(resolved, None, release_gate=False)
+    docs = [json.loads(line)["question"] for line in (shared_data / "gsm8k/test.jsonl").open()][:6]
+    server.fail_on = docs[2]
+    cache = tmp_path / "cache"
+    info = check_checkpoint(resolved, "fake-served-model", cache_dir=cache)
+    first = evaluate(resolved, tasks, tmp_path / "run1", cache_dir=cache, checkpoint=info, limit=6)
+    task = first.manifest.tasks[0]
+    assert task.drops.errored == 1 and "doc 2" in task.drops.examples[0]
+    assert (task.generated, task.requests) == (5, 6)
+    assert first.manifest.lm_eval_model == "local-completions"
+    assert all(p.startswith("Question: ") for p in server.prompts)
+    lines = [json.loads(x) for x in next((tmp_path / "run1").rglob("samples_gsm8k_*.jsonl")).read_text().splitlines()]
+    by_doc = {s["doc_id"]: s for s in lines if s["filter"] == "flexible-extract"}
+    assert by_doc[2]["resps"] == [[""]] and by_doc[0]["filtered_resps"] == ["7"]
+
+    server.prompts.clear()
+    server.fail_on = None
+    second = evaluate(resolved, tasks, tmp_path / "run2", cache_dir=cache, checkpoint=info, limit=6)
+    assert len(server.prompts) == 1 and docs[2] in server.prompts[0]  # only the failed request again
+    assert second.manifest.tasks[0].drops.errored == 0 and second.manifest.tasks[0].cached == 5
