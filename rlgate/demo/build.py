@@ -8,6 +8,7 @@ decision comes from lm-eval's scores on held-out generated documents.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Callable
@@ -50,13 +51,18 @@ class DemoPaths:
     data: Path
 
 
-def write_contract(root: Path, data_dir: Path, checkpoints: Path, suite_ref: str = "suite.yaml",
-                   schema: str = "https://rlgate.invalid/schema/contract.v1.json") -> Path:
-    """Render the demo suite and contract templates with absolute data and checkpoint paths."""
-    suite = (TEMPLATES / "suite.yaml").read_text(encoding="utf-8").replace("{data}", data_dir.as_posix())
-    contract = ((TEMPLATES / "contract.yaml").read_text(encoding="utf-8")
-                .replace("{checkpoints}", checkpoints.as_posix()).replace("{suite}", suite_ref)
-                .replace("{schema}", schema))
+def render_templates(data_dir: str, checkpoints: str, suite_ref: str, schema: str) -> tuple[str, str]:
+    """(contract, suite) YAML text of the demo with its data, checkpoint, suite and schema references filled in."""
+    suite = (TEMPLATES / "suite.yaml").read_text(encoding="utf-8").replace("{data}", data_dir)
+    contract = ((TEMPLATES / "contract.yaml").read_text(encoding="utf-8").replace("{checkpoints}", checkpoints)
+                .replace("{suite}", suite_ref).replace("{schema}", schema))
+    return contract, suite
+
+
+def write_contract(root: Path, data_dir: Path, checkpoints: Path) -> Path:
+    """The demo's contract.yaml and suite.yaml in `root`, with absolute data and checkpoint paths."""
+    contract, suite = render_templates(data_dir.as_posix(), checkpoints.as_posix(), "suite.yaml",
+                                       "https://rlgate.invalid/schema/contract.v1.json")
     root.mkdir(parents=True, exist_ok=True)
     (root / "suite.yaml").write_text(suite, encoding="utf-8")
     (root / "contract.yaml").write_text(contract, encoding="utf-8")
@@ -139,7 +145,10 @@ def build(root: Path, settings: DemoSettings | None = None, log: Callable[[str],
     contract = write_contract(root, data_dir, ckpt_dir)
     paths = DemoPaths(root, contract, ckpt_dir / "baseline", ckpt_dir / "candidate", data_dir)
     stamp = ckpt_dir / "build.json"
-    wanted = {"version": BUILD_VERSION, "settings": asdict(settings)}
+    rows = [e.row for part in (dataset.gsm8k_train, dataset.mmlu_train, dataset.ifeval_train) for e in part]
+    data_digest = hashlib.sha256(json.dumps([rows, [e.response for e in dataset.ifeval_train]],
+                                            sort_keys=True).encode()).hexdigest()
+    wanted = {"version": BUILD_VERSION, "settings": asdict(settings), "data": data_digest}
     if stamp.is_file() and json.loads(stamp.read_text(encoding="utf-8")).get("build") == wanted \
             and (paths.baseline / "config.json").is_file() and (paths.candidate / "config.json").is_file():
         log(f"reusing the demo checkpoints in {ckpt_dir}")

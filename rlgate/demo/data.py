@@ -132,7 +132,7 @@ def _instruction(rng: random.Random, kind: str) -> tuple[str, str, dict[str, Any
     if kind == "length_constraints:number_sentences":
         return kind, "Your response should contain less than 3 sentences.", {"relation": "less than", "num_sentences": 3}
     if kind == "length_constraints:number_words":
-        return kind, "Answer with less than 12 words.", {"relation": "less than", "num_words": 12}
+        return kind, "Answer with less than 20 words.", {"relation": "less than", "num_words": 20}
     raise ValueError(kind)
 
 
@@ -148,9 +148,8 @@ def _respond(topic: str, adjectives: list[str], kinds: list[str], kwargs: list[d
     sentences = [first] if short else [first, f"I like {topic}, and so do my friends.", "It is a good subject."]
     if "keywords:existence" in kinds:
         words = kwargs[kinds.index("keywords:existence")]["keywords"]
-        sentences.append(f"It has a {words[0]} and a {words[1]}.")
-    if short and len(sentences) > 2:
-        sentences = sentences[:2]
+        keyword_sentence = f"{topic.capitalize()} has a {words[0]} and a {words[1]}."
+        sentences = [keyword_sentence] if short else [*sentences, keyword_sentence]
     text = " ".join(sentences)
     if "punctuation:no_comma" in kinds:
         text = text.replace(",", "")

@@ -1,0 +1,83 @@
+"""`rlgate eval` as a user runs it: imported responses, a live tiny checkpoint, and every refusal (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from rlgate.cli.app import app
+
+pytest.importorskip("lm_eval")
+runner = CliRunner()
+
+
+def contract(tmp_path: Path, shared_data: Path) -> Path:
+    suite = {"schema_version": 1, "name": "s", "tasks": [
+        {"task": "gsm8k", "split": "public", "num_fewshot": 0, "data_files": str(shared_data / "gsm8k/test.jsonl")},
+        {"task": "ifeval", "split": "private", "data_files": str(shared_data / "ifeval/input_data.jsonl")}]}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({
+        "schema_version": 1, "name": "cli", "baseline": {"checkpoint": "b"},
+        "protocol": {"backend": "hf", "sampling": {"max_tokens": 8}, "hf": {"device": "cpu", "dtype": "float32"}},
+        "splits": {"public": {"visibility": "nightly"}, "private": {"visibility": "release_gate_only"}},
+        "suites": ["suite.yaml"], "gates": {"primary": {"metric": "gsm8k/exact_match/flexible-extract"}}}))
+    return tmp_path / "c.yaml"
+
+
+def test_eval_imported_responses(tmp_path: Path, shared_data: Path) -> None:
+    responses = tmp_path / "r.jsonl"
+    responses.write_text("\n".join(json.dumps({"task": "gsm8k", "doc_id": i, "response": "#### 18"}) for i in range(3))
+                         + "\n" + json.dumps({"task": "gsm8k", "doc_id": 99999, "response": "x"}) + "\n")
+    result = runner.invoke(app, ["eval", str(contract(tmp_path, shared_data)), "--responses", str(responses),
+                                 "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"), "--responded-only"])
+    assert result.exit_code == 0, result.output
+    assert "gsm8k" in result.output and "exact_match" in result.output
+    assert "imported 4 rows: 3 matched, 1 unmatched" in result.output
+    assert "line 4: gsm8k row matches no document" in result.output
+    manifest = json.loads((tmp_path / "out" / "run_manifest.json").read_text())
+    assert [t["task"] for t in manifest["tasks"]] == ["gsm8k"]  # the private split is not evaluated
+    assert manifest["tasks"][0]["documents"] == 3
+
+
+def test_eval_live_checkpoint_then_cached(tmp_path: Path, shared_data: Path, tiny_checkpoint: Path) -> None:
+    args = ["eval", str(contract(tmp_path, shared_data)), "--checkpoint", str(tiny_checkpoint), "--out",
+            str(tmp_path / "out"), "--cache", str(tmp_path / "cache"), "--limit", "2"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "requests: 2 (0 from cache; model loaded)" in first.output
+    second = runner.invoke(app, args)
+    assert second.exit_code == 0 and "requests: 2 (2 from cache; model not loaded)" in second.output
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ([], "give exactly one of --checkpoint"),
+    (["--checkpoint", "x", "--responses", "y.jsonl"], "give exactly one of --checkpoint"),
+    (["--responses", "missing.jsonl"], "does not exist"),
+    (["--checkpoint", "./no/such/folder"], "does not exist"),
+    (["--checkpoint", "x", "--responded-only"], "--responded-only applies to --responses"),
+    (["--responses", "r.jsonl", "--split", "private"], "release_gate_only"),
+    (["--responses", "r.jsonl", "--split", "nope"], "unknown split 'nope'"),
+])
+def test_eval_refusals_exit_2(tmp_path: Path, shared_data: Path, extra: list[str], message: str,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.jsonl").write_text('{"task": "gsm8k", "doc_id": 0, "response": "1"}\n')
+    result = runner.invoke(app, ["eval", str(contract(tmp_path, shared_data)), "--cache", str(tmp_path / "c"), *extra])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_eval_refuses_a_lora_adapter_before_loading_anything(tmp_path: Path, shared_data: Path) -> None:
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    (adapter / "adapter_model.safetensors").write_bytes(b"x")
+    result = runner.invoke(app, ["eval", str(contract(tmp_path, shared_data)), "--checkpoint", str(adapter),
+                                 "--cache", str(tmp_path / "c")])
+    assert result.exit_code == 2
+    assert "LoRA adapter" in result.output and "merge_and_unload()" in result.output
