@@ -41,7 +41,8 @@ def select_tasks(resolved: ResolvedContract, splits: list[str] | None, *, releas
         if private:
             raise InputError(f"split '{private[0]}' is release_gate_only: it is evaluated only by `rlgate check` "
                              "or `rlgate gate`, so it never becomes a tuning target",
-                             field="--split", fix="evaluate the other splits, or run `rlgate check` for the release gate")
+                             field="--split",
+                             fix="evaluate the other splits, or run `rlgate check` for the release gate")
     tasks = [t for t in resolved.tasks if t.split in chosen]
     if not tasks:
         raise InputError(f"no task of {resolved.name} is in split(s) {', '.join(chosen)}", field="--split",
@@ -170,8 +171,10 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
     cand_outcome = evaluate(resolved, tasks, out / "candidate", cache_dir=cache_dir, checkpoint=candidate_info,
                             limit=limit, role="candidate", progress=_Prefixed(progress, "candidate "))
     for outcome in (base_outcome, cand_outcome):
-        drops = outcome.manifest.drops if outcome else None
-        if drops is not None and drops.errored + drops.timed_out:
+        if outcome is None:
+            continue
+        drops = outcome.manifest.drops
+        if drops.errored + drops.timed_out:
             warnings.append(f"{outcome.manifest.role}: {drops.errored} request(s) errored and {drops.timed_out} "
                             "timed out; they are scored as failures")
     baseline_run = _read_run(out / "baseline", base_outcome) if base_outcome else _read_run(

@@ -36,7 +36,10 @@ def check(
     limit: Annotated[int | None, typer.Option(help="documents per task (smoke runs only)", min=1)] = None,
     seed: Annotated[int, typer.Option(help="seed of the bootstrap resampling")] = 0,
 ) -> None:
-    """Evaluate the baseline (cached) and the candidate, decide, write reports; exit 0 release, 1 block, 3 research_only."""
+    """Evaluate the baseline (cached) and the candidate, decide, write reports.
+
+    Exit 0 release, 1 block, 3 research_only, 2 bad input.
+    """
     from rlgate.cli.progress import RichProgress, quiet_environment
 
     quiet_environment()

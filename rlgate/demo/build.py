@@ -98,7 +98,10 @@ def render_pairs(dataset: demo_data.DemoData, folder: Path) -> dict[str, list[tu
     return pairs
 
 
-def _mix(rng: random.Random, pairs: dict[str, list[tuple[str, str]]], shares: dict[str, float]) -> list[tuple[str, str]]:
+Pairs = dict[str, list[tuple[str, str]]]
+
+
+def _mix(rng: random.Random, pairs: Pairs, shares: dict[str, float]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for family, share in shares.items():
         items = list(pairs[family])

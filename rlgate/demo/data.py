@@ -120,17 +120,19 @@ def _instruction(rng: random.Random, kind: str) -> tuple[str, str, dict[str, Any
         return kind, "In your entire response, refrain from the use of any commas.", {}
     if kind == "startend:end_checker":
         phrase = rng.choice(END_PHRASES)
-        return kind, f"Finish your response with this exact phrase {phrase}. No other words should follow this phrase.", \
-            {"end_phrase": phrase}
+        text = f"Finish your response with this exact phrase {phrase}. No other words should follow this phrase."
+        return kind, text, {"end_phrase": phrase}
     if kind == "detectable_format:title":
-        return kind, "Your answer must contain a title, wrapped in double angular brackets, such as <<poem of joy>>.", {}
+        return kind, ("Your answer must contain a title, wrapped in double angular brackets, such as "
+                      "<<poem of joy>>."), {}
     if kind == "keywords:existence":
         words = sorted(rng.sample(KEYWORDS, 2))
         return kind, f"Include keywords {words} in the response.", {"keywords": words}
     if kind == "startend:quotation":
         return kind, "Wrap your entire response with double quotation marks.", {}
     if kind == "length_constraints:number_sentences":
-        return kind, "Your response should contain less than 3 sentences.", {"relation": "less than", "num_sentences": 3}
+        text = "Your response should contain less than 3 sentences."
+        return kind, text, {"relation": "less than", "num_sentences": 3}
     if kind == "length_constraints:number_words":
         return kind, "Answer with less than 20 words.", {"relation": "less than", "num_words": 20}
     raise ValueError(kind)

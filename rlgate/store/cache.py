@@ -80,7 +80,8 @@ class GenerationCache:
             self._check_version()
         except sqlite3.DatabaseError as exc:
             raise InputError(f"the generation cache {self.path} is not a readable SQLite file ({exc})",
-                             file=self.path, fix="delete it (it only holds cached generations) or pass another --cache") from None
+                             file=self.path,
+                             fix="delete it (it only holds cached generations) or pass another --cache") from None
         self._lock = threading.Lock()
 
     def _check_version(self) -> None:

@@ -33,7 +33,8 @@ def test_eval_imported_responses(tmp_path: Path, shared_data: Path) -> None:
     responses.write_text("\n".join(json.dumps({"task": "gsm8k", "doc_id": i, "response": "#### 18"}) for i in range(3))
                          + "\n" + json.dumps({"task": "gsm8k", "doc_id": 99999, "response": "x"}) + "\n")
     result = runner.invoke(app, ["eval", str(contract(tmp_path, shared_data)), "--responses", str(responses),
-                                 "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"), "--responded-only"])
+                                 "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"),
+                                 "--responded-only"])
     assert result.exit_code == 0, result.output
     assert "gsm8k" in result.output and "exact_match" in result.output
     assert "imported 4 rows: 3 matched, 1 unmatched" in result.output

@@ -29,7 +29,8 @@ def write_contract(tmp_path: Path) -> ContractFactory:
             "schema_version": 1, "name": "test_contract", "baseline": {"checkpoint": baseline},
             "protocol": {"backend": "hf", "sampling": {"temperature": 0.0, "max_tokens": 16},
                          "hf": {"device": "cpu", "dtype": "float32", "batch_size": 4}, **(protocol or {})},
-            "splits": splits or {"test_public": {"visibility": "nightly"}, "private": {"visibility": "release_gate_only"}},
+            "splits": splits or {"test_public": {"visibility": "nightly"},
+                                 "private": {"visibility": "release_gate_only"}},
             "suites": ["suite.yaml"],
             "gates": gates or {"primary": {"metric": metric, "min_delta": 0.0}},
         }

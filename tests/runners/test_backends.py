@@ -70,7 +70,8 @@ def test_vllm_model_args_from_the_contract(tmp_path: Path, monkeypatch: pytest.M
 
 def test_hf_model_args_and_lora() -> None:
     name, args = backends.model_spec(proto(backend="hf", hf={"batch_size": 8, "dtype": "float32"}), "/m")
-    assert name == "hf" and args == {"pretrained": "/m", "dtype": "float32", "batch_size": 8, "trust_remote_code": False}
+    assert name == "hf"
+    assert args == {"pretrained": "/m", "dtype": "float32", "batch_size": 8, "trust_remote_code": False}
     _, lora = backends.model_spec(proto(backend="hf", hf={"device": "cuda:1"}), "/adapter", lora_base="/base")
     assert (lora["pretrained"], lora["peft"], lora["device"]) == ("/base", "/adapter", "cuda:1")
 

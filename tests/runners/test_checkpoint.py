@@ -57,7 +57,7 @@ def test_lora_adapter_is_refused_with_the_merge_recipe(tmp_path: Path) -> None:
 def test_missing_config_or_weights(tmp_path: Path) -> None:
     folder = fake_checkpoint(tmp_path / "m")
     (folder / "config.json").unlink()
-    with pytest.raises(InputError, match="no config.json"):
+    with pytest.raises(InputError, match=r"no config\.json"):
         inspect(folder, tmp_path)
     folder = fake_checkpoint(tmp_path / "n")
     (folder / "model.safetensors").unlink()
@@ -70,7 +70,7 @@ def test_sharded_checkpoint_with_a_missing_shard(tmp_path: Path) -> None:
     index = {"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     (folder / "model-00001-of-00002.safetensors").write_bytes(b"1")
-    with pytest.raises(InputError, match="model-00002-of-00002.safetensors"):
+    with pytest.raises(InputError, match=r"model-00002-of-00002\.safetensors"):
         inspect(folder, tmp_path)
 
 

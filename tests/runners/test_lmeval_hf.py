@@ -37,7 +37,8 @@ def real_slices(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     """A contract over the real data (2 documents per task: 2 GSM8K, 28 MMLU-Pro over 14 subjects, 2 IFEval)."""
     root = tmp_path_factory.mktemp("hf-run")
     suite = {"schema_version": 1, "name": "real_slices", "tasks": [
-        {"task": "gsm8k", "split": "test_public", "num_fewshot": 0, "data_files": str(shared_data / "gsm8k/test.jsonl")},
+        {"task": "gsm8k", "split": "test_public", "num_fewshot": 0,
+         "data_files": str(shared_data / "gsm8k/test.jsonl")},
         {"task": "mmlu_pro", "split": "test_public", "num_fewshot": 0,
          "data_files": str(shared_data / "mmlu_pro/test.jsonl.gz")},
         {"task": "ifeval", "split": "test_public", "data_files": str(shared_data / "ifeval/input_data.jsonl")},

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -17,6 +17,8 @@ import pytest
 
 from rlgate.contract.loader import load_contract
 from rlgate.orchestrate import check_checkpoint, evaluate, select_tasks
+
+ContractFactory = Callable[..., Path]
 
 pytest.importorskip("lm_eval")
 pytest.importorskip("aiohttp")
@@ -29,7 +31,7 @@ class FakeServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
                 owner.prompts.extend(prompts)
@@ -64,10 +66,12 @@ def server() -> Iterator[FakeServer]:
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])
-def test_openai_backend_counts_failures_and_caches_the_rest(write_contract, server: FakeServer,  # type: ignore[no-untyped-def]
-                                                             shared_data: Path, tmp_path: Path, concurrency: int) -> None:
+def test_openai_backend_counts_failures_and_caches_the_rest(write_contract: ContractFactory, server: FakeServer,
+                                                             shared_data: Path, tmp_path: Path,
+                                                             concurrency: int) -> None:
     contract = write_contract(
-        [{"task": "gsm8k", "split": "test_public", "num_fewshot": 0, "data_files": str(shared_data / "gsm8k/test.jsonl")}],
+        [{"task": "gsm8k", "split": "test_public", "num_fewshot": 0,
+          "data_files": str(shared_data / "gsm8k/test.jsonl")}],
         protocol={"backend": "openai", "openai": {"base_url": server.url, "model": "fake", "concurrency": concurrency,
                                                   "max_retries": 1}})
     resolved = load_contract(contract)

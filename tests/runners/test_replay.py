@@ -12,12 +12,15 @@ import gzip
 import json
 import re
 import string
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rlgate.contract.loader import load_contract
 from rlgate.orchestrate import evaluate, select_tasks
+
+ContractFactory = Callable[..., Path]
 
 pytest.importorskip("lm_eval")
 
@@ -51,7 +54,7 @@ def _rows(path: Path) -> list[dict]:  # type: ignore[type-arg]
         return [json.loads(line) for line in handle]
 
 
-def _contract(write_contract, shared_data: Path, task: str):  # type: ignore[no-untyped-def]
+def _contract(write_contract: ContractFactory, shared_data: Path, task: str):
     entry = {"gsm8k": {"task": "gsm8k", "split": "test_public", "num_fewshot": 0,
                        "data_files": str(shared_data / "gsm8k/test.jsonl")},
              "mmlu_pro": {"task": "mmlu_pro", "split": "test_public", "num_fewshot": 0,
@@ -64,7 +67,7 @@ def _metric(results_file: Path, task: str, key: str) -> float:
     return float(json.loads(results_file.read_text())["results"][task][key])
 
 
-def test_abel_gsm8k_generations_score_as_lm_eval_filters_give(write_contract, shared_data: Path,  # type: ignore[no-untyped-def]
+def test_abel_gsm8k_generations_score_as_lm_eval_filters_give(write_contract: ContractFactory, shared_data: Path,
                                                             tmp_path: Path) -> None:
     resolved, tasks = _contract(write_contract, shared_data, "gsm8k")
     gold = [json.loads(line)["answer"] for line in (shared_data / "gsm8k/test.jsonl").open()]
@@ -94,7 +97,7 @@ def test_abel_gsm8k_generations_score_as_lm_eval_filters_give(write_contract, sh
         assert out.manifest.drops.missing == 0 and out.manifest.lm_eval_model == "rlgate-replay"
 
 
-def test_llama_mmlu_pro_generations_score_as_custom_extract_gives(write_contract, shared_data: Path,  # type: ignore[no-untyped-def]
+def test_llama_mmlu_pro_generations_score_as_custom_extract_gives(write_contract: ContractFactory, shared_data: Path,
                                                                  tmp_path: Path) -> None:
     resolved, tasks = _contract(write_contract, shared_data, "mmlu_pro")
     answers = {}
@@ -118,8 +121,8 @@ def test_llama_mmlu_pro_generations_score_as_custom_extract_gives(write_contract
     assert accuracy["Meta-Llama-3_1-8B-Instruct"] > accuracy["Meta-Llama-3_1-8B"]
 
 
-def test_without_responded_only_unanswered_documents_count_as_missing(write_contract, shared_data: Path,  # type: ignore[no-untyped-def]
-                                                                     tmp_path: Path) -> None:
+def test_without_responded_only_unanswered_documents_count_as_missing(write_contract: ContractFactory,
+                                                                     shared_data: Path, tmp_path: Path) -> None:
     resolved, tasks = _contract(write_contract, shared_data, "gsm8k")
     responses = tmp_path / "few.jsonl"
     responses.write_text("".join(json.dumps({"task": "gsm8k", "doc_id": i, "response": "#### 0"}) + "\n"

@@ -10,9 +10,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+ContractFactory = Callable[..., Path]
 
 pytest.importorskip("lm_eval")
 
@@ -50,7 +53,8 @@ def samples(out: Path) -> list[dict]:  # type: ignore[type-arg]
     return sorted((s for s in logged if s["filter"] == "flexible-extract"), key=lambda s: s["doc_id"])
 
 
-def test_sigkill_then_resume(write_contract, tiny_checkpoint: Path, shared_data: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sigkill_then_resume(write_contract: ContractFactory, tiny_checkpoint: Path, shared_data: Path,
+                             tmp_path: Path) -> None:
     from rlgate.runners.lmeval.caching_lm import request_hash
 
     contract = write_contract([{"task": "gsm8k", "split": "test_public", "num_fewshot": 0,

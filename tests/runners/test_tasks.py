@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,20 +11,23 @@ import pytest
 from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
 
+ContractFactory = Callable[..., Path]
+
 pytest.importorskip("lm_eval")
 
-from rlgate.runners.lmeval.tasks import load_suite  # noqa: E402
+from rlgate.runners.lmeval.tasks import load_suite  # noqa: E402  (needs lm_eval, checked just above)
 
 
-def load(contract: Path, limit: int | None = None):  # type: ignore[no-untyped-def]
+def load(contract: Path, limit: int | None = None):
     resolved = load_contract(contract)
     return load_suite(resolved.tasks, resolved.contract.protocol, limit=limit)
 
 
-def test_real_gsm8k_mmlu_pro_ifeval_from_local_files(write_contract, shared_data: Path) -> None:  # type: ignore[no-untyped-def]
+def test_real_gsm8k_mmlu_pro_ifeval_from_local_files(write_contract: ContractFactory, shared_data: Path) -> None:
     contract = write_contract([
         {"task": "gsm8k", "split": "test_public",
-         "data_files": {"test": str(shared_data / "gsm8k/test.jsonl"), "train": str(shared_data / "gsm8k/train.jsonl.gz")}},
+         "data_files": {"test": str(shared_data / "gsm8k/test.jsonl"),
+                        "train": str(shared_data / "gsm8k/train.jsonl.gz")}},
         {"task": "mmlu_pro", "split": "test_public", "num_fewshot": 0,
          "data_files": str(shared_data / "mmlu_pro/test.jsonl.gz")},
         {"task": "ifeval", "split": "test_public", "data_files": str(shared_data / "ifeval/input_data.jsonl")},
@@ -41,8 +45,9 @@ def test_real_gsm8k_mmlu_pro_ifeval_from_local_files(write_contract, shared_data
     assert "gsm8k/test.jsonl" in suite.dataset["gsm8k"] and suite.version["gsm8k"] == "3.0"
 
 
-def test_few_shot_needs_its_split(write_contract, shared_data: Path) -> None:  # type: ignore[no-untyped-def]
-    gsm = write_contract([{"task": "gsm8k", "split": "test_public", "data_files": str(shared_data / "gsm8k/test.jsonl")}])
+def test_few_shot_needs_its_split(write_contract: ContractFactory, shared_data: Path) -> None:
+    gsm = write_contract([{"task": "gsm8k", "split": "test_public",
+                           "data_files": str(shared_data / "gsm8k/test.jsonl")}])
     with pytest.raises(InputError, match="split 'train'") as err:
         load(gsm)
     assert "num_fewshot: 0" in (err.value.fix or "") and "train" in (err.value.fix or "")
@@ -52,7 +57,7 @@ def test_few_shot_needs_its_split(write_contract, shared_data: Path) -> None:  #
         load(mmlu)
 
 
-def test_task_hash_follows_the_data_and_the_protocol(write_contract, tmp_path: Path,  # type: ignore[no-untyped-def]
+def test_task_hash_follows_the_data_and_the_protocol(write_contract: ContractFactory, tmp_path: Path,
                                                      shared_data: Path) -> None:
     lines = (shared_data / "ifeval/input_data.jsonl").read_text().splitlines()
     small = tmp_path / "data" / "a.jsonl"
@@ -67,7 +72,7 @@ def test_task_hash_follows_the_data_and_the_protocol(write_contract, tmp_path: P
     assert load(write_contract(entry, folder=tmp_path / "c4")).task_hash["ifeval"] != first
 
 
-def test_unknown_task_suggests_a_close_name(write_contract, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_task_suggests_a_close_name(write_contract: ContractFactory, tmp_path: Path) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text('{"question": "q", "answer": "#### 1"}\n')
     contract = write_contract([{"task": "gsm8kk", "split": "test_public", "num_fewshot": 0, "data_files": str(data)}],
@@ -77,7 +82,7 @@ def test_unknown_task_suggests_a_close_name(write_contract, tmp_path: Path) -> N
     assert "gsm8k" in (err.value.fix or "")
 
 
-def test_gzip_and_plain_local_files_read_the_same(write_contract, tmp_path: Path,  # type: ignore[no-untyped-def]
+def test_gzip_and_plain_local_files_read_the_same(write_contract: ContractFactory, tmp_path: Path,
                                                   shared_data: Path) -> None:
     rows = (shared_data / "gsm8k/test.jsonl").read_text().splitlines()[:7]
     plain, packed = tmp_path / "t.jsonl", tmp_path / "t.jsonl.gz"
@@ -86,7 +91,8 @@ def test_gzip_and_plain_local_files_read_the_same(write_contract, tmp_path: Path
         handle.write("\n".join(rows) + "\n")
     docs = []
     for path in (plain, packed):
-        contract = write_contract([{"task": "gsm8k", "split": "test_public", "num_fewshot": 0, "data_files": str(path)}],
+        entry = {"task": "gsm8k", "split": "test_public", "num_fewshot": 0, "data_files": str(path)}
+        contract = write_contract([entry],
                                   folder=tmp_path / path.name.replace(".", "_"))
         docs.append(list(load(contract).leaves["gsm8k"].eval_docs))
     assert docs[0] == docs[1] and len(docs[0]) == 7

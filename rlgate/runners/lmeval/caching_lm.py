@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import sys
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
@@ -132,7 +133,7 @@ class CachingLM(LM):
         if encode is None or getattr(inner, "tokenizer", None) is None or reqtype != "generate_until":
             return None, None
         try:
-            context = list(args)[0]
+            context = next(iter(args))
             return len(encode(context if isinstance(context, str) else str(context))), len(encode(text))
         except Exception:  # a tokenizer that cannot encode a value is not worth failing a run for
             return None, None
@@ -146,7 +147,7 @@ class CachingLM(LM):
 
     def _template_tokenizer(self) -> Any:
         if self._inner is not None and getattr(self._inner, "tokenizer", None) is not None:
-            return self._inner.tokenizer  # type: ignore[attr-defined]
+            return self._inner.tokenizer
         if self._chat_tokenizer is None and self._tokenizer_loader is not None:
             self._chat_tokenizer = self._tokenizer_loader()
         return self._chat_tokenizer
@@ -174,7 +175,7 @@ class CachingLM(LM):
         if self._tokenizer_loader is None:
             return self.inner.chat_template(chat_template)
         self._template_tokenizer()
-        return TemplateLM.chat_template(self, chat_template)  # type: ignore[arg-type]
+        return TemplateLM.chat_template(self, chat_template)
 
     def get_model_info(self) -> dict[str, Any]:
         return dict(self._model_info)
@@ -224,7 +225,8 @@ class CachingLM(LM):
         step = self.chunk_size or len(misses) or 1
         for start in range(0, len(misses), step):
             chunk = misses[start:start + step]
-            for (pos, item), gen in zip(chunk, self._generate(reqtype, task, scope, [m[1] for m in chunk]), strict=True):
+            generated = self._generate(reqtype, task, scope, [item for _, item in chunk])
+            for (pos, _), gen in zip(chunk, generated, strict=True):
                 out[indices[pos]] = _decode_result(reqtype, gen.response) if gen is not None else ""
                 if gen is None:
                     continue
@@ -263,25 +265,26 @@ class CachingLM(LM):
             raise
         except Exception:
             if len(items) == 1:
-                return [self._failed(task, items[0])]
+                self._record_failure(task, items[0])
+                return [None]
             done = self.cache.get_many(scope, [(key, occ) for _, key, occ in items])  # the hook saved these
             return [done.get((item[1], item[2])) or self._generate(reqtype, task, scope, [item])[0]
                     for item in items]
         finally:
             reported = self._hook.reported
             self._hook.scope = None
-        gens = []
-        for (inst, key, occ), result in zip(items, raw, strict=True):
+        gens: list[CachedGeneration | None] = []
+        for (inst, _, _), result in zip(items, raw, strict=True):
             text = _encode_result(reqtype, result)
             gens.append(CachedGeneration(text, *self.count_tokens(inst.args, text, reqtype)))
-        self.cache.put_many(scope, [(key, occ, gen) for (_, key, occ), gen in zip(items, gens, strict=True)])
+        self.cache.put_many(scope, [(key, occ, gen) for (_, key, occ), gen in zip(items, gens, strict=True)
+                                    if gen is not None])
         if len(items) > reported:
             self.progress.advanced(task, len(items) - reported)
         return gens
 
-    def _failed(self, task: str, item: tuple[Instance, str, int]) -> None:
-        import sys
-
+    def _record_failure(self, task: str, item: tuple[Instance, str, int]) -> None:
+        """Count the request the backend could not answer (inside the except block that caught it)."""
         error = sys.exc_info()[1]
         drops = self.stats[task].drops
         if "timeout" in type(error).__name__.lower() or "timed out" in str(error).lower():
@@ -291,4 +294,3 @@ class CachingLM(LM):
         if len(drops.examples) < 5:
             drops.examples.append(f"{task} doc {item[0].doc_id}: {type(error).__name__}: {str(error)[:160]}")
         self.progress.advanced(task, 1)
-        return None

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from lm_eval import simple_evaluate

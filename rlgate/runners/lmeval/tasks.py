@@ -273,10 +273,10 @@ def load_suite(tasks: list[ResolvedTask], protocol: Protocol, digests: Generatio
             configs[leaf] = (task, _rewrite_leaf(manager, leaf, task, protocol))
     suite = LoadedSuite(manager, [], {}, {})
     for task in tasks:
-        top, leaves, group_map = _load_one(manager, task.name)
+        top, built, group_map = _load_one(manager, task.name)
         suite.top.extend(top)
         suite.groups.update(group_map)
-        for leaf, obj in leaves.items():
+        for leaf, obj in built.items():
             suite.leaves[leaf] = obj
             suite.suite_task[leaf] = task.name
     for leaf, obj in suite.leaves.items():
