@@ -28,7 +28,7 @@ class DemoSettings:
     """Sizes and training steps; the defaults finish in a few minutes on two CPU cores."""
 
     seed: int = 0
-    gsm8k_test: int = 150
+    gsm8k_test: int = 250
     mmlu_per_category: int = 10
     ifeval_test: int = 120
     base_steps: int = 420

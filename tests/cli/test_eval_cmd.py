@@ -82,3 +82,19 @@ def test_eval_refuses_a_lora_adapter_before_loading_anything(tmp_path: Path, sha
                                  "--cache", str(tmp_path / "c")])
     assert result.exit_code == 2
     assert "LoRA adapter" in result.output and "merge_and_unload()" in result.output
+
+
+def test_vllm_backend_without_vllm_installed_is_an_install_hint(tmp_path: Path, shared_data: Path,
+                                                                 tiny_checkpoint: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed here")
+    path = contract(tmp_path, shared_data)
+    data = yaml.safe_load(path.read_text())
+    data["protocol"]["backend"] = "vllm"
+    path.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["eval", str(path), "--checkpoint", str(tiny_checkpoint), "--limit", "1",
+                                 "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c")])
+    assert result.exit_code == 2, result.output
+    assert "pip install 'rlgate[vllm]'" in result.output

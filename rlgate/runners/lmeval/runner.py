@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import importlib.util
 import logging
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import get_model
 
 from rlgate.contract.models import Protocol
-from rlgate.errors import InputError
+from rlgate.errors import InputError, MissingExtraError
 from rlgate.runners.backends import lmeval_seeds, model_spec, protocol_fields, protocol_hash
 from rlgate.runners.base import RunOutcome, RunPlan
 from rlgate.runners.lmeval.caching_lm import CachingLM, TaskStats
@@ -160,6 +161,8 @@ class LmEvalRunner:
         if ckpt is None:
             raise InputError("no checkpoint to evaluate", fix="pass --checkpoint PATH or --responses FILE")
         model_name, model_args = model_spec(protocol, ckpt.load_path, ckpt.lora_base)
+        if protocol.backend == "vllm" and importlib.util.find_spec("vllm") is None:
+            raise MissingExtraError.for_extra("protocol.backend: vllm", "vllm", "vllm")
         if protocol.backend == "openai" and protocol.openai.api_key_env:
             import os
 
