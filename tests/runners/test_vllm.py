@@ -31,7 +31,7 @@ def test_vllm_backend_generates_caches_and_resumes(tmp_path: Path, tiny_checkpoi
         "schema_version": 1, "name": "vllm", "baseline": {"checkpoint": str(tiny_checkpoint)},
         "protocol": {"backend": "vllm", "sampling": {"max_tokens": 16, "seed": 3},
                      "vllm": {"tensor_parallel_size": "auto", "dtype": "float32", "max_model_len": 512,
-                              "gpu_memory_utilization": 0.5, "enforce_eager": True}},
+                              "gpu_memory_utilization": 0.1, "enforce_eager": True}},
         "splits": {"s": {"visibility": "nightly"}}, "suites": ["suite.yaml"],
         "gates": {"primary": {"metric": "gsm8k/exact_match/flexible-extract"}}}))
     resolved = load_contract(tmp_path / "c.yaml")

