@@ -17,9 +17,26 @@ def offline_environment() -> None:
         os.environ.setdefault(name, "1")
 
 
+#: What the demo needs beyond rlgate's core: the `hf` and `ifeval` extras.
+DEMO_MODULES = ("torch", "transformers", "tokenizers", "lm_eval", "nltk", "punkt", "langdetect", "immutabledict")
+
+
+def check_requirements() -> None:
+    """Fail with the install command, not a traceback, when an extra the demo needs is missing."""
+    import importlib.util
+
+    from rlgate.errors import InputError
+
+    missing = [m for m in DEMO_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise InputError(f"the demo needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
+                         "installed", fix="pip install -e '.[hf,ifeval]'  (or: pip install 'rlgate[hf,ifeval]')")
+
+
 def run_demo(out: Path, *, settings: DemoSettings | None = None, progress: ProgressSink | None = None,
              log: Callable[[str], None] = print) -> tuple[DemoPaths, CheckResult]:
     """Build what is missing under `out`, then check the candidate against the baseline into `out/report`."""
+    check_requirements()
     offline_environment()
     settings = settings or DemoSettings()
     import torch

@@ -64,3 +64,16 @@ def test_reference_answers_score_perfectly_through_lm_eval(tmp_path: Path) -> No
     again = evaluate(resolved, select_tasks(resolved, None, release_gate=False), tmp_path / "out2",
                      cache_dir=tmp_path / "cache", responses=responses)
     assert json.loads(again.results_file.read_text())["results"]["ifeval"]["prompt_level_strict_acc,none"] < 0.5
+
+
+def test_demo_without_its_extras_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from rlgate.demo import run
+    from rlgate.errors import InputError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "lm_eval" else real(name, *a))
+    with pytest.raises(InputError, match="needs lm_eval") as err:
+        run.check_requirements()
+    assert "[hf,ifeval]" in (err.value.fix or "")
