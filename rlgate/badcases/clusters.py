@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from rlgate.badcases.models import BadcaseExample, ClusterStat, FailureKind
 from rlgate.badcases.taxonomy import SampleOutcome
 from rlgate.results.models import SampleRecord
+from rlgate.stats.multiple import holm
+from rlgate.stats.paired_tests import mcnemar_exact
 
 Key = tuple[str, int]
 Outcomes = dict[Key, SampleOutcome]
@@ -24,11 +26,7 @@ _TEXT_LIMIT = 600
 
 def mcnemar_greater(new: int, fixed: int) -> float:
     """One-sided exact McNemar: P(at least `new` of the discordant pairs went the candidate's bad way)."""
-    if new + fixed == 0:
-        return 1.0
-    from scipy.stats import binomtest
-
-    return float(binomtest(new, new + fixed, 0.5, alternative="greater").pvalue)
+    return mcnemar_exact(new, fixed, "greater")
 
 
 def two_proportion_greater(x1: int, n1: int, x2: int, n2: int) -> float:
@@ -39,21 +37,9 @@ def two_proportion_greater(x1: int, n1: int, x2: int, n2: int) -> float:
     se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
     if se == 0:
         return 1.0
-    from scipy.stats import norm
+    from scipy.special import ndtr
 
-    return float(norm.sf((x2 / n2 - x1 / n1) / se))
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm step-down adjusted p-values, in the input order."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [1.0] * len(p_values)
-    running = 0.0
-    m = len(p_values)
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
+    return float(ndtr(-(x2 / n2 - x1 / n1) / se))
 
 
 def shorten(text: str | None, limit: int = _TEXT_LIMIT) -> str | None:
