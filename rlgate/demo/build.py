@@ -29,7 +29,8 @@ class DemoSettings:
 
     seed: int = 0
     gsm8k_test: int = 250
-    mmlu_per_category: int = 10
+    gsm8k_train: int = 3000
+    mmlu_per_category: int = 15
     ifeval_test: int = 120
     base_steps: int = 420
     candidate_steps: int = 360
@@ -143,7 +144,8 @@ def build(root: Path, settings: DemoSettings | None = None, log: Callable[[str],
     root = root.resolve()
     data_dir, ckpt_dir = root / "data", root / "checkpoints"
     dataset = demo_data.generate(settings.seed, gsm8k_test=settings.gsm8k_test,
-                                 mmlu_per_category=settings.mmlu_per_category, ifeval_test=settings.ifeval_test)
+                                 mmlu_per_category=settings.mmlu_per_category, ifeval_test=settings.ifeval_test,
+                                 gsm8k_train=settings.gsm8k_train)
     dataset.write(data_dir)
     contract = write_contract(root, data_dir, ckpt_dir)
     paths = DemoPaths(root, contract, ckpt_dir / "baseline", ckpt_dir / "candidate", data_dir)

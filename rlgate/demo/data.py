@@ -46,13 +46,14 @@ class Example:
 
 
 # --------------------------------------------------------------------------- GSM8K format
-def gsm8k_examples(rng: random.Random, n: int) -> list[Example]:
-    """One-step word problems with GSM8K's `#### N` final-answer line."""
+def gsm8k_examples(rng: random.Random, n: int, operations: tuple[str, ...] = ("add", "sub")) -> list[Example]:
+    """One-step word problems with GSM8K's `#### N` final-answer line (addition and subtraction by default:
+    what a model this small can learn in a minute)."""
     out: list[Example] = []
     for _ in range(n):
         name, item = rng.choice(NAMES), rng.choice(ITEMS)
         a, b = rng.randint(2, 9), rng.randint(2, 9)
-        kind = rng.choice(["add", "sub", "mul"])
+        kind = rng.choice(operations)
         if kind == "add":
             question = f"{name} has {a} {item}. {name} gets {b} more {item}. How many {item} does {name} have now?"
             work, result = f"{name} has {a} + {b} = {a + b} {item}.", a + b
@@ -213,13 +214,13 @@ class DemoData:
 
 
 def generate(seed: int = 0, *, gsm8k_test: int = 150, mmlu_per_category: int = 10, ifeval_test: int = 120,
-             train_scale: int = 20) -> DemoData:
+             train_scale: int = 20, gsm8k_train: int | None = None) -> DemoData:
     """All demo data from one seed; test and train problems come from disjoint RNG streams."""
     glossary = mmlu_glossary(seed)
     test_rng, train_rng = random.Random(seed * 2 + 1), random.Random(seed * 2 + 2)
     return DemoData(
         gsm8k_test=gsm8k_examples(test_rng, gsm8k_test),
-        gsm8k_train=gsm8k_examples(train_rng, gsm8k_test * train_scale),
+        gsm8k_train=gsm8k_examples(train_rng, gsm8k_train or gsm8k_test * train_scale),
         mmlu_test=mmlu_pro_examples(test_rng, glossary, mmlu_per_category),
         mmlu_train=mmlu_pro_examples(train_rng, glossary, mmlu_per_category * train_scale, start_id=100_000),
         ifeval_test=ifeval_examples(test_rng, ifeval_test),

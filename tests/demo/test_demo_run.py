@@ -17,7 +17,8 @@ from rlgate.demo.build import DemoSettings
 pytest.importorskip("lm_eval")
 pytest.importorskip("torch")
 
-TOY = DemoSettings(gsm8k_test=12, mmlu_per_category=1, ifeval_test=10, base_steps=6, candidate_steps=6, batch_size=8)
+TOY = DemoSettings(gsm8k_test=12, gsm8k_train=120, mmlu_per_category=1, ifeval_test=10, base_steps=6, candidate_steps=6,
+                 batch_size=8)
 
 
 class Recorder:
