@@ -28,7 +28,7 @@ class DemoSettings:
     """Sizes and training steps; the defaults finish in a few minutes on two CPU cores."""
 
     seed: int = 0
-    gsm8k_test: int = 250
+    gsm8k_test: int = 350
     gsm8k_train: int = 3000
     mmlu_per_category: int = 15
     ifeval_test: int = 120
