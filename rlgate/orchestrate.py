@@ -7,7 +7,6 @@ model is loaded.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,32 +114,10 @@ def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
     return run
 
 
-def _with_extensions(decision: Decision, resolved: ResolvedContract, baseline: Any, candidate: Any) -> Decision:
-    """Sections other layers add to a decision: failure clusters and next actions."""
-    from rlgate.badcases.report import attach_badcases, build_badcase_report
-
-    private = frozenset(t.name for t in resolved.tasks if t.visibility == PRIVATE)
-    report = build_badcase_report(candidate, baseline, private_tasks=private, alpha=resolved.gates.alpha)
-    return attach_badcases(decision, report)
-
-
-def _monitor(resolved: ResolvedContract) -> tuple[Any, list[Any]]:
-    """The training-monitor report and its gates when the contract names training logs (read before any run)."""
-    spec = resolved.contract.monitor
-    if spec is None or not spec.logs:
-        return None, []
-    from rlgate.monitor.api import monitor_contract
-    from rlgate.monitor.gate import monitor_gates
-
-    report = monitor_contract(resolved)
-    return report, monitor_gates(report, resolved.gates.decision)
-
-
 def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None = None, lora_base: str | None = None,
           limit: int | None = None, seed: int = 0, progress: ProgressSink | None = None) -> CheckResult:
     """Evaluate the baseline (once per fingerprint: cached) and the candidate, gate, and write the reports."""
-    from rlgate.engine.decision import decide
-    from rlgate.report.io import write_reports
+    from rlgate.pipeline import decide_and_report
 
     progress = progress or SilentProgress()
     cache_dir = cache_dir or default_cache_dir()
@@ -161,7 +138,6 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
         warnings.extend(info.notes if info else [])
     for text in warnings:
         progress.message(f"warning: {text}")
-    monitor_report, monitor_gates = _monitor(resolved)
     base_outcome = None
     if baseline_info is not None:
         progress.message(f"baseline {baseline_info.source}")
@@ -180,19 +156,10 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
     baseline_run = _read_run(out / "baseline", base_outcome) if base_outcome else _read_run(
         resolved.baseline_results, None)  # type: ignore[arg-type]
     candidate_run = _read_run(out / "candidate", cand_outcome)
-    decision = decide(resolved.gates, baseline_run, candidate_run, seed=seed, contract_name=resolved.name,
-                      allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
-                      contract_hash=hashlib.sha256(resolved.path.read_bytes()).hexdigest(), extra_gates=monitor_gates)
-    decision = _with_extensions(decision, resolved, baseline_run, candidate_run)
-    if monitor_report is not None:
-        from rlgate.monitor.gate import attach_monitor
-
-        decision = attach_monitor(decision, monitor_report)
-    if warnings:
-        decision = decision.model_copy(update={"warnings": [*decision.warnings, *warnings]})
-    manifests = {"candidate": cand_outcome.manifest}
+    manifests: dict[str, Any] = {"candidate": cand_outcome.manifest}
     if base_outcome is not None:
         manifests["baseline"] = base_outcome.manifest
-    reports = write_reports(out, decision, contract=resolved, baseline=baseline_run, candidate=candidate_run,
-                            manifests=manifests)
+    gated = decide_and_report(resolved, baseline_run, candidate_run, out, seed=seed, checkpoint=checkpoint,
+                              manifests=manifests, warnings=warnings)
+    decision, reports = gated.decision, gated.reports
     return CheckResult(decision, out, cand_outcome, base_outcome, reports, warnings)
