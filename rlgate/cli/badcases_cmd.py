@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from rlgate.cli.common import app, handles_input_errors
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+from rlgate.files import write_text_atomic
 
 
 @app.command()
@@ -46,11 +34,11 @@ def badcases(
     found = folder_badcases(out_dir, contract=contract, allow_version_mismatch=allow_version_mismatch,
                             anchors=anchors, max_examples=examples)
     typer.echo(render_summary(found.report, found.decision))
-    _write_atomic(out_dir / "badcases.json", found.report.model_dump_json(indent=2) + "\n")
+    write_text_atomic(out_dir / "badcases.json", found.report.model_dump_json(indent=2) + "\n")
     written = [str(out_dir / "badcases.json")]
     if found.decision is not None:
         updated = attach_badcases(found.decision, found.report)
-        _write_atomic(out_dir / "decision.json", updated.model_dump_json(indent=2) + "\n")
+        write_text_atomic(out_dir / "decision.json", updated.model_dump_json(indent=2) + "\n")
         written.append(f"{out_dir / 'decision.json'} (extensions)")
     if export is not None:
         summary = export_badcases(export, found.candidate, found.baseline, found.private_tasks, found.options,

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a decision."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+from rlgate.files import write_text_atomic
 
 
 @app.command()
@@ -48,7 +34,7 @@ def gate(
     cand_run = read_lmeval_folder(candidate)
     outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate))
     decision = outcome.decision
-    _write_atomic(out / "summary.md", decision_markdown(decision))
+    write_text_atomic(out / "summary.md", decision_markdown(decision))
     typer.echo(decision_table(decision))
     for warning in decision.warnings:
         typer.echo(f"warning: {warning}", err=True)

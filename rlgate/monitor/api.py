@@ -111,17 +111,6 @@ def record_gated_checkpoint(history_path: Path, run: str, step: int, checkpoint:
 
 def write_report(report: MonitorReport, out: Path) -> Path:
     """Write `OUT/monitor.json` atomically (temporary file, then rename) and return its path."""
-    import os
-    import tempfile
+    from rlgate.files import write_text_atomic
 
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / "monitor.json"
-    fd, tmp = tempfile.mkstemp(prefix=".monitor.json.", dir=out)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(report.model_dump_json(indent=2) + "\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text_atomic(out / "monitor.json", report.model_dump_json(indent=2) + "\n")

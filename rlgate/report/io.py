@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
+from rlgate.files import write_text_atomic
 from rlgate.report.builder import (
     build_report,
     gate_ref,
@@ -41,10 +42,7 @@ FILES = {"decision": "decision.json", "model": "report_model.json", "html": "rep
 
 def _write(path: Path, text: str) -> Path:
     """Write through a temporary file so a crash never leaves half a report."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(path, text)
 
 
 def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | Path | None = None,
