@@ -114,9 +114,21 @@ def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
     return run
 
 
+def baseline_override(ref: str) -> tuple[str | None, Path | None]:
+    """`--baseline`: a stored lm-eval output folder (results_*.json inside) or a checkpoint to evaluate."""
+    path = Path(ref).expanduser()
+    if path.is_dir() and next(path.glob("**/results_*.json"), None) is not None:
+        return None, path.resolve()
+    return ref, None
+
+
 def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None = None, lora_base: str | None = None,
-          limit: int | None = None, seed: int = 0, progress: ProgressSink | None = None) -> CheckResult:
-    """Evaluate the baseline (once per fingerprint: cached) and the candidate, gate, and write the reports."""
+          limit: int | None = None, seed: int = 0, progress: ProgressSink | None = None,
+          baseline: str | None = None) -> CheckResult:
+    """Evaluate the baseline (once per fingerprint: cached) and the candidate, gate, and write the reports.
+
+    `baseline` overrides the contract's baseline: a checkpoint to evaluate or a stored results folder.
+    """
     from rlgate.pipeline import decide_and_report
 
     progress = progress or SilentProgress()
@@ -126,11 +138,14 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
     warnings: list[str] = []
     candidate_info = check_checkpoint(resolved, checkpoint, cache_dir=cache_dir, lora_base=lora_base)
     baseline_info = None
-    if resolved.baseline_results is None:
-        base = resolved.contract.baseline
-        assert base.checkpoint is not None
-        baseline_info = check_checkpoint(resolved, base.checkpoint, cache_dir=cache_dir, lora_base=base.lora_base,
-                                         relative_to_contract=True)
+    base = resolved.contract.baseline
+    base_checkpoint, base_results = base.checkpoint, resolved.baseline_results
+    if baseline is not None:
+        base_checkpoint, base_results = baseline_override(baseline)
+    if base_results is None:
+        assert base_checkpoint is not None  # the contract requires a checkpoint or results
+        baseline_info = check_checkpoint(resolved, base_checkpoint, cache_dir=cache_dir, lora_base=base.lora_base,
+                                         relative_to_contract=baseline is None)
         if candidate_info.weights_hash and candidate_info.weights_hash == baseline_info.weights_hash:
             warnings.append(f"the candidate has the same weights as the baseline (sha256 "
                             f"{candidate_info.weights_hash[:12]}…): it can only earn the baseline's score")
@@ -154,7 +169,7 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
             warnings.append(f"{outcome.manifest.role}: {drops.errored} request(s) errored and {drops.timed_out} "
                             "timed out; they are scored as failures")
     baseline_run = _read_run(out / "baseline", base_outcome) if base_outcome else _read_run(
-        resolved.baseline_results, None)  # type: ignore[arg-type]
+        base_results, None)  # type: ignore[arg-type]
     candidate_run = _read_run(out / "candidate", cand_outcome)
     manifests: dict[str, Any] = {"candidate": cand_outcome.manifest}
     if base_outcome is not None:

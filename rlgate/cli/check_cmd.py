@@ -35,6 +35,8 @@ def check(
     lora_base: Annotated[str | None, typer.Option(help="base model of a LoRA adapter candidate")] = None,
     limit: Annotated[int | None, typer.Option(help="documents per task (smoke runs only)", min=1)] = None,
     seed: Annotated[int, typer.Option(help="seed of the bootstrap resampling")] = 0,
+    baseline: Annotated[str | None, typer.Option(
+        help="baseline instead of the contract's: a checkpoint or an lm-eval results folder")] = None,
 ) -> None:
     """Evaluate the baseline (cached) and the candidate, decide, write reports.
 
@@ -47,6 +49,6 @@ def check(
 
     with RichProgress() as progress:
         result = run_check(contract, checkpoint, out, cache_dir=cache, lora_base=lora_base, limit=limit, seed=seed,
-                           progress=progress)
+                           progress=progress, baseline=baseline)
     print_outcome(result)
     raise typer.Exit(DECISION_EXIT[result.decision.decision])

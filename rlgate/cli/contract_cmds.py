@@ -35,15 +35,17 @@ def validate(
 @app.command()
 @handles_input_errors
 def schema(
-    kind: Annotated[str, typer.Option(help="contract | suite | gate-policy")] = "contract",
+    kind: Annotated[str, typer.Option(help="contract | suite | gate-policy | decision")] = "contract",
     out: Annotated[Path | None, typer.Option(help="write to this file instead of stdout")] = None,
 ) -> None:
-    """Print the JSON Schema of contracts (for editors and yaml-language-server)."""
+    """Print the JSON Schema of contracts (for editors and yaml-language-server) or of decision.json."""
     from rlgate.contract.schema import SCHEMAS, json_schema_text
+    from rlgate.report.schema import decision_json_schema_text
 
-    if kind not in SCHEMAS:
-        raise InputError(f"unknown schema kind '{kind}'", field="--kind", fix=f"use one of {', '.join(SCHEMAS)}")
-    text = json_schema_text(kind)
+    kinds = [*SCHEMAS, "decision"]
+    if kind not in kinds:
+        raise InputError(f"unknown schema kind '{kind}'", field="--kind", fix=f"use one of {', '.join(kinds)}")
+    text = decision_json_schema_text() if kind == "decision" else json_schema_text(kind)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")

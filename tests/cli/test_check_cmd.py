@@ -66,3 +66,27 @@ def test_check_bad_candidate_exits_2_before_any_run(tmp_path: Path, shared_data:
                                  str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
     assert result.exit_code == 2 and "does not exist" in result.output
     assert not (tmp_path / "out" / "baseline").exists()
+
+
+def test_check_baseline_option_overrides_the_contract(tmp_path: Path, shared_data: Path,
+                                                      tiny_checkpoint: Path) -> None:
+    first = write(tmp_path, shared_data, {"checkpoint": str(tiny_checkpoint)})
+    runner.invoke(app, ["check", str(first), "--checkpoint", str(tiny_checkpoint), "--out", str(tmp_path / "o1"),
+                        "--cache", str(tmp_path / "cache")])
+    # The contract names a baseline that does not exist; --baseline replaces it with stored results ...
+    other = tmp_path / "other"
+    other.mkdir()
+    contract = write(other, shared_data, {"checkpoint": "org/not-a-model"})
+    result = runner.invoke(app, ["check", str(contract), "--checkpoint", str(tiny_checkpoint), "--out",
+                                 str(tmp_path / "o2"), "--cache", str(tmp_path / "cache"),
+                                 "--baseline", str(tmp_path / "o1" / "baseline")])
+    assert result.exit_code == 3, result.output
+    assert not (tmp_path / "o2" / "baseline").exists()
+    inputs = json.loads((tmp_path / "o2" / "decision.json").read_text())["inputs"]
+    assert str(tmp_path / "o1" / "baseline") in inputs[0]["source"]
+    # ... or with a checkpoint, which is then evaluated (from the cache: same fingerprint).
+    result = runner.invoke(app, ["check", str(contract), "--checkpoint", str(tiny_checkpoint), "--out",
+                                 str(tmp_path / "o3"), "--cache", str(tmp_path / "cache"),
+                                 "--baseline", str(tiny_checkpoint)])
+    assert result.exit_code == 3, result.output
+    assert (tmp_path / "o3" / "baseline" / "run_manifest.json").exists()

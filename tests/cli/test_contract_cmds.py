@@ -48,6 +48,13 @@ def test_schema_is_json_schema_and_committed_copy_is_current(repo_root: Path) ->
     assert json.loads(committed.read_text(encoding="utf-8")) == schema, "run: rlgate schema --out " + str(committed)
 
 
+def test_schema_of_decision_matches_published_copy(repo_root: Path) -> None:
+    result = runner.invoke(app, ["schema", "--kind", "decision"])
+    assert result.exit_code == 0
+    published = json.loads((repo_root / "docs" / "schema" / "decision.v1.json").read_text(encoding="utf-8"))
+    assert json.loads(result.output) == published
+
+
 def test_schema_unknown_kind_exits_2() -> None:
     result = runner.invoke(app, ["schema", "--kind", "nope"])
     assert result.exit_code == 2
