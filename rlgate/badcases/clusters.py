@@ -152,11 +152,22 @@ def compute_clusters(data: ClusterInputs) -> tuple[list[ClusterStat], list[Clust
                     categories[(outcome.family, failure.cls)].add(failure.category)
     top: list[ClusterStat] = []
     by_category: list[ClusterStat] = []
+    by_cat: dict[str, tuple[dict[str, set[Key]], dict[str, set[Key]]]] = {}
     for (family, cls), kind in sorted(kinds.items()):
         cand_docs, base_docs = docs[family]
         top.append(_stat(data, family, cls, kind, None, cand_docs, base_docs))
+        if family not in by_cat:  # documents per category, indexed once per family
+            cand_index: dict[str, set[Key]] = defaultdict(set)
+            base_index: dict[str, set[Key]] = defaultdict(set)
+            for k in cand_docs:
+                for category in data.candidate[k].categories:
+                    cand_index[category].add(k)
+            for k in base_docs if data.baseline else ():
+                for category in data.baseline[k].categories:  # type: ignore[index]
+                    base_index[category].add(k)
+            by_cat[family] = (cand_index, base_index)
+        cand_index, base_index = by_cat[family]
         for category in sorted(categories[(family, cls)]):
-            cand_c = {k for k in cand_docs if category in data.candidate[k].categories}
-            base_c = {k for k in base_docs if data.baseline and category in data.baseline[k].categories}
-            by_category.append(_stat(data, family, cls, kind, category, cand_c, base_c))
+            by_category.append(_stat(data, family, cls, kind, category, cand_index.get(category, set()),
+                                     base_index.get(category, set())))
     return _adjust(top, data.alpha), _adjust(by_category, data.alpha)

@@ -36,7 +36,9 @@ def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[in
             out.append((-1, None))
             continue
         hit = next((i for i in recent if prompt.startswith(prefixes[i])), -1)
-        if hit < 0 and len(raw) == 2 and len(prefixes) < _MAX_PREFIXES:
+        head = prompt[:_MIN_PREFIX]
+        if (hit < 0 and len(raw) == 2 and len(prefixes) < _MAX_PREFIXES
+                and raw[0].startswith(head) and raw[1].startswith(head)):  # cheap test before the full scan
             common = os.path.commonprefix([*raw, prompt])  # noqa: RUF071 (characters, not paths)
             cut = common.rfind("\n") + 1
             if cut >= _MIN_PREFIX:

@@ -53,8 +53,8 @@ def truncate(text: str, limit: int) -> tuple[str, int]:
     return text[:limit], len(text) - limit
 
 
-_JSON_SCRIPT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                              "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_JSON_SCRIPT = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                ("\u2029", "\\u2029"))
 
 
 def json_for_script(data: Any) -> str:
@@ -64,4 +64,7 @@ def json_for_script(data: Any) -> str:
     `\\u` escapes, which JSON.parse turns back into the original characters.
     """
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.translate(_JSON_SCRIPT)
+    for char, escaped in _JSON_SCRIPT:  # str.replace per character: far faster than translate on megabytes
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
