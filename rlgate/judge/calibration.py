@@ -8,11 +8,11 @@ candidate's place. A judge error counts as a disagreement.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Protocol
 
 from rlgate.errors import InputError
+from rlgate.jsonl import iter_jsonl
 from rlgate.judge.policy import CalibrationSpec, JudgeSpec
 from rlgate.judge.report import CalibrationReport
 from rlgate.judge.runner import Judge, judge_pair, judge_points
@@ -39,14 +39,7 @@ def load_anchors(path: Path, mode: str) -> list[dict[str, Any]]:
     fields = ("question", "response_a", "response_b") if mode == "pairwise" else ("question", "response")
     labels = PAIR_LABELS if mode == "pairwise" else POINT_LABELS
     rows: list[dict[str, Any]] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", file=path, line=number, column=exc.colno,
-                             fix="one JSON object per line") from None
+    for number, row in iter_jsonl(path, fix="one JSON object per line"):
         if not isinstance(row, dict):
             raise InputError("a row must be a JSON object", file=path, line=number)
         missing = [f for f in fields if not isinstance(row.get(f), str)]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.errors import InputError
+from rlgate.jsonl import iter_jsonl
 from rlgate.results.derived import add_derived_metrics
 from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskProtocol, TaskResult
 
@@ -146,52 +147,39 @@ def _score(value: Any) -> float | list[float] | None:
 def read_samples_file(file: Path) -> list[SampleRecord]:
     """Merge a samples_<task>_<ts>.jsonl (one line per filter and document) into records by doc_id."""
     records: dict[int, dict[str, Any]] = {}
-    try:
-        handle = open(file, encoding="utf-8")  # noqa: SIM115  (closed by the with below; open errors are InputError)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=file) from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg}", file=file, line=number, column=exc.colno,
-                                 fix="the samples file is corrupt or truncated; re-run lm_eval for this task") from None
-            except UnicodeDecodeError:
-                raise InputError("not UTF-8 text", file=file, line=number) from None
-            if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
-                raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
-                                 fix="this is not an lm-eval samples file")
-            filt = row.get("filter", "none")
-            record = records.get(row["doc_id"])
-            if record is None:
-                record = records[row["doc_id"]] = {
-                    "doc_id": row["doc_id"], "doc_hash": str(row.get("doc_hash") or ""),
-                    "prompt": _prompt(row.get("arguments")), "target": None if row.get("target") is None
-                    else str(row["target"]), "responses": _responses(row.get("resps")), "filtered": {},
-                    "scores": {}, "doc": row.get("doc") if isinstance(row.get("doc"), dict) else None,
-                    "extra": {},
-                }
-                tokens, truncated = row.get("response_tokens"), row.get("truncated")
-                # optional per-response details a runner may add to lm-eval's sample lines
-                if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens):
-                    record["response_tokens"] = tokens
-                if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated):
-                    record["truncated"] = truncated
-            filtered = row.get("filtered_resps")
-            if isinstance(filtered, list) and filtered:
-                first = filtered[0]
-                if isinstance(first, list):
-                    record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
-                    first = first[0] if first else ""
-                record["filtered"][filt] = str(first)
-            scores = record["scores"].setdefault(filt, {})
-            for metric in row.get("metrics") or []:
-                value = _score(row.get(metric))
-                if value is not None:
-                    scores[metric] = value
+    fix = "the samples file is corrupt or truncated; re-run lm_eval for this task"
+    for number, row in iter_jsonl(file, fix=fix):
+        if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
+            raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
+                             fix="this is not an lm-eval samples file")
+        filt = row.get("filter", "none")
+        record = records.get(row["doc_id"])
+        if record is None:
+            record = records[row["doc_id"]] = {
+                "doc_id": row["doc_id"], "doc_hash": str(row.get("doc_hash") or ""),
+                "prompt": _prompt(row.get("arguments")), "target": None if row.get("target") is None
+                else str(row["target"]), "responses": _responses(row.get("resps")), "filtered": {},
+                "scores": {}, "doc": row.get("doc") if isinstance(row.get("doc"), dict) else None,
+                "extra": {},
+            }
+            tokens, truncated = row.get("response_tokens"), row.get("truncated")
+            # optional per-response details a runner may add to lm-eval's sample lines
+            if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens):
+                record["response_tokens"] = tokens
+            if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated):
+                record["truncated"] = truncated
+        filtered = row.get("filtered_resps")
+        if isinstance(filtered, list) and filtered:
+            first = filtered[0]
+            if isinstance(first, list):
+                record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
+                first = first[0] if first else ""
+            record["filtered"][filt] = str(first)
+        scores = record["scores"].setdefault(filt, {})
+        for metric in row.get("metrics") or []:
+            value = _score(row.get(metric))
+            if value is not None:
+                scores[metric] = value
     # Every field was built above with its declared type, so validation would only cost time.
     return [SampleRecord.model_construct(**r) for r in records.values()]
 

@@ -9,7 +9,6 @@ silently dropped; documents without a response are scored as failures and counte
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.errors import InputError
+from rlgate.jsonl import iter_jsonl
 from rlgate.runners.backends import canonical_json
 from rlgate.runners.manifest import ImportReport
 
@@ -37,22 +37,8 @@ def read_responses(path: Path) -> list[ResponseRow]:
     if not path.is_file():
         raise InputError(f"responses file '{path}' does not exist", file=path,
                          fix="check the path given to --responses")
-    rows: list[ResponseRow] = []
-    with path.open(encoding="utf-8", errors="strict") as handle:
-        try:
-            lines = list(handle)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"responses file is not UTF-8 text ({exc.reason})", file=path,
-                             fix="write the file as UTF-8 JSON Lines") from None
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number, column=exc.colno,
-                             fix='one JSON object per line: {"task": ..., "doc_id": ..., "response": ...}') from None
-        rows.append(_row(row, path, number))
+    fix = 'one JSON object per line: {"task": ..., "doc_id": ..., "response": ...}'
+    rows: list[ResponseRow] = [_row(row, path, number) for number, row in iter_jsonl(path, fix=fix)]
     if not rows:
         raise InputError("the responses file has no rows", file=path, fix="write one JSON object per line")
     return rows

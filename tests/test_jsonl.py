@@ -1,0 +1,34 @@
+"""JSON Lines reading names the file, line and column of the first bad line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlgate.errors import InputError
+from rlgate.jsonl import iter_jsonl
+
+
+def test_rows_with_line_numbers_skipping_blank_lines(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"a": 1}\n\n[2]\n', encoding="utf-8")
+    assert list(iter_jsonl(path, fix="x")) == [(1, {"a": 1}), (3, [2])]
+
+
+def test_bad_json_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"a": 1}\n{"a": \n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        list(iter_jsonl(path, fix="re-run it"))
+    assert str(info.value).startswith(f"{path}:2:7: not valid JSON")
+    assert "fix: re-run it" in str(info.value)
+
+
+def test_bad_bytes_and_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": "\xff\xfe"}\n')
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        list(iter_jsonl(path, fix="x"))
+    with pytest.raises(InputError, match="cannot read"):
+        list(iter_jsonl(tmp_path / "missing.jsonl", fix="x"))
