@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from rlgate.cli import (
-    badcases_cmd,  # noqa: F401  (registers badcases)
-    check_cmd,  # noqa: F401  (registers check)
-    contamination_cmd,  # noqa: F401  (registers contamination)
-    contract_cmds,  # noqa: F401  (registers validate, schema, init)
-    demo_cmd,  # noqa: F401  (registers demo)
-    eval_cmd,  # noqa: F401  (registers eval)
-    gate_cmd,  # noqa: F401  (registers gate)
-    monitor_cmd,  # noqa: F401  (registers monitor)
-    report_cmd,  # noqa: F401  (registers report)
-)
+from importlib import import_module
+
 from rlgate.cli.common import app
+
+#: Command modules in the order `rlgate --help` lists them: the release gate first, then the
+#: tools around it, then the contract commands (validate, schema, init).
+COMMAND_MODULES = (
+    "check_cmd",
+    "demo_cmd",
+    "eval_cmd",
+    "gate_cmd",
+    "report_cmd",
+    "monitor_cmd",
+    "badcases_cmd",
+    "contamination_cmd",
+    "contract_cmds",
+)
+for _module in COMMAND_MODULES:
+    import_module(f"rlgate.cli.{_module}")
 
 
 def main() -> None:
