@@ -17,6 +17,12 @@ def _shared_data_dir() -> Path | None:
     return next((c for c in candidates if (c / "README.md").exists()), None)
 
 
+@pytest.fixture(autouse=True)
+def _history_outside_the_source_tree(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gating a fixture contract records the checkpoint; keep each test's history out of the checkout."""
+    monkeypatch.setenv("RLGATE_HISTORY", str(tmp_path_factory.mktemp("history") / "history.sqlite"))
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO

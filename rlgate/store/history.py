@@ -12,6 +12,7 @@ failing. Several `rlgate` processes gating checkpoints of the same project at on
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
@@ -170,7 +171,11 @@ class CheckpointHistory:
 
 
 def default_history_path(contract_path: str | Path | None = None) -> Path:
-    """`.rlgate/history.sqlite` beside the contract's project (its folder's parent when that is `contracts/`)."""
+    """`$RLGATE_HISTORY` when set (one history shared by several checkouts or CI jobs), else
+    `.rlgate/history.sqlite` beside the contract's project (its folder's parent when that is `contracts/`)."""
+    override = os.environ.get("RLGATE_HISTORY")
+    if override:
+        return Path(override)
     if contract_path is None:
         return DEFAULT_HISTORY
     folder = Path(contract_path).resolve().parent

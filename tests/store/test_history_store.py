@@ -78,7 +78,10 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     assert len(db.history("run")) == 100
 
 
-def test_default_history_path(tmp_path: Path) -> None:
+def test_default_history_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLGATE_HISTORY", str(tmp_path / "shared.sqlite"))
+    assert default_history_path(tmp_path / "c.yaml") == tmp_path / "shared.sqlite"
+    monkeypatch.delenv("RLGATE_HISTORY")
     (tmp_path / "contracts").mkdir()
     assert default_history_path(tmp_path / "contracts" / "c.yaml") == tmp_path / ".rlgate" / "history.sqlite"
     assert default_history_path(tmp_path / "c.yaml") == tmp_path / ".rlgate" / "history.sqlite"
