@@ -1,39 +1,33 @@
 """The judge's arithmetic: win rate under a tie policy, Wilson interval, sign test, agreement with humans.
 
-Pure functions on counts; scipy is imported only inside the sign test.
+Pure functions on counts; the interval and the exact binomial test come from rlgate.stats.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from statistics import NormalDist
 
 from rlgate.judge.policy import TiePolicy
 from rlgate.judge.report import WinRate
+from rlgate.stats.intervals import wilson_interval as stats_wilson
+from rlgate.stats.paired_tests import mcnemar_exact
 
 
 def wilson_interval(successes: float, n: float, level: float = 0.95) -> tuple[float, float] | None:
-    """Wilson score interval for a proportion; half-counted ties make `successes` fractional."""
+    """Wilson score interval of the win rate (None without judged items); half-counted ties make
+    `successes` fractional. The arithmetic is rlgate.stats' shared Wilson interval."""
     if n <= 0:
         return None
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    p = successes / n
-    denom = 1 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, center - half), min(1.0, center + half)
+    return stats_wilson(successes, int(n), level)
 
 
 def sign_test(wins: int, n: int) -> tuple[float, float, float] | None:
     """Exact binomial sign test against 50 %: (two-sided, greater, less) p-values."""
     if n <= 0:
         return None
-    from scipy.stats import binomtest
-
-    return (float(binomtest(wins, n, 0.5, alternative="two-sided").pvalue),
-            float(binomtest(wins, n, 0.5, alternative="greater").pvalue),
-            float(binomtest(wins, n, 0.5, alternative="less").pvalue))
+    losses = n - wins
+    return (mcnemar_exact(wins, losses, "two-sided"), mcnemar_exact(wins, losses, "greater"),
+            mcnemar_exact(wins, losses, "less"))
 
 
 def win_rate(wins: int, losses: int, ties: int, errors: int, policy: TiePolicy,
