@@ -17,6 +17,7 @@ from typing import Any
 
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, GateVerdict
+from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 
 _STEP_RE = re.compile(r"(?:step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
@@ -94,7 +95,13 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
 
     notes = list(warnings or [])
     if baseline is not None:
-        versions = check_versions(baseline, candidate, allow=resolved.contract.allow_protocol_mismatch)
+        try:
+            versions = check_versions(baseline, candidate, allow=resolved.contract.allow_protocol_mismatch)
+        except InputError as error:  # gate/check have no --allow-version-mismatch: point at the contract
+            raise InputError(error.message, file=resolved.path, field="allow_protocol_mismatch",
+                             fix="re-run the baseline on the candidate's suite version, or set "
+                             "allow_protocol_mismatch: true in the contract (the difference is then recorded)"
+                             ) from None
         notes += [f"benchmark version differs: {d}" for d in versions.differences]
     monitor_gates, monitor_report = _monitor(resolved)
     contamination_gates, contamination_report = _contamination_gates(resolved, candidate)

@@ -1,0 +1,54 @@
+"""The shared decide-and-report path: versions are never compared silently, and every format is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fixtures.synthetic_runs import make_run
+
+from rlgate.contract.loader import load_contract
+from rlgate.errors import InputError
+from rlgate.pipeline import checkpoint_step, decide_and_report
+
+CONTRACT = """schema_version: 1
+name: pipe
+baseline: {checkpoint: base}
+splits: {test_public: {visibility: nightly}}
+suites:
+  - {schema_version: 1, name: s, tasks: [{task: t, split: test_public, path: t.yaml}]}
+gates:
+  primary: {metric: t/acc, min_delta: 0.0}
+"""
+
+
+def _contract(tmp_path: Path, extra: str = "") -> Path:
+    (tmp_path / "t.yaml").write_text("task: t\n", encoding="utf-8")
+    path = tmp_path / "c.yaml"
+    path.write_text(CONTRACT + extra, encoding="utf-8")
+    return path
+
+
+def test_runs_on_different_benchmark_versions_are_refused(tmp_path: Path) -> None:
+    resolved = load_contract(_contract(tmp_path))
+    base = make_run({"t": {"acc": [0.0, 1.0, 0.0, 1.0]}})
+    cand = make_run({"t": {"acc": [1.0, 1.0, 0.0, 1.0]}})
+    base.provenance.manifest = {"benchmark_versions": {"t": "1"}}
+    cand.provenance.manifest = {"benchmark_versions": {"t": "2"}}
+    with pytest.raises(InputError) as info:
+        decide_and_report(resolved, base, cand, tmp_path / "out")
+    assert "t: baseline 1, candidate 2" in str(info.value)
+    assert "allow_protocol_mismatch: true" in str(info.value)
+    assert not (tmp_path / "out" / "decision.json").exists()
+
+    allowed = load_contract(_contract(tmp_path, "allow_protocol_mismatch: true\n"))
+    outcome = decide_and_report(allowed, base, cand, tmp_path / "out")
+    assert any("benchmark version differs: t: baseline 1, candidate 2" in w for w in outcome.decision.warnings)
+    assert {"decision", "html", "markdown", "junit"} <= set(outcome.reports)
+
+
+def test_checkpoint_step_from_common_names() -> None:
+    assert checkpoint_step("runs/x/checkpoint-250") == 250
+    assert checkpoint_step("/ckpt/global_step_100/actor/huggingface") == 100
+    assert checkpoint_step("Qwen/Qwen2.5-1.5B") is None
+    assert checkpoint_step(None) is None
