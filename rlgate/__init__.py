@@ -6,8 +6,7 @@ transformers, lm_eval, vllm or deepeval.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from rlgate._lazy import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -22,8 +21,4 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rlgate' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -8,8 +8,7 @@ so `import rlgate.monitor` does not import numpy.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from rlgate._lazy import lazy_getattr
 
 _EXPORTS = {
     "read_log": "rlgate.monitor.readers",
@@ -31,8 +30,4 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rlgate.monitor' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -7,8 +7,7 @@ costs nothing until a report is written.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from rlgate._lazy import lazy_getattr
 
 _EXPORTS = {
     "ReportModel": "rlgate.report.model",
@@ -27,8 +26,4 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rlgate.report' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
