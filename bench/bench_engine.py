@@ -124,7 +124,7 @@ def bench_gate_cli() -> None:
     except ImportError:
         print("2. rlgate gate: skipped (building the lm-eval folders needs lm_eval installed)")
         return
-    from rlgate.results.lmeval_folder import read_lmeval_folder
+    from rlgate.harness.lmeval.folder import read_lmeval_folder
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

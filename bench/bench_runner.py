@@ -119,7 +119,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="rlgate-bench-runner-"))
     print(f"building a {args.layers}-layer, {args.hidden}-wide checkpoint and data in {work} ...", flush=True)
     checkpoint, include = build(work, args.hidden, args.layers, args.train_steps)
-    from rlgate.runners.nltk_data import default_nltk_dir, write_punkt_tab
+    from rlgate.harness.lmeval.nltk_data import default_nltk_dir, write_punkt_tab
 
     write_punkt_tab(default_nltk_dir())  # plain lm_eval's IFEval needs punkt_tab too, and cannot download it
     ENV["NLTK_DATA"] = str(default_nltk_dir())

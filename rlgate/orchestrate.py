@@ -1,6 +1,6 @@
 """Glue for `rlgate eval` and `rlgate check`: contract → checkpoint checks → runs → engine → reports.
 
-Everything heavy happens in the layers this calls (runners, engine, report); this module decides
+Everything heavy happens in the layers this calls (harnesses, engine, report); this module decides
 the order, where each run's folder goes, and that every check that can fail fast runs before any
 model is loaded.
 """
@@ -14,10 +14,8 @@ from typing import Any
 from rlgate.contract.loader import ResolvedContract, ResolvedTask, load_contract
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
-from rlgate.runners import ProgressSink, RunOutcome, RunPlan, SilentProgress, get_runner
-from rlgate.runners.checkpoint import CheckpointInfo, inspect_checkpoint
-
-PRIVATE = "release_gate_only"
+from rlgate.harness import ProgressSink, RunOutcome, SilentProgress, get_harness
+from rlgate.harness.checkpoint import CheckpointInfo, inspect_checkpoint
 
 
 def default_cache_dir() -> Path:
@@ -30,13 +28,13 @@ def default_cache_dir() -> Path:
 def select_tasks(resolved: ResolvedContract, splits: list[str] | None, *, release_gate: bool) -> list[ResolvedTask]:
     """The contract's tasks in the chosen splits; private splits only for the release gate."""
     chosen = splits or [name for name, s in resolved.contract.splits.items()
-                        if release_gate or s.visibility != PRIVATE]
+                        if release_gate or not s.release_gate_only]
     unknown = [s for s in chosen if s not in resolved.contract.splits]
     if unknown:
         raise InputError(f"unknown split '{unknown[0]}'", field="--split",
                          fix=f"splits of {resolved.name}: {', '.join(resolved.contract.splits)}")
     if not release_gate:
-        private = [s for s in chosen if resolved.contract.splits[s].visibility == PRIVATE]
+        private = [s for s in chosen if resolved.contract.splits[s].release_gate_only]
         if private:
             raise InputError(f"split '{private[0]}' is release_gate_only: it is evaluated only by `rlgate check` "
                              "or `rlgate gate`, so it never becomes a tuning target",
@@ -66,11 +64,21 @@ def check_checkpoint(resolved: ResolvedContract, ref: str, *, cache_dir: Path, l
 def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *, cache_dir: Path,
              checkpoint: CheckpointInfo | None = None, responses: Path | None = None, responded_only: bool = False,
              limit: int | None = None, role: str = "candidate", progress: ProgressSink | None = None) -> RunOutcome:
-    """One run (live or imported) of `tasks` into `out`: lm-eval folder + run_manifest.json."""
-    plan = RunPlan(contract=resolved, tasks=tasks, out_dir=out, cache_dir=cache_dir, checkpoint=checkpoint,
-                   responses=responses, responded_only=responded_only, limit=limit, role=role,
-                   progress=progress or SilentProgress())
-    return get_runner("lm_eval").run(plan)
+    """One run (live or imported) of `tasks` into `out` by their harness: its outputs + run_manifest.json."""
+    harness = get_harness(_one_harness(resolved, tasks))
+    plan = harness.plan(resolved, tasks, out, cache_dir, checkpoint=checkpoint, responses=responses,
+                        responded_only=responded_only, limit=limit, role=role, progress=progress or SilentProgress())
+    return harness.run(plan)
+
+
+def _one_harness(resolved: ResolvedContract, tasks: list[ResolvedTask]) -> str:
+    """The harness of the run's tasks; one run folder holds one harness's outputs."""
+    names = sorted({t.harness for t in tasks})
+    if len(names) > 1:
+        raise InputError(f"the tasks to evaluate belong to several harnesses ({', '.join(names)}); one run "
+                         "folder holds one harness's outputs", file=resolved.path, field="suites.tasks.harness",
+                         fix="split the suites into one contract per harness")
+    return names[0]
 
 
 class _Prefixed:
@@ -105,9 +113,9 @@ class CheckResult:
 
 
 def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
-    from rlgate.results.lmeval_folder import read_lmeval_folder
+    from rlgate.harness import read_results
 
-    run = read_lmeval_folder(folder)
+    run = read_results(folder, harness=outcome.manifest.harness if outcome is not None else None)
     if outcome is not None:
         run.provenance.manifest = outcome.manifest.model_dump(mode="json")
         run.provenance.checkpoint_fingerprint = outcome.manifest.checkpoint_fingerprint
@@ -115,9 +123,15 @@ def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
 
 
 def baseline_override(ref: str) -> tuple[str | None, Path | None]:
-    """`--baseline`: a stored lm-eval output folder (results_*.json inside) or a checkpoint to evaluate."""
+    """`--baseline`: stored results some harness reads (e.g. an lm-eval output folder) or a checkpoint to evaluate."""
+    from rlgate.harness import harness_for
+
     path = Path(ref).expanduser()
-    if path.is_dir() and next(path.glob("**/results_*.json"), None) is not None:
+    if path.exists():
+        try:
+            harness_for(path)
+        except InputError:
+            return ref, None
         return None, path.resolve()
     return ref, None
 

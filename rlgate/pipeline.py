@@ -72,7 +72,7 @@ def _record_history(resolved: ResolvedContract, decision: Decision, checkpoint: 
     path = resolved.resolve_path(spec.history) if spec and spec.history else default_history_path(resolved.path)
     run = training_run_of(resolved)
     history = CheckpointHistory(path)
-    private = [t.name for t in resolved.tasks if t.visibility == "release_gate_only"]
+    private = resolved.private_tasks
     _, warnings = record_consultations(history, resolved, run, private) if private else ({}, [])
     if spec is not None and spec.training_run:
         step = step if step is not None else checkpoint_step(checkpoint)

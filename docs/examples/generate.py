@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     from rlgate.engine.decision import decide
     from rlgate.report.builder import build_report
     from rlgate.report.io import write_model
-    from rlgate.results.lmeval_folder import read_lmeval_folder
+    from rlgate.harness.lmeval.folder import read_lmeval_folder
     from tests.fixtures.lmeval_builders import build_mmlu_pro_llama_folder
 
     data = shared_data(args.shared_data)

@@ -162,11 +162,11 @@ def folder_badcases(out_dir: Path, *, contract: Path | None = None, allow_versio
     from rlgate.badcases.report import build_badcase_report, classify_options
     from rlgate.badcases.versioning import anchor_shifts, check_versions, load_anchor_set
     from rlgate.contract.loader import load_contract
-    from rlgate.results.lmeval_folder import read_lmeval_folder
+    from rlgate.harness import read_results
 
     folder = locate_runs(out_dir)
-    candidate = read_lmeval_folder(folder.candidate)
-    baseline = read_lmeval_folder(folder.baseline) if folder.baseline is not None else None
+    candidate = read_results(folder.candidate)
+    baseline = read_results(folder.baseline) if folder.baseline is not None else None
     contract_path = contract or folder.contract
     resolved = load_contract(contract_path) if contract_path is not None else None
     visibility = _manifest_visibility([candidate, baseline])

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 from rlgate.badcases.models import BadcaseExample, ClusterStat, FailureKind
 from rlgate.badcases.taxonomy import SampleOutcome
-from rlgate.results.models import SampleRecord
+from rlgate.results.models import DocId, SampleRecord
 from rlgate.stats.multiple import holm
 from rlgate.stats.paired_tests import mcnemar_exact
 
-Key = tuple[str, int]
+Key = tuple[str, DocId]
 Outcomes = dict[Key, SampleOutcome]
 _TEXT_LIMIT = 600
 

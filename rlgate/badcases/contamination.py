@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlgate.badcases.ngrams import NgramHasher
 from rlgate.badcases.sources import EvalDoc, LineStats, training_chunks
 from rlgate.engine.models import GateVerdict
+from rlgate.results.models import DocId
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +39,7 @@ class _Model(BaseModel):
 
 class ContaminatedDoc(_Model):
     task: str
-    doc_id: int
+    doc_id: DocId
     leaf: str | None = Field(None, description="lm-eval subtask the doc_id belongs to, for groups")
     matched_ngrams: int
     total_ngrams: int

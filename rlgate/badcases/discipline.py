@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.errors import InputError
 
 if TYPE_CHECKING:
@@ -17,11 +18,8 @@ if TYPE_CHECKING:
     from rlgate.results.models import RunResult
     from rlgate.store.history import CheckpointHistory
 
-PRIVATE = "release_gate_only"
-
-
 def is_private(task: ResolvedTask) -> bool:
-    return task.visibility == PRIVATE
+    return task.release_gate_only
 
 
 def check_iteration_access(resolved: ResolvedContract, tasks: Sequence[str] | None = None) -> None:
@@ -60,7 +58,7 @@ def private_leaf_tasks(resolved: ResolvedContract | None, runs: Iterable[RunResu
     if resolved is not None:
         names.update(t.name for t in resolved.tasks if is_private(t))
     if visibility:
-        names.update(task for task, vis in visibility.items() if vis == PRIVATE)
+        names.update(task for task, vis in visibility.items() if vis == RELEASE_GATE_ONLY)
     leaves = set(names)
     for run in runs:
         if run is None:

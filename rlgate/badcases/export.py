@@ -17,7 +17,7 @@ from typing import Any
 from rlgate.badcases.families import gsm8k_gold
 from rlgate.badcases.taxonomy import ClassifyOptions, SampleOutcome, classify_run, first_response
 from rlgate.errors import InputError
-from rlgate.results.models import RunResult, SampleRecord
+from rlgate.results.models import RunResult, SampleRecord, doc_order
 
 EXPORT_SCHEMA = "rlgate.badcase/1"
 
@@ -65,7 +65,7 @@ def badcase_rows(candidate: RunResult, baseline: RunResult | None, private_tasks
     for name in sorted(candidate.tasks):
         if name in private_tasks:
             continue
-        for sample in sorted(candidate.tasks[name].samples, key=lambda s: s.doc_id):
+        for sample in sorted(candidate.tasks[name].samples, key=lambda s: doc_order(s.doc_id)):
             outcome = cand_out[(name, sample.doc_id)]
             if outcome.correct or not outcome.failures:
                 continue

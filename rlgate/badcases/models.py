@@ -10,6 +10,8 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.results.models import DocId
+
 BADCASE_SCHEMA_VERSION: Final = 1
 #: What kind of failure a class is: it decides which fix applies and how a drop is explained.
 FailureKind = Literal["format", "truncation", "knowledge", "instruction", "other"]
@@ -26,7 +28,7 @@ class BadcaseExample(_Model):
     """One document where the candidate has the failure (non-private tasks only; texts shortened)."""
 
     task: str
-    doc_id: int
+    doc_id: DocId
     prompt: str | None = None
     target: str | None = None
     candidate_response: str | None = None

@@ -14,7 +14,7 @@ from rlgate.badcases.explain import explain_drops
 from rlgate.badcases.models import AnchorShift, BadcaseReport, ClusterStat, VersionCheck
 from rlgate.badcases.taxonomy import ClassifyOptions, classify_run
 from rlgate.metrics import MetricRef, is_bounded
-from rlgate.results.models import RunResult, SampleRecord
+from rlgate.results.models import DocId, RunResult, SampleRecord
 
 if TYPE_CHECKING:
     from rlgate.contract.loader import ResolvedContract
@@ -36,7 +36,7 @@ def classify_options(resolved: ResolvedContract | None) -> ClassifyOptions:
     return ClassifyOptions(filters=filters, max_tokens=resolved.contract.protocol.sampling.max_tokens)
 
 
-def _records(run: RunResult) -> dict[tuple[str, int], SampleRecord]:
+def _records(run: RunResult) -> dict[tuple[str, DocId], SampleRecord]:
     return {(name, s.doc_id): s for name, result in run.tasks.items() for s in result.samples}
 
 

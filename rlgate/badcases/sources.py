@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rlgate.errors import InputError
+from rlgate.results.models import DocId
 
 #: Fields that hold the question text of common tasks, best first (answers are not the eval's input).
 _FAMILY_FIELDS = {"gsm8k": ("question",), "ifeval": ("prompt",)}
@@ -27,7 +28,7 @@ class EvalDoc:
     """One evaluation document's text, with where it came from."""
 
     task: str
-    doc_id: int
+    doc_id: DocId
     text: str
     private: bool = False
     leaf: str | None = None  # the lm-eval subtask, when the task is a group

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from rlgate.badcases.models import FailureKind
 from rlgate.metrics import DEFAULT_FILTER, catalog_task
-from rlgate.results.models import INVALID_ANSWER, RunResult, SampleRecord
+from rlgate.results.models import INVALID_ANSWER, DocId, RunResult, SampleRecord
 
 #: Metrics the fallback classifier looks at, best first.
 _GENERIC_METRICS = ("exact_match", "acc", "acc_norm", "prompt_level_strict_acc", "pass@1", "em", "f1")
@@ -33,7 +33,7 @@ class SampleOutcome:
 
     task: str
     family: str
-    doc_id: int
+    doc_id: DocId
     doc_hash: str
     correct: bool
     parsed: bool = True
@@ -43,7 +43,7 @@ class SampleOutcome:
     response_chars: int = 0
 
     @property
-    def key(self) -> tuple[str, int]:
+    def key(self) -> tuple[str, DocId]:
         return (self.task, self.doc_id)
 
     @property
@@ -164,10 +164,10 @@ def _ensure_builtin() -> None:
 
 
 def classify_run(run: RunResult, options: ClassifyOptions | None = None,
-                 tasks: list[str] | None = None) -> dict[tuple[str, int], SampleOutcome]:
+                 tasks: list[str] | None = None) -> dict[tuple[str, DocId], SampleOutcome]:
     """Classify every sample of a run (or of the named leaf tasks), keyed by (task, doc_id)."""
     options = options or ClassifyOptions()
-    out: dict[tuple[str, int], SampleOutcome] = {}
+    out: dict[tuple[str, DocId], SampleOutcome] = {}
     for name, result in run.tasks.items():
         if tasks is not None and name not in tasks:
             continue

@@ -35,9 +35,9 @@ def contamination(
     resolved = load_contract(contract)
     run = None
     if results is not None:
-        from rlgate.results.lmeval_folder import read_lmeval_folder
+        from rlgate.harness import read_results
 
-        run = read_lmeval_folder(results)
+        run = read_results(results)
 
     def progress(path: str, lines: int) -> None:
         if sys.stderr.isatty():

@@ -12,10 +12,10 @@ from rlgate.errors import InputError
 
 
 def metrics_table(folder: Path) -> str:
-    """Each task's headline metrics from the lm-eval results file just written."""
-    from rlgate.results.lmeval_folder import read_lmeval_folder
+    """Each task's headline metrics from the results the harness just wrote."""
+    from rlgate.harness import read_results
 
-    run = read_lmeval_folder(folder, samples=False)
+    run = read_results(folder, samples=False)
     rows = [("task", "metric", "filter", "value", "n")]
     for group, filters in run.group_metrics.items():
         for filt, metrics in filters.items():

@@ -1,4 +1,5 @@
-"""`rlgate gate`: decide on stored lm-eval results (no model is run; torch and lm_eval are never imported)."""
+"""`rlgate gate`: decide on stored results of any registered harness (no model is run; torch and lm_eval are
+never imported)."""
 
 from __future__ import annotations
 
@@ -15,23 +16,27 @@ from rlgate.files import write_text_atomic
 @handles_input_errors
 def gate(
     contract: Annotated[Path, typer.Argument(help="contract YAML file")],
-    candidate: Annotated[Path, typer.Option(help="lm-eval output folder of the candidate (run with --log_samples)")],
+    candidate: Annotated[Path, typer.Option(
+        help="stored results of the candidate: an lm-eval output folder (run with --log_samples) or another "
+        "harness's outputs")],
     baseline: Annotated[Path | None, typer.Option(
-        help="lm-eval output folder of the baseline (default: the contract's baseline.results)")] = None,
+        help="stored results of the baseline (default: the contract's baseline.results)")] = None,
     out: Annotated[Path, typer.Option(help="folder for decision.json and summary.md")] = Path("rlgate-out"),
     seed: Annotated[int, typer.Option(help="seed of the bootstrap resampling")] = 0,
+    harness: Annotated[str | None, typer.Option(
+        help="harness that wrote the results (default: the one their run manifest names, else detected)")] = None,
 ) -> None:
-    """Gate a candidate against its baseline on stored lm-eval results; exit 0 release, 1 block, 3 research_only."""
+    """Gate a candidate against its baseline on stored results; exit 0 release, 1 block, 3 research_only."""
     from rlgate.contract.loader import load_contract
     from rlgate.engine.summary import decision_markdown, decision_table
+    from rlgate.harness import read_results
     from rlgate.pipeline import decide_and_report
-    from rlgate.results.lmeval_folder import read_lmeval_folder
 
     resolved = load_contract(contract)
     baseline_dir = baseline or resolved.baseline_results
     # Without a baseline the comparative gates are nodata (never release); hard gates still apply.
-    base_run = read_lmeval_folder(baseline_dir) if baseline_dir is not None else None
-    cand_run = read_lmeval_folder(candidate)
+    base_run = read_results(baseline_dir, harness=harness) if baseline_dir is not None else None
+    cand_run = read_results(candidate, harness=harness)
     outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate))
     decision = outcome.decision
     write_text_atomic(out / "summary.md", decision_markdown(decision))

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rlgate.contract.models import (
+    RELEASE_GATE_ONLY,
     Contract,
     DecisionPolicy,
     GateConfig,
@@ -52,6 +53,22 @@ class ResolvedTask:
     def name(self) -> str:
         return self.entry.task
 
+    @property
+    def harness(self) -> str:
+        """The harness that runs this task (registry name; lm_eval unless the suite says otherwise)."""
+        return self.entry.harness
+
+    @property
+    def release_gate_only(self) -> bool:
+        """A private split: evaluated only by the release gate, its samples never shown."""
+        return self.visibility == RELEASE_GATE_ONLY
+
+    @property
+    def benchmark_version(self) -> str:
+        """'suite@version' (+ '/task@version' for a versioned private task), recorded in every run manifest."""
+        text = f"{self.suite}@{self.suite_version}"
+        return text + (f"/{self.name}@{self.entry.version}" if self.entry.version else "")
+
 
 @dataclass
 class ResolvedContract:
@@ -71,6 +88,15 @@ class ResolvedContract:
 
     def task(self, name: str) -> ResolvedTask | None:
         return next((t for t in self.tasks if t.name == name), None)
+
+    @property
+    def private_tasks(self) -> list[str]:
+        """Tasks of release-gate-only splits."""
+        return [t.name for t in self.tasks if t.release_gate_only]
+
+    def benchmark_versions(self) -> dict[str, str]:
+        """task -> benchmark version, as run manifests record them."""
+        return {t.name: t.benchmark_version for t in self.tasks}
 
     def split_of(self, task: str) -> Split | None:
         entry = self.task(task)
@@ -192,7 +218,10 @@ def _check_metric(ref_text: str, origin: _Origin, tasks: dict[str, ResolvedTask]
             close = suggest(ref.filter, list(filters))
             fix = f"did you mean '{ref.task}/{ref.metric}/{close}'?" if close else f"filters: {', '.join(filters)}"
             raise origin.doc.error(loc, f"{ref.task}/{ref.metric} has no filter '{ref.filter}'", fix)
-    if is_bounded(ref.metric):
+    declared = tasks[ref.task].entry.metric_ranges.get(ref.metric)
+    if declared is not None:
+        _check_declared_range(ref, declared, origin, gate)
+    elif is_bounded(ref.metric):
         for name in _THRESHOLDS:
             value = getattr(gate, name, None)
             if value is not None and abs(value) > 1:
@@ -200,6 +229,24 @@ def _check_metric(ref_text: str, origin: _Origin, tasks: dict[str, ResolvedTask]
                     (*origin.path, name),
                     f"{name}={value} is out of range: {ref.metric} is a fraction in [0, 1]",
                     f"did you mean {value / 100:g}?")
+
+
+def _check_declared_range(ref: MetricRef, declared: tuple[float, float], origin: _Origin, gate: Any) -> None:
+    """Thresholds on a metric with a declared range: bounds inside it, changes no wider than it."""
+    low, high = declared
+    if not low < high:
+        raise origin.doc.error((*origin.path, "metric"), f"the declared range of {ref.metric} is [{low}, {high}]",
+                               "declare metric_ranges as [low, high] with low < high")
+    for name in _THRESHOLDS:
+        value = getattr(gate, name, None)
+        if value is None:
+            continue
+        bad = (not low <= value <= high) if name in ("max", "min") else abs(value) > high - low
+        if bad:
+            limit = f"within [{low:g}, {high:g}]" if name in ("max", "min") else f"at most {high - low:g} in size"
+            raise origin.doc.error((*origin.path, name),
+                                   f"{name}={value} is out of range: {ref.metric} is declared on [{low:g}, {high:g}]",
+                                   f"give a {name} {limit}")
 
 
 def _has_function_tag(folder: Path) -> bool:

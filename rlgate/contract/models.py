@@ -15,6 +15,8 @@ from rlgate.metrics import MetricRef
 
 SCHEMA_VERSION = 1
 Visibility = Literal["iteration", "nightly", "release_gate_only"]
+#: the one spelling of the private split's visibility: evaluated by the release gate only, samples never shown
+RELEASE_GATE_ONLY: Visibility = "release_gate_only"
 DecisionName = Literal["release", "research_only", "block"]
 
 
@@ -106,6 +108,10 @@ class Split(StrictModel):
         None, ge=1, description="release_gate_only: warn after this many consultations per training run"
     )
 
+    @property
+    def release_gate_only(self) -> bool:
+        return self.visibility == RELEASE_GATE_ONLY
+
 
 class Baseline(StrictModel):
     """The reference the candidate is compared against: a checkpoint to evaluate, or stored results."""
@@ -123,9 +129,14 @@ class Baseline(StrictModel):
 
 # --------------------------------------------------------------------------- suites
 class TaskEntry(StrictModel):
-    """One lm-eval task in a suite, with the split it belongs to."""
+    """One task in a suite, with the split it belongs to and the harness that runs it."""
 
-    task: str = Field(description="lm-eval task or group name, e.g. gsm8k, mmlu_pro, ifeval")
+    task: str = Field(description="task or group name in its harness, e.g. gsm8k, mmlu_pro, ifeval")
+    harness: str = Field("lm_eval", description="the harness that runs and reads this task (registry name)")
+    metric_ranges: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="declared range of metrics that are not fractions in [0, 1], e.g. {score: [0, 10]}; "
+        "gate thresholds are validated against it")
     split: str = Field(description="name of a split declared in the contract")
     data_files: str | dict[str, str] | None = Field(
         None, description="local copy of the task's dataset (path, or mapping split -> path)"

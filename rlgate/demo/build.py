@@ -74,7 +74,7 @@ def render_pairs(dataset: demo_data.DemoData, folder: Path) -> dict[str, list[tu
     """(prompt, response) training pairs whose prompts lm-eval itself renders from the training documents."""
     from rlgate.contract.loader import ResolvedTask
     from rlgate.contract.models import Protocol, TaskEntry
-    from rlgate.runners.lmeval.tasks import load_suite
+    from rlgate.harness.lmeval.tasks import load_suite
 
     files = {
         "gsm8k": demo_data.write_jsonl(folder / "gsm8k.jsonl", (e.row for e in dataset.gsm8k_train)),

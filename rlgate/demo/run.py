@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rlgate.demo.build import DemoPaths, DemoSettings, build
+from rlgate.harness.base import ProgressSink
 from rlgate.orchestrate import CheckResult, check
-from rlgate.runners.base import ProgressSink
 
 
 def offline_environment() -> None:

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.results.models import DocId
+
 JUDGE_REPORT_SCHEMA_VERSION: Literal[1] = 1
 Order = Literal["candidate_first", "baseline_first"]
 Outcome = Literal["win", "loss", "tie", "error", "undecided", "scored"]
@@ -35,7 +37,7 @@ class JudgeCall(_Model):
 class JudgeItem(_Model):
     """One document: who decided it, what the judge saw and said."""
 
-    doc_id: int
+    doc_id: DocId
     task: str | None = Field(None, description="leaf task, when the judged task is a group")
     decided_by: DecidedBy
     outcome: Outcome

@@ -20,7 +20,7 @@ from rlgate.judge.policy import JudgeSpec
 from rlgate.judge.report import JudgeCall, JudgeItem, Order, Outcome, TaskJudgeReport
 from rlgate.judge.stats import win_rate
 from rlgate.metrics import DEFAULT_FILTER, KNOWN_TASK_METRICS, catalog_task
-from rlgate.results.models import INVALID_ANSWER, SampleRecord, TaskResult
+from rlgate.results.models import INVALID_ANSWER, SampleRecord, TaskResult, doc_order
 
 _VALUE = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
@@ -214,7 +214,7 @@ def judge_items(task: str, spec: JudgeSpec, candidate: TaskResult, baseline: Tas
     """Items of one leaf task, paired by doc id, and how many documents could not be paired."""
     base_by_id = {s.doc_id: s for s in baseline.samples} if baseline is not None else {}
     items: list[JudgeItem] = []
-    for cand in sorted(candidate.samples, key=lambda s: s.doc_id):
+    for cand in sorted(candidate.samples, key=lambda s: doc_order(s.doc_id)):
         if baseline is not None and cand.doc_id not in base_by_id:
             continue
         items.append(judge_item(task, spec, cand, base_by_id.get(cand.doc_id), lazy))

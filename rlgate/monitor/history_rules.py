@@ -46,7 +46,7 @@ def targets_from_contract(resolved: object) -> HistoryTargets:
     private: dict[str, bool] = {}
     for gate in [*([primary] if primary else []), *gates.regression]:
         split = resolved.split_of(MetricRef.parse(gate.metric).task)
-        if split is not None and split.visibility == "release_gate_only":
+        if split is not None and split.release_gate_only:
             private[gate.metric] = direction(gate.metric, gate.higher_is_better)
     return HistoryTargets(primary=primary.metric if primary else None,
                           primary_higher_is_better=direction(primary.metric, primary.higher_is_better)

@@ -8,6 +8,7 @@ from typing import Any
 
 import rlgate
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET, apply_text_budget
@@ -186,7 +187,7 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
     extensions = dict(decision.extensions)
     if monitor is not None and "monitor" not in extensions:
         extensions["monitor"] = as_dict(monitor)
-    private = frozenset(name for name, o in origins.items() if o.visibility == "release_gate_only")
+    private = frozenset(name for name, o in origins.items() if o.visibility == RELEASE_GATE_ONLY)
     scrubbed = decision.model_copy(update={"extensions": scrub_private(extensions, private)})
     metrics = collect_metrics(decision, baseline, candidate, sections, overrides)
     contract_name = contract.name if contract else decision.contract

@@ -21,6 +21,7 @@ from jinja2 import TemplateError, TemplateSyntaxError
 from pydantic import ValidationError
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
@@ -115,7 +116,7 @@ def _validate(model: type[Any], data: Any, path: Path) -> Any:
 
 def with_decision(model: ReportModel, decision: Decision) -> ReportModel:
     """The model with a (re-)decided decision: gates, metrics from gates, radar and regressions updated."""
-    private = frozenset(n for s in model.tasks if s.visibility == "release_gate_only"
+    private = frozenset(n for s in model.tasks if s.visibility == RELEASE_GATE_ONLY
                         for n in (s.task, s.suite_task) if n)
     overrides = {gate_ref(g): g.higher_is_better for g in decision.gates if g.kind != "monitor"}
     metrics = gated_first(decision, {v.ref: v for v in model.metrics})

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlgate.engine.models import Decision
+from rlgate.results.models import DocId
 
 REPORT_SCHEMA_VERSION: Literal[1] = 1
 Change = Literal["regressed", "improved", "same", "unscored", "only_baseline", "only_candidate"]
@@ -54,7 +55,7 @@ class SideView(_Model):
 class SampleView(_Model):
     """One document with both runs' answers (a view of a SampleTable row)."""
 
-    doc_id: int
+    doc_id: DocId
     prompt: str | None = None
     prompt_prefix: int | None = None
     prompt_chars: int = 0

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.model import CHANGES, Change, MetricValue, TaskSection
-from rlgate.results.models import MetricKey, RunResult, SampleRecord, TaskResult
-
-PRIVATE = "release_gate_only"
+from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def withheld_reason(origin: TaskOrigin | None, have_contract: bool) -> str | Non
         return "no contract given: split visibility unknown, so samples are withheld"
     if origin is None:
         return "task is not in the contract's suites: split visibility unknown, so samples are withheld"
-    if origin.visibility == PRIVATE:
+    if origin.visibility == RELEASE_GATE_ONLY:
         return f"split '{origin.split}' is release_gate_only: counts and aggregates only"
     return None
 
@@ -133,7 +132,7 @@ def _side(sample: SampleRecord, key: tuple[str, str] | None) -> dict[str, Any]:
             "score": _num(sample.score(metric, filt)) if key else None}
 
 
-def _view(doc_id: int, prompt: str | None, target: str | None, change: Change,
+def _view(doc_id: DocId, prompt: str | None, target: str | None, change: Change,
           baseline: dict[str, Any] | None = None, candidate: dict[str, Any] | None = None) -> RawSample:
     return {"doc_id": doc_id, "prompt": prompt, "prompt_chars": len(prompt or ""), "target": target,
             "baseline": baseline, "candidate": candidate, "change": change}

@@ -7,8 +7,8 @@
 - `truncation_rate`: the response stopped at `max_gen_toks`, only where knowable (recorded
   `truncated` flags, or recorded token counts and a known `max_gen_toks`); plain lm-eval samples
   do not say, so the metric is then absent (a gate on it is `nodata`, never a silent 0).
-- Per-response answers and correctness when a document has n > 1 responses (`extra["per_response"]`),
-  which pass@k and maj@k need; see `rlgate.results.per_response`.
+- Per-response answers (pass@k, maj@k) are harness-specific: each harness adds them in its adapter
+  (lm-eval's in `rlgate.harness.lmeval.per_response`).
 
 The values are written into each sample's `scores` and the task's `metrics`, so every later layer
 treats them like lm-eval's own metrics.
@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from rlgate.results.models import INVALID_ANSWER, SampleRecord, TaskResult
-from rlgate.results.per_response import add_per_response
 
 PARSE_FAILURE = "answer_parse_failure_rate"
 LENGTH = "response_length_mean"
@@ -78,4 +77,3 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
                 acc[1] += 1
     for (filt, metric), (total, count) in sums.items():
         task.metrics.setdefault(filt, {})[metric] = total / count
-    add_per_response(task, config)

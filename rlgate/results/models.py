@@ -1,7 +1,10 @@
-"""Typed evaluation results: what runners and importers produce and the engine and reports read.
+"""Typed, harness-neutral evaluation results: what harnesses and importers produce, the engine and reports read.
 
-lm-eval's flat `"metric,filter"` keys never appear here: the lm-eval adapter parses them once into
-nested `filter -> metric -> value` mappings and `MetricKey`s. Every sample is kept.
+lm-eval's flat `"metric,filter"` keys never appear here: its adapter parses them once into nested
+`filter -> metric -> value` mappings and `MetricKey`s. A harness without filters (inspect, a plain
+JSONL of scores) uses the single filter `NO_FILTER`. Sample ids are `int | str` (inspect's are either),
+a metric may declare a range other than [0, 1], and a sample may carry an agent trajectory. Every
+sample is kept.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from rlgate.metrics import DEFAULT_FILTER, MetricRef, catalog_task
 
 RESULTS_SCHEMA_VERSION = 1
 INVALID_ANSWER = "[invalid]"
+#: the filter of a metric whose harness has no filter pipeline
+NO_FILTER = "none"
+#: a document's id within its task: lm-eval's are ints, inspect's ints or strings
+DocId = int | str
 
 #: A per-sample metric value: a number, or a list for per-instruction metrics (IFEval inst_level_*).
 SampleValue = float | list[float]
@@ -30,7 +37,7 @@ class MetricKey(_Model):
 
     task: str
     metric: str
-    filter: str = "none"
+    filter: str = NO_FILTER
 
     @classmethod
     def from_ref(cls, ref: MetricRef) -> MetricKey:
@@ -41,10 +48,56 @@ class MetricKey(_Model):
         return f"{self.task}/{self.metric}/{self.filter}"
 
 
+def doc_order(doc_id: DocId) -> tuple[int, int | str]:
+    """A sort key for ids of either type: ints by value first, then strings."""
+    return (0, doc_id) if isinstance(doc_id, int) else (1, doc_id)
+
+
+class ToolCall(_Model):
+    """A tool call as the model emitted it; `parse_error` when its arguments were not valid."""
+
+    id: str | None = None
+    function: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    parse_error: str | None = None
+
+
+class TrajectoryStep(_Model):
+    """One message of an agent trajectory: a model turn (maybe with tool calls) or a tool's result."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = Field(None, description="for role tool: the call this result answers")
+    error: str | None = Field(None, description="for role tool: the tool's error (timeout, permission, ...)")
+
+
+class Trajectory(_Model):
+    """A whole agent run on one sample: every step, the limits it hit, what it cost."""
+
+    steps: list[TrajectoryStep] = Field(default_factory=list)
+    epoch: int = 1
+    limits_hit: list[str] = Field(default_factory=list, description="message / token / time limits reached")
+    error: str | None = Field(None, description="sample error (crash, sandbox failure); scored as a failure")
+    total_tokens: int | None = None
+    working_time_s: float | None = None
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [call for step in self.steps for call in step.tool_calls]
+
+
+class MetricRange(_Model):
+    """The range a harness declares for a metric that is not a fraction in [0, 1] (e.g. a 0-10 judge score)."""
+
+    low: float
+    high: float
+
+
 class SampleRecord(_Model):
     """One document's outcome in one run: inputs, raw and filtered responses, per-metric scores."""
 
-    doc_id: int
+    doc_id: DocId
     doc_hash: str = Field(description="hash of the document, to check pairs are the same question")
     prompt: str | None = Field(None, description="the prompt as sent (first request's context)")
     target: str | None = None
@@ -57,6 +110,7 @@ class SampleRecord(_Model):
     response_tokens: list[int] | None = Field(None, description="generated tokens per response, where known")
     truncated: list[bool] | None = Field(None, description="response stopped at max_tokens, where known")
     extra: dict[str, Any] = Field(default_factory=dict, description="task-specific details, e.g. category")
+    trajectory: Trajectory | None = Field(None, description="the agent trajectory, for agent and tool-use tasks")
 
     def score(self, metric: str, filter_name: str) -> SampleValue | None:
         return self.scores.get(filter_name, {}).get(metric)
@@ -80,6 +134,8 @@ class TaskResult(_Model):
     metrics: dict[str, dict[str, float | None]] = Field(default_factory=dict, description="filter -> metric -> value")
     stderr: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     higher_is_better: dict[str, bool] = Field(default_factory=dict)
+    metric_ranges: dict[str, MetricRange] = Field(
+        default_factory=dict, description="metric -> declared range, for metrics that are not fractions")
     n_samples: int = Field(0, description="documents evaluated (lm-eval's n-samples effective)")
     protocol: TaskProtocol = Field(default_factory=TaskProtocol)
     samples: list[SampleRecord] = Field(default_factory=list)
@@ -92,6 +148,8 @@ class RunProvenance(_Model):
     """Where a run came from, for the rollout card and for refusing silent comparisons."""
 
     source: str = Field(description="folder or file the results were read from")
+    harness: str | None = Field(None, description="the harness whose outputs these are")
+    harness_version: str | None = None
     model: str | None = None
     model_args: str | dict[str, Any] | None = None
     checkpoint_fingerprint: str | None = None

@@ -107,7 +107,7 @@ def test_decision_with_badcases_for_the_gate_command(folders: tuple[Path, Path],
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.contract.loader import load_contract
     from rlgate.engine.decision import decide
-    from rlgate.results.lmeval_folder import read_lmeval_folder
+    from rlgate.harness.lmeval.folder import read_lmeval_folder
 
     base, cand = (read_lmeval_folder(f) for f in folders)
     resolved = load_contract(_contract(tmp_path, folders[0], "private"))

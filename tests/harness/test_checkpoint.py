@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlgate.errors import InputError
-from rlgate.runners.checkpoint import inspect_checkpoint
+from rlgate.harness.checkpoint import inspect_checkpoint
 from rlgate.store.cache import GenerationCache
 
 

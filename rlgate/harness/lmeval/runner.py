@@ -23,14 +23,14 @@ from lm_eval.api.registry import get_model
 
 from rlgate.contract.models import Protocol
 from rlgate.errors import InputError, MissingExtraError
-from rlgate.runners.backends import lmeval_seeds, model_spec, protocol_fields, protocol_hash
-from rlgate.runners.base import RunOutcome, RunPlan
-from rlgate.runners.lmeval.caching_lm import CachingLM, TaskStats
-from rlgate.runners.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
-from rlgate.runners.lmeval.replay import ReplayLM
-from rlgate.runners.lmeval.tasks import LoadedSuite, load_suite
-from rlgate.runners.manifest import Drops, ImportReport, RunManifest, TaskRun
-from rlgate.runners.responses import match_rows, read_responses
+from rlgate.harness.base import RunOutcome, RunPlan
+from rlgate.harness.lmeval.backends import lmeval_seeds, model_spec, protocol_fields, protocol_hash
+from rlgate.harness.lmeval.caching_lm import CachingLM, TaskStats
+from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
+from rlgate.harness.lmeval.replay import ReplayLM
+from rlgate.harness.lmeval.responses import match_rows, read_responses
+from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
+from rlgate.harness.manifest import Drops, ImportReport, RunManifest, TaskRun
 from rlgate.store.cache import GenerationCache
 
 #: lm-eval's stderr bootstrap for non-mean aggregations (its CLI default is 100000); rlgate's gate
@@ -159,11 +159,15 @@ class LmEvalRunner:
             weights_hash=plan.checkpoint.weights_hash if plan.checkpoint else None,
             load_path=plan.checkpoint.load_path if plan.checkpoint else None,
             checkpoint_notes=list(plan.checkpoint.notes) if plan.checkpoint else [],
-            backend=protocol.backend if plan.responses is None else "responses", lm_eval_model=model_name,
+            backend=protocol.backend if plan.responses is None else "responses",
+            harness="lm_eval", harness_version=library_versions().get("lm_eval"),
+            model_spec={"lm_eval_model": model_name},
             model_args={k: v for k, v in model_args.items() if "key" not in k.lower()},
             protocol_hash=protocol_hash(protocol), protocol=protocol_fields(protocol),
             library_versions=library_versions(), started=stamp, wall_time_s=round(time.monotonic() - started, 3),
             model_loaded=loaded, tasks=self._task_runs(suite, lm), import_report=import_report,
+            benchmark_versions={t.name: t.benchmark_version for t in plan.tasks},
+            task_visibility={t.name: t.visibility for t in plan.tasks},
             results_file=results_file.relative_to(plan.out_dir).as_posix())
         write_manifest(plan.out_dir, manifest)
         return RunOutcome(plan.out_dir, results_file, manifest, loaded)

@@ -16,8 +16,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from rlgate.runners.manifest import Drops
-from rlgate.runners.responses import MatchResult, match_rows, read_responses
+from rlgate.harness.lmeval.responses import MatchResult, match_rows, read_responses
+from rlgate.harness.manifest import Drops
 
 
 @register_model("rlgate-replay")

@@ -9,7 +9,7 @@ import pytest
 
 from rlgate.contract.models import Protocol
 from rlgate.errors import InputError
-from rlgate.runners import backends
+from rlgate.harness.lmeval import backends
 
 
 def proto(**kwargs: object) -> Protocol:

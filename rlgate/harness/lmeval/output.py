@@ -12,7 +12,7 @@ from typing import Any
 
 from lm_eval.loggers import EvaluationTracker
 
-from rlgate.runners.manifest import MANIFEST_FILE, RunManifest
+from rlgate.harness.manifest import MANIFEST_FILE, RunManifest
 
 
 def clear_previous(out_dir: Path) -> None:
@@ -65,9 +65,3 @@ def write_manifest(out_dir: Path, manifest: RunManifest) -> Path:
     tmp.replace(path)
     return path
 
-
-def read_manifest(out_dir: Path) -> RunManifest | None:
-    path = out_dir / MANIFEST_FILE
-    if not path.is_file():
-        return None
-    return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))

@@ -28,8 +28,8 @@ from fixtures.lmeval_builders import (
 )
 
 from rlgate.engine.values import leaf_values
-from rlgate.results.lmeval_folder import read_lmeval_folder
-from rlgate.results.per_response import exact_match, regex_extract
+from rlgate.harness.lmeval.folder import read_lmeval_folder
+from rlgate.harness.lmeval.per_response import exact_match, regex_extract
 
 lm_eval = pytest.importorskip("lm_eval")
 N_DOCS = 8

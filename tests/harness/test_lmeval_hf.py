@@ -57,7 +57,7 @@ def real_slices(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def test_hf_backend_runs_real_tasks_then_resumes_entirely_from_cache(real_slices: dict, tiny_checkpoint: Path,  # type: ignore[type-arg]
                                                                     tmp_path: Path) -> None:
-    from rlgate.results.lmeval_folder import read_lmeval_folder
+    from rlgate.harness.lmeval.folder import read_lmeval_folder
 
     resolved = load_contract(real_slices["contract"])
     tasks = select_tasks(resolved, None, release_gate=False)

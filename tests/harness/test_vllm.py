@@ -38,7 +38,7 @@ def test_vllm_backend_generates_caches_and_resumes(tmp_path: Path, tiny_checkpoi
     tasks = select_tasks(resolved, None, release_gate=False)
     info = check_checkpoint(resolved, str(tiny_checkpoint), cache_dir=tmp_path / "cache")
     first = evaluate(resolved, tasks, tmp_path / "run1", cache_dir=tmp_path / "cache", checkpoint=info)
-    assert first.model_loaded and first.manifest.lm_eval_model == "vllm"
+    assert first.model_loaded and first.manifest.model_spec["lm_eval_model"] == "vllm"
     assert first.manifest.model_args["tensor_parallel_size"] >= 1
     assert first.manifest.tasks[0].generated == 6
     second = evaluate(resolved, tasks, tmp_path / "run2", cache_dir=tmp_path / "cache", checkpoint=info)

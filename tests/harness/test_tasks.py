@@ -15,7 +15,7 @@ ContractFactory = Callable[..., Path]
 
 pytest.importorskip("lm_eval")
 
-from rlgate.runners.lmeval.tasks import load_suite  # noqa: E402  (needs lm_eval, checked just above)
+from rlgate.harness.lmeval.tasks import load_suite  # noqa: E402  (needs lm_eval, checked just above)
 
 
 def load(contract: Path, limit: int | None = None):

@@ -1,4 +1,4 @@
-"""Read an lm-eval output folder (`lm_eval --output_path DIR --log_samples`) into a `RunResult`.
+"""lm-eval's adapter: read an lm-eval output folder (`lm_eval --output_path DIR --log_samples`) into a `RunResult`.
 
 lm-eval 0.4.x writes `results_<timestamp>.json` and one `samples_<task>_<timestamp>.jsonl` per leaf
 task, usually inside a folder named after the model. The flat `"metric,filter"` keys are parsed
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.errors import InputError
+from rlgate.harness.lmeval.per_response import add_per_response
 from rlgate.jsonl import iter_jsonl
 from rlgate.results.derived import add_derived_metrics
 from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskProtocol, TaskResult
@@ -214,6 +215,7 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         if samples and sample_file.exists():
             task.samples = read_samples_file(sample_file)
         add_derived_metrics(task, configs.get(name) or {})
+        add_per_response(task, configs.get(name) or {})
         tasks[name] = task
     group_metrics = {g: _nested_metrics(doc["results"].get(g) or {})[0] for g in groups}
     run = RunResult(provenance=_provenance(results_file, doc), tasks=tasks, groups=groups,
@@ -232,6 +234,8 @@ def _provenance(results_file: Path, doc: dict[str, Any]) -> RunProvenance:
         wall_s = None
     return RunProvenance(
         source=str(results_file.parent),
+        harness="lm_eval",
+        harness_version=doc.get("lm_eval_version"),
         model=doc.get("model_name") or (config or {}).get("model"),
         model_args=(config or {}).get("model_args"),
         lm_eval_version=doc.get("lm_eval_version"),

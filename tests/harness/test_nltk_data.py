@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.runners import nltk_data
+from rlgate.harness.lmeval import nltk_data
 
 nltk = pytest.importorskip("nltk")
 punkt = pytest.importorskip("punkt")

@@ -24,9 +24,9 @@ import jinja2
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM, CacheHook, TemplateLM
 
-from rlgate.runners.backends import canonical_json
-from rlgate.runners.base import ProgressSink, SilentProgress
-from rlgate.runners.manifest import Drops
+from rlgate.harness.base import ProgressSink, SilentProgress
+from rlgate.harness.lmeval.backends import canonical_json
+from rlgate.harness.manifest import Drops
 from rlgate.store.cache import CachedGeneration, GenerationCache, Scope
 
 MAX_ERROR_SHARE = 0.1

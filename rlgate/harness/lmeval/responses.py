@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.errors import InputError
+from rlgate.harness.lmeval.backends import canonical_json
+from rlgate.harness.manifest import ImportReport
 from rlgate.jsonl import iter_jsonl
-from rlgate.runners.backends import canonical_json
-from rlgate.runners.manifest import ImportReport
 
 MAX_EXAMPLES = 8
 

@@ -14,7 +14,7 @@ import pytest
 from fixtures.lmeval_builders import build_synthetic_folder, cached_folder
 
 from rlgate.errors import InputError
-from rlgate.results.lmeval_folder import find_results_file, parse_metric_key, read_lmeval_folder
+from rlgate.harness.lmeval.folder import find_results_file, parse_metric_key, read_lmeval_folder
 
 pytest.importorskip("lm_eval")
 
@@ -147,7 +147,7 @@ def test_synthetic_builder_round_trip(tmp_path: Path) -> None:
 
 
 def test_reading_imports_neither_torch_nor_lm_eval(abel7: Path) -> None:
-    code = (f"import sys; from rlgate.results.lmeval_folder import read_lmeval_folder; "
+    code = (f"import sys; from rlgate.harness.lmeval.folder import read_lmeval_folder; "
             f"read_lmeval_folder({str(abel7)!r}); "
             "bad = [m for m in ('torch', 'lm_eval', 'transformers') if m in sys.modules]; "
             "assert not bad, bad")

@@ -84,7 +84,7 @@ def test_openai_backend_counts_failures_and_caches_the_rest(write_contract: Cont
     task = first.manifest.tasks[0]
     assert task.drops.errored == 1 and "doc 2" in task.drops.examples[0]
     assert (task.generated, task.requests) == (5, 6)
-    assert first.manifest.lm_eval_model == "local-completions"
+    assert first.manifest.model_spec["lm_eval_model"] == "local-completions"
     assert all(p.startswith("Question: ") for p in server.prompts)
     lines = [json.loads(x) for x in next((tmp_path / "run1").rglob("samples_gsm8k_*.jsonl")).read_text().splitlines()]
     by_doc = {s["doc_id"]: s for s in lines if s["filter"] == "flexible-extract"}

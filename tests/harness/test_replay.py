@@ -94,7 +94,7 @@ def test_abel_gsm8k_generations_score_as_lm_eval_filters_give(write_contract: Co
         assert report is not None and report.matched == 1319
         if size == "7b":
             assert (report.rows, report.duplicates, report.unmatched) == (1321, 1, 1)
-        assert out.manifest.drops.missing == 0 and out.manifest.lm_eval_model == "rlgate-replay"
+        assert out.manifest.drops.missing == 0 and out.manifest.model_spec["lm_eval_model"] == "rlgate-replay"
 
 
 def test_llama_mmlu_pro_generations_score_as_custom_extract_gives(write_contract: ContractFactory, shared_data: Path,

@@ -55,7 +55,7 @@ def samples(out: Path) -> list[dict]:  # type: ignore[type-arg]
 
 def test_sigkill_then_resume(write_contract: ContractFactory, tiny_checkpoint: Path, shared_data: Path,
                              tmp_path: Path) -> None:
-    from rlgate.runners.lmeval.caching_lm import request_hash
+    from rlgate.harness.lmeval.caching_lm import request_hash
 
     contract = write_contract([{"task": "gsm8k", "split": "test_public", "num_fewshot": 0,
                                 "data_files": str(shared_data / "gsm8k/test.jsonl")}],

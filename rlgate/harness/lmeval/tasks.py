@@ -32,8 +32,8 @@ from lm_eval.tasks._yaml_loader import load_yaml
 from rlgate.contract.loader import ResolvedTask
 from rlgate.contract.models import Protocol
 from rlgate.errors import InputError
-from rlgate.runners.backends import canonical_json, generation_kwargs
-from rlgate.runners.nltk_data import ensure_punkt_tab, seed_langdetect
+from rlgate.harness.lmeval.backends import canonical_json, generation_kwargs
+from rlgate.harness.lmeval.nltk_data import ensure_punkt_tab, seed_langdetect
 from rlgate.store.cache import GenerationCache
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlgate.errors import InputError
-from rlgate.runners.responses import match_rows, read_responses
+from rlgate.harness.lmeval.responses import match_rows, read_responses
 
 DOCS = {
     "gsm8k": [{"question": "q0", "answer": "#### 1"}, {"question": "q1", "answer": "#### 2"}],

@@ -1,0 +1,81 @@
+"""lm-eval behind the harness port: runner, folder reader, backends, task catalog, imported responses.
+
+This module is light: `LmEvalHarness` imports lm-eval (and torch) only inside `run`, so reading
+stored folders (`rlgate gate`) never does. The modules `runner`, `caching_lm`, `output`, `replay` and
+`tasks` import lm_eval at the top and are imported only from `run`.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+
+from rlgate.contract.loader import ResolvedContract, ResolvedTask
+from rlgate.errors import InputError, MissingExtraError
+from rlgate.harness.base import RunOutcome, RunPlan
+from rlgate.harness.manifest import MANIFEST_FILE, RunManifest, load_manifest
+from rlgate.results.models import RunResult
+
+_HEAVY = ("lm_eval", "torch", "transformers", "datasets")
+
+
+class LmEvalHarness:
+    """lm-eval 0.4.x: `simple_evaluate` with rlgate's cache-first or replay LM; output folders as lm-eval's."""
+
+    name = "lm_eval"
+
+    def version(self) -> str | None:
+        try:
+            return metadata.version("lm-eval")
+        except metadata.PackageNotFoundError:
+            return None
+
+    def can_read(self, path: Path) -> bool:
+        if path.is_file():
+            return path.name.startswith("results_") and path.suffix == ".json"
+        return path.is_dir() and (next(path.glob("results_*.json"), None) is not None
+                                  or next(path.glob("*/results_*.json"), None) is not None)
+
+    def read(self, path: Path, *, samples: bool = True) -> RunResult:
+        """An lm-eval output folder, with rlgate's run manifest attached when rlgate produced it."""
+        from rlgate.harness.lmeval.folder import find_results_file, read_lmeval_folder
+
+        run = read_lmeval_folder(path, samples=samples)
+        manifest = _manifest_near(find_results_file(path))
+        if manifest is not None:
+            run.provenance.manifest = manifest.model_dump(mode="json")
+            run.provenance.checkpoint_fingerprint = manifest.checkpoint_fingerprint
+        return run
+
+    def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
+             **options: object) -> RunPlan:
+        foreign = [t for t in tasks if t.harness != self.name]
+        if foreign:
+            raise InputError(f"task '{foreign[0].name}' belongs to harness '{foreign[0].harness}', not lm_eval",
+                             field="suites.tasks.harness", fix="run each harness's tasks in its own plan")
+        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+
+    def run(self, plan: RunPlan) -> RunOutcome:
+        try:
+            from rlgate.harness.lmeval.runner import LmEvalRunner
+        except ModuleNotFoundError as exc:
+            root = (exc.name or "").split(".")[0]
+            if root in _HEAVY:
+                raise MissingExtraError.for_extra("evaluating with lm-eval", "hf", root) from None
+            raise
+        return LmEvalRunner().run(plan)
+
+
+def _manifest_near(results_file: Path) -> RunManifest | None:
+    """rlgate writes run_manifest.json in the output folder, one level above lm-eval's model folder."""
+    for folder in (results_file.parent, results_file.parent.parent):
+        candidate = folder / MANIFEST_FILE
+        if candidate.is_file():
+            manifest = load_manifest(candidate)
+            if manifest.results_file and (folder / manifest.results_file).resolve() != results_file.resolve():
+                return None  # the manifest describes another (older or newer) run in this folder
+            return manifest
+    return None
+
+
+__all__ = ["LmEvalHarness"]

@@ -1,0 +1,149 @@
+"""The run manifest: what produced an output folder, and what happened to every request.
+
+Written beside a harness's outputs as `run_manifest.json`, read by reports (rollout card), by
+`check` (which baseline run a candidate was compared with) and by the protocol and benchmark-version
+checks. Schema history: v1 (rlgate 0.1) named `lm_eval_model`; v2 names the harness, its version and
+a harness-specific model spec, and records benchmark versions and split visibility. `load_manifest`
+migrates v1 files on read, so folders written by older rlgate still gate.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rlgate.errors import InputError
+
+MANIFEST_SCHEMA_VERSION: Literal[2] = 2
+MANIFEST_FILE = "run_manifest.json"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Drops(_Model):
+    """Requests whose response is missing or unusable; each is still scored (as a failure), never removed."""
+
+    errored: int = Field(0, description="the backend raised for this request (after its retries)")
+    timed_out: int = Field(0, description="the backend timed out (after its retries)")
+    empty: int = Field(0, description="the response was empty or whitespace")
+    missing: int = Field(0, description="imported responses: no row answered this request")
+    examples: list[str] = Field(default_factory=list, description="a few request ids with the error text")
+
+    @property
+    def total(self) -> int:
+        return self.errored + self.timed_out + self.empty + self.missing
+
+
+class TaskRun(_Model):
+    """One leaf task in one run."""
+
+    task: str
+    suite_task: str = Field(description="the suite entry (task or group) this leaf belongs to")
+    version: str | None = None
+    task_hash: str
+    dataset: str = ""
+    documents: int = 0
+    requests: int = 0
+    cached: int = 0
+    generated: int = 0
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    wall_time_s: float = 0.0
+    drops: Drops = Field(default_factory=Drops)
+
+
+class ImportReport(_Model):
+    """How rows of an imported responses file matched the task documents."""
+
+    file: str
+    rows: int
+    matched: int
+    unmatched: int = 0
+    duplicates: int = 0
+    unknown_task: int = 0
+    examples: list[str] = Field(default_factory=list, description="a few unmatched or duplicate rows, by line")
+
+
+class RunManifest(_Model):
+    """Provenance of one rlgate evaluation run."""
+
+    schema_version: Literal[2] = MANIFEST_SCHEMA_VERSION
+    harness: str = Field("lm_eval", description="the harness that produced the run (registry name)")
+    harness_version: str | None = Field(None, description="version of the harness library")
+    contract: str
+    contract_name: str
+    role: str = "candidate"
+    checkpoint: str
+    checkpoint_kind: str
+    checkpoint_fingerprint: str
+    weights_hash: str | None = None
+    load_path: str | None = None
+    checkpoint_notes: list[str] = Field(default_factory=list)
+    backend: str
+    model_spec: dict[str, object] = Field(
+        default_factory=dict, description="harness-specific model spec, e.g. {'lm_eval_model': 'hf'}")
+    model_args: dict[str, object] = Field(default_factory=dict)
+    protocol_hash: str
+    protocol: dict[str, object] = Field(default_factory=dict)
+    library_versions: dict[str, str] = Field(default_factory=dict)
+    started: str
+    wall_time_s: float
+    model_loaded: bool
+    tasks: list[TaskRun] = Field(default_factory=list)
+    import_report: ImportReport | None = None
+    benchmark_versions: dict[str, str] = Field(
+        default_factory=dict, description="task -> 'suite@version[/task@version]', compared by check and gate")
+    task_visibility: dict[str, str] = Field(
+        default_factory=dict, description="task -> split visibility, so reports withhold private samples")
+    results_file: str = Field(description="lm-eval results file, relative to the output folder")
+
+    @property
+    def drops(self) -> Drops:
+        total = Drops()
+        for task in self.tasks:
+            for key in ("errored", "timed_out", "empty", "missing"):
+                setattr(total, key, getattr(total, key) + getattr(task.drops, key))
+        return total
+
+
+def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring an older manifest's fields up to the current schema (v1 -> v2); newer ones are refused."""
+    version = data.get("schema_version", 1)
+    if isinstance(version, int) and version > MANIFEST_SCHEMA_VERSION:
+        raise ValueError(f"schema_version {version} is newer than this rlgate reads ({MANIFEST_SCHEMA_VERSION})")
+    if version == 1:
+        data = dict(data)
+        model = data.pop("lm_eval_model", None)
+        data["schema_version"] = 2
+        data.setdefault("harness", "lm_eval")
+        data.setdefault("harness_version", (data.get("library_versions") or {}).get("lm_eval"))
+        data.setdefault("model_spec", {"lm_eval_model": model} if model is not None else {})
+    return data
+
+
+def load_manifest(path: Path) -> RunManifest:
+    """Read a run manifest of any schema this rlgate knows; a bad file is an InputError naming it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the run manifest: {exc}", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
+                         fix="the manifest is corrupt or truncated; re-run the evaluation") from None
+    if not isinstance(data, dict):
+        raise InputError("a run manifest is a JSON object", file=path)
+    try:
+        return RunManifest.model_validate(migrate_manifest(data))
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputError(f"{where}: {first['msg']}", file=path, field=where,
+                             fix="the manifest was edited or written by another tool; re-run the evaluation"
+                             ) from None
+        raise InputError(str(exc), file=path, field="schema_version", fix="upgrade rlgate to read it") from None
