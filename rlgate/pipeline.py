@@ -9,7 +9,6 @@ is written. Nothing here computes statistics or renders anything itself.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,8 +87,8 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
                       record: bool = True, judge_llm: Any = None) -> GateOutcome:
     """Gate `candidate` against `baseline` under the contract and write decision.json and every report."""
     from rlgate.badcases.checks import decision_with_badcases
-    from rlgate.badcases.versioning import check_versions
     from rlgate.engine.decision import decide
+    from rlgate.engine.versions import check_versions
     from rlgate.judge.api import judge_for_decision
     from rlgate.report.io import write_reports
 
@@ -109,7 +108,7 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
     decision = decide(
         judged.gates, baseline, candidate, seed=seed, contract_name=resolved.name,
         allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
-        contract_hash=hashlib.sha256(resolved.path.read_bytes()).hexdigest(),
+        contract_hash=resolved.content_hash(),
         extra_gates=[*monitor_gates, *contamination_gates, *judged.extra_gates],
     )
     decision = decision_with_badcases(decision, candidate, baseline, resolved)

@@ -10,6 +10,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.engine.versions import VersionCheck
 from rlgate.results.models import DocId
 
 BADCASE_SCHEMA_VERSION: Final = 1
@@ -94,15 +95,6 @@ class NextAction(_Model):
     cluster: str
     action: str
     evidence: str
-
-
-class VersionCheck(_Model):
-    """Suite and private-task versions of both runs; different versions are never compared silently."""
-
-    baseline: dict[str, str] = Field(default_factory=dict)
-    candidate: dict[str, str] = Field(default_factory=dict)
-    differences: list[str] = Field(default_factory=list)
-    allowed: bool = False
 
 
 class AnchorShift(_Model):

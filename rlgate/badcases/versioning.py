@@ -1,9 +1,8 @@
-"""Benchmark versioning: runs on different suite or private-task versions are never compared silently.
+"""Anchor sets across benchmark versions: a model's own change versus a change in the suite's difficulty.
 
-The runner records `benchmark_versions(resolved)` in each run's manifest (key
-`benchmark_versions`); `check_versions` compares two runs' records and refuses a silent
-comparison. An optional anchor set (fixed documents scored in every version) separates a model's
-own change from a change in the suite's difficulty.
+Harnesses record each task's benchmark version in the run manifest and `rlgate.engine.versions`
+refuses silent comparisons; when versions do differ (and the contract allows it), fixed anchor
+documents scored in every version tell whether the new version is harder or easier.
 """
 
 from __future__ import annotations
@@ -15,59 +14,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rlgate.badcases.models import AnchorShift, VersionCheck
+from rlgate.badcases.models import AnchorShift
 from rlgate.badcases.taxonomy import ClassifyOptions, classify_run
 from rlgate.errors import InputError
 
 if TYPE_CHECKING:
-    from rlgate.contract.loader import ResolvedContract
     from rlgate.results.models import RunResult
-
-MANIFEST_KEY = "benchmark_versions"
-
-
-def benchmark_versions(resolved: ResolvedContract) -> dict[str, str]:
-    """task -> 'suite@version' (+ '/task@version' for a versioned private task file), for the run manifest."""
-    out: dict[str, str] = {}
-    for task in resolved.tasks:
-        text = f"{task.suite}@{task.suite_version}"
-        if task.entry.version:
-            text += f"/{task.name}@{task.entry.version}"
-        out[task.name] = text
-    return out
-
-
-def manifest_fields(resolved: ResolvedContract) -> dict[str, dict[str, str]]:
-    """What a run manifest records for this layer: benchmark versions and each task's split visibility.
-
-    `rlgate badcases` reads `task_visibility` to withhold private samples when no contract is given.
-    """
-    return {MANIFEST_KEY: benchmark_versions(resolved),
-            "task_visibility": {task.name: task.visibility for task in resolved.tasks}}
-
-
-def recorded_versions(run: RunResult) -> dict[str, str]:
-    """The versions a run's manifest recorded (empty for runs rlgate did not produce)."""
-    manifest = run.provenance.manifest or {}
-    versions = manifest.get(MANIFEST_KEY) or {}
-    return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
-
-
-def check_versions(baseline: RunResult, candidate: RunResult, allow: bool = False) -> VersionCheck:
-    """Compare recorded versions; different versions raise InputError unless `allow` (then they are listed)."""
-    base, cand = recorded_versions(baseline), recorded_versions(candidate)
-    differences = [f"{task}: baseline {base[task]}, candidate {cand[task]}"
-                   for task in sorted(set(base) & set(cand)) if base[task] != cand[task]]
-    if differences and not allow:
-        raise InputError(
-            "the runs were made on different benchmark versions and are not comparable as they are: "
-            + "; ".join(differences),
-            field=MANIFEST_KEY,
-            fix="re-run the baseline on the candidate's suite version, or pass --allow-version-mismatch "
-            "(and score an anchor set to see whether difficulty changed)",
-        )
-    return VersionCheck(baseline=base, candidate=cand, differences=differences, allowed=bool(differences))
-
 
 class AnchorSet(BaseModel):
     """Fixed documents scored in every suite version: task -> document hashes (lm-eval's doc_hash)."""

@@ -7,6 +7,7 @@ line, column, field and a fix. Nothing here executes code from the files it read
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,7 @@ class ResolvedContract:
     gates: GateConfig
     policy_files: list[Path] = field(default_factory=list)
     baseline_results: Path | None = None
+    suite_files: list[Path] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -101,6 +103,24 @@ class ResolvedContract:
     def split_of(self, task: str) -> Split | None:
         entry = self.task(task)
         return self.contract.splits.get(entry.split) if entry else None
+
+    def referenced_files(self) -> list[Path]:
+        """Every file the decision depends on besides the runs: contract, suites, gate policies, judge anchors."""
+        judges = [self.contract.judge, *(t.entry.judge for t in self.tasks)]
+        anchors = [self.resolve_path(j.calibration.anchors) for j in judges if j is not None and j.calibration]
+        return [self.path, *self.suite_files, *self.policy_files, *dict.fromkeys(anchors)]
+
+    def content_hash(self) -> str:
+        """sha256 over every referenced file (name and bytes): a change to any of them changes the hash."""
+        digest = hashlib.sha256()
+        for file in self.referenced_files():
+            digest.update(file.name.encode("utf-8") + b"\0")
+            try:
+                digest.update(file.read_bytes())
+            except OSError:
+                digest.update(b"<missing>")  # a missing anchor file is reported by the judge itself
+            digest.update(b"\0")
+        return digest.hexdigest()
 
     def resolve_path(self, relative: str) -> Path:
         """A path named in the contract, found as references are (file's folder, then above)."""
@@ -299,6 +319,7 @@ def load_contract(path: str | Path) -> ResolvedContract:
     doc = load_yaml(file)
     contract: Contract = _validate(Contract, doc)
     suites: list[tuple[Suite, YamlDoc, PathKey]] = []
+    suite_files: list[Path] = []
     for index, item in enumerate(contract.suites):
         if isinstance(item, Suite):
             suites.append((item, doc, ("suites", index)))
@@ -308,6 +329,7 @@ def load_contract(path: str | Path) -> ResolvedContract:
             raise doc.error(("suites", index), "reference cycle between files: the contract lists itself as a suite",
                             "point at a suite file")
         suite_doc = load_yaml(target)
+        suite_files.append(target)
         suites.append((_validate(Suite, suite_doc), suite_doc, ()))
     trusted = [_ref_path(doc, ("trusted_task_paths", i), p, "trusted task path")
                for i, p in enumerate(contract.trusted_task_paths)]
@@ -329,4 +351,4 @@ def load_contract(path: str | Path) -> ResolvedContract:
     if contract.baseline.results:
         baseline_results = _ref_path(doc, ("baseline", "results"), contract.baseline.results, "baseline results")
     return ResolvedContract(file, contract, [s for s, _, _ in suites], tasks, gates, policy_files,
-                            baseline_results)
+                            baseline_results, suite_files)

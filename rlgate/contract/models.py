@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rlgate.judge.policy import JudgeSpec
+from rlgate.contract.judge_policy import JudgeSpec
 from rlgate.metrics import MetricRef
 
 SCHEMA_VERSION = 1

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rlgate.contract.models import GateConfig
+from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
 from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
 from rlgate.engine.values import ColumnCache, Values, is_binary, paired_values, run_values
-from rlgate.metrics import MetricRef
+from rlgate.metrics import MetricRef, is_bounded
 from rlgate.metrics import higher_is_better as known_direction
 from rlgate.results.models import MetricKey, RunResult
 
@@ -73,6 +74,15 @@ class GateContext:
                 if flag is not None:
                     return flag
         return known_direction(ref.metric)
+
+    def unit(self, key: MetricKey) -> fmt.Unit:
+        """How this metric's numbers read: a harness-declared range makes it a plain scale, not a fraction."""
+        declared = self.candidate.metric_range(key.task, key.metric)
+        if declared is None and self.baseline is not None:
+            declared = self.baseline.metric_range(key.task, key.metric)
+        if declared is not None:
+            return fmt.Unit(fraction=declared.low == 0 and declared.high == 1)
+        return fmt.Unit(fraction=is_bounded(key.metric))
 
     def leaves(self, key: MetricKey) -> list[str]:
         assert self.baseline is not None

@@ -13,6 +13,7 @@ from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.gates import (
     AnyGate,
     PreparedRegression,
+    check_range,
     evaluate_diagnostic,
     evaluate_hard,
     evaluate_primary,
@@ -143,6 +144,7 @@ def decide(
     prepared: list[PreparedRegression] = []
     for kind, gate, name in named:
         try:
+            check_range(gate, ctx)
             if kind == "primary":
                 verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
             elif kind == "hard":
@@ -159,6 +161,8 @@ def decide(
             verdicts[prep.name] = finish_regression(prep, p_adj, len(prepared), ctx)
         except Exception as error:
             verdicts[prep.name] = _failed("regression", prep.gate, prep.name, ctx, error)
+    for _, gate, name in named:
+        verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
     for verdict in gates:
         note = _underpowered(verdict)

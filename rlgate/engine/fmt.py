@@ -1,25 +1,41 @@
-"""Numbers in gate reasons: fractions as percentages / points, other metrics as they are."""
+"""Numbers in gate reasons: fractions as percentages / points, other metrics as they are.
+
+`metric` is a metric name (its kind decides, e.g. accuracy is a fraction, perplexity is not) or a
+`Unit` the engine resolved from the harness's declared range (a 0-10 score is not a fraction).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from rlgate.metrics import is_bounded
 
 
-def value(v: float | None, metric: str) -> str:
+@dataclass(frozen=True)
+class Unit:
+    """How a metric's numbers read: as a fraction (percent, points) or on their own scale."""
+
+    fraction: bool
+
+
+def _fraction(metric: str | Unit) -> bool:
+    return metric.fraction if isinstance(metric, Unit) else is_bounded(metric)
+
+
+def value(v: float | None, metric: str | Unit) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
-    return f"{v * 100:.2f}%" if is_bounded(metric) else f"{v:.4g}"
+    return f"{v * 100:.2f}%" if _fraction(metric) else f"{v:.4g}"
 
 
-def delta(v: float | None, metric: str) -> str:
+def delta(v: float | None, metric: str | Unit) -> str:
     if v is None or math.isnan(v):
         return "n/a"
-    return f"{v * 100:+.2f} pts" if is_bounded(metric) else f"{v:+.4g}"
+    return f"{v * 100:+.2f} pts" if _fraction(metric) else f"{v:+.4g}"
 
 
-def interval(ci: tuple[float, float] | None, metric: str, level: float | None) -> str:
+def interval(ci: tuple[float, float] | None, metric: str | Unit, level: float | None) -> str:
     if ci is None:
         return ""
     pct = f"{level * 100:.0f}% " if level else ""

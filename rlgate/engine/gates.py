@@ -47,6 +47,26 @@ def key_of(gate: AnyGate) -> MetricKey:
     return MetricKey.from_ref(gate.ref)
 
 
+_THRESHOLD_FIELDS = ("min_delta", "max_drop", "max", "min")
+
+
+def check_range(gate: AnyGate, ctx: GateContext) -> None:
+    """A threshold outside the range the harness declared for the metric makes the gate an error."""
+    key = key_of(gate)
+    declared = ctx.candidate.metric_range(key.task, key.metric)
+    if declared is None:
+        return
+    for field in _THRESHOLD_FIELDS:
+        value = getattr(gate, field, None)
+        if value is None:
+            continue
+        bounds = field in ("max", "min")
+        if (bounds and not declared.low <= value <= declared.high) or (
+                not bounds and abs(value) > declared.high - declared.low):
+            raise ValueError(f"{field}={value:g} does not fit {key.metric}'s range [{declared.low:g}, "
+                             f"{declared.high:g}] declared by the harness; declare metric_ranges in the suite")
+
+
 def _oriented(comp: Comparison, hib: bool) -> tuple[float, tuple[float, float], float, float]:
     """(improvement, its interval, p for improvement, p for a drop) in the metric's direction."""
     if hib:
@@ -77,14 +97,15 @@ def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerd
     if gate.require == "lower_bound":
         ok = imp_ci[0] >= m
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
-        why = (f"improvement {fmt.delta(improvement, key.metric)}, lower bound {fmt.delta(imp_ci[0], key.metric)} "
-               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, key.metric)}")
+        why = (f"improvement {fmt.delta(improvement, ctx.unit(key))}, "
+               f"lower bound {fmt.delta(imp_ci[0], ctx.unit(key))} "
+               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, ctx.unit(key))}")
     else:
         big, sig = improvement >= m, p_imp < cfg.alpha
         ok = big and sig
         mde = _mde(comp, cfg.alpha, cfg.power)
-        parts = [f"improvement {fmt.delta(improvement, key.metric)} {'>=' if big else '<'} min_delta "
-                 f"{fmt.delta(m, key.metric)}",
+        parts = [f"improvement {fmt.delta(improvement, ctx.unit(key))} {'>=' if big else '<'} min_delta "
+                 f"{fmt.delta(m, ctx.unit(key))}",
                  f"one-sided {fmt.p(p_imp)} {'<' if sig else '>='} alpha {cfg.alpha:g}"]
         why = ", ".join(parts)
     verdict: Verdict = "pass" if ok else "fail"
@@ -119,15 +140,15 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
     if gate.test == "non_inferiority":
         ok = imp_ci[0] >= -limit
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
-        why = (f"change {fmt.delta(improvement, key.metric)}, lower bound {fmt.delta(imp_ci[0], key.metric)} "
-               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, key.metric)}")
+        why = (f"change {fmt.delta(improvement, ctx.unit(key))}, lower bound {fmt.delta(imp_ci[0], ctx.unit(key))} "
+               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, ctx.unit(key))}")
     else:
         big, sig = drop > limit, p_adjusted < cfg.alpha
         ok = not (big and sig)
         mde = _mde(comp, cfg.alpha / max(family, 1), cfg.power)
-        size = (f"drop {fmt.delta(drop, key.metric).lstrip('+')} {'>' if big else '<='} max_drop "
-                f"{fmt.delta(limit, key.metric).lstrip('+')}"
-                if drop > 0 else f"no drop ({fmt.delta(improvement, key.metric)})")
+        size = (f"drop {fmt.delta(drop, ctx.unit(key)).lstrip('+')} {'>' if big else '<='} max_drop "
+                f"{fmt.delta(limit, ctx.unit(key)).lstrip('+')}"
+                if drop > 0 else f"no drop ({fmt.delta(improvement, ctx.unit(key))})")
         why = f"{size}, Holm-adjusted one-sided {fmt.p(p_adjusted)} {'<' if sig else '>='} alpha {cfg.alpha:g}"
     verdict: Verdict = "pass" if ok else "fail"
     return make_verdict(prep.name, "regression", str(key), verdict, cfg.decision, f"{verdict}: {why}",
@@ -157,7 +178,7 @@ def evaluate_diagnostic(gate: DiagnosticGate, ctx: GateContext, name: str) -> Ga
         fields["mde"] = _mde(comp, cfg.alpha, cfg.power)
         rel = _relative(comp.baseline, comp.candidate)
         fields["details"]["relative_change"] = rel
-        notes.append(f"{fmt.value(comp.baseline, key.metric)} -> {fmt.value(comp.candidate, key.metric)} "
+        notes.append(f"{fmt.value(comp.baseline, ctx.unit(key))} -> {fmt.value(comp.candidate, ctx.unit(key))} "
                      f"({rel * 100:+.1f}%)")
         if gate.max_relative_increase is not None and rel > gate.max_relative_increase:
             problems.append(f"relative increase {rel * 100:+.1f}% > {gate.max_relative_increase * 100:.0f}%")
@@ -168,11 +189,11 @@ def evaluate_diagnostic(gate: DiagnosticGate, ctx: GateContext, name: str) -> Ga
         assert value is not None
         fields.setdefault("candidate", value)
         if gate.max is not None and value > gate.max:
-            problems.append(f"{fmt.value(value, key.metric)} > max {fmt.value(gate.max, key.metric)}")
+            problems.append(f"{fmt.value(value, ctx.unit(key))} > max {fmt.value(gate.max, ctx.unit(key))}")
         if gate.min is not None and value < gate.min:
-            problems.append(f"{fmt.value(value, key.metric)} < min {fmt.value(gate.min, key.metric)}")
+            problems.append(f"{fmt.value(value, ctx.unit(key))} < min {fmt.value(gate.min, ctx.unit(key))}")
         if not notes:
-            notes.append(fmt.value(value, key.metric))
+            notes.append(fmt.value(value, ctx.unit(key)))
             fields.update(_one_sample(ctx, key))
     verdict: Verdict = "fail" if problems else "pass"
     why = "; ".join(problems) if problems else "within bounds"
@@ -214,13 +235,13 @@ def evaluate_hard(gate: HardGate, ctx: GateContext, name: str) -> GateVerdict:
     assert value is not None
     problems = []
     if gate.max is not None and value > gate.max:
-        problems.append(f"> max {fmt.value(gate.max, key.metric)}")
+        problems.append(f"> max {fmt.value(gate.max, ctx.unit(key))}")
     if gate.min is not None and value < gate.min:
-        problems.append(f"< min {fmt.value(gate.min, key.metric)}")
-    bounds = " and ".join(f"{k} {fmt.value(v, key.metric)}" for k, v in (("max", gate.max), ("min", gate.min))
+        problems.append(f"< min {fmt.value(gate.min, ctx.unit(key))}")
+    bounds = " and ".join(f"{k} {fmt.value(v, ctx.unit(key))}" for k, v in (("max", gate.max), ("min", gate.min))
                           if v is not None)
     verdict: Verdict = "fail" if problems else "pass"
-    why = f"candidate {fmt.value(value, key.metric)} " + (" and ".join(problems) if problems else f"within {bounds}")
+    why = f"candidate {fmt.value(value, ctx.unit(key))} " + (" and ".join(problems) if problems else f"within {bounds}")
     threshold = {k: v for k, v in (("max", gate.max), ("min", gate.min)) if v is not None}
     return make_verdict(name, "hard", str(key), verdict, cfg.decision, f"{verdict}: {why}", candidate=value,
                         threshold=threshold, higher_is_better=ctx.direction(gate.ref, gate.higher_is_better),

@@ -44,6 +44,8 @@ class GateVerdict(_Model):
     test: str | None = Field(None, description="statistical test used")
     threshold: dict[str, float] = Field(default_factory=dict)
     higher_is_better: bool = True
+    fraction: bool | None = Field(
+        None, description="the metric is a fraction in [0, 1] (shown in percent); false for a declared range")
     reason: str
     details: dict[str, Any] = Field(default_factory=dict)
 

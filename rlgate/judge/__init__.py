@@ -3,6 +3,6 @@
 Importing this package is cheap: deepeval, torch and transformers load only when a judge runs.
 """
 
-from rlgate.judge.policy import CalibrationSpec, JudgeModelSpec, JudgeSpec, resolve_judge
+from rlgate.contract.judge_policy import CalibrationSpec, JudgeModelSpec, JudgeSpec, resolve_judge
 
 __all__ = ["CalibrationSpec", "JudgeModelSpec", "JudgeSpec", "resolve_judge"]

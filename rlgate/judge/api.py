@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlgate.contract.judge_policy import JudgeSpec, resolve_judge
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import GateConfig
 from rlgate.engine.models import GateVerdict
 from rlgate.judge.cache import JudgeCache
 from rlgate.judge.calibration import JudgeHistory, calibrate
-from rlgate.judge.policy import JudgeSpec, resolve_judge
 from rlgate.judge.report import JudgeItem, JudgeReport
 from rlgate.judge.runner import Judge, LazyJudge, judge_items, summarise
 from rlgate.results.models import RunResult

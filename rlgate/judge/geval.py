@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rlgate.contract.judge_policy import JudgeSpec
 from rlgate.judge.cache import JudgeCache
 from rlgate.judge.deepeval_api import DeepEvalBaseLLM, GEval, LLMTestCase, Rubric, SingleTurnParams
 from rlgate.judge.llms import CachingLLM
-from rlgate.judge.policy import JudgeSpec
 
 FIRST_MIN, SECOND_MAX = 7.0, 3.0
 PAIRWISE_RUBRIC = [

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from rlgate.contract.judge_policy import JudgeModelSpec
 from rlgate.errors import InputError
 from rlgate.judge.cache import JudgeCache, cache_key
 from rlgate.judge.deepeval_api import DeepEvalBaseLLM
-from rlgate.judge.policy import JudgeModelSpec
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 

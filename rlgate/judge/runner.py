@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any, Protocol
 
+from rlgate.contract.judge_policy import JudgeSpec
 from rlgate.errors import InputError
 from rlgate.judge.bias import length_bias, position_bias
-from rlgate.judge.policy import JudgeSpec
 from rlgate.judge.report import JudgeCall, JudgeItem, Order, Outcome, TaskJudgeReport
 from rlgate.judge.stats import win_rate
 from rlgate.metrics import DEFAULT_FILTER, KNOWN_TASK_METRICS, catalog_task

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rlgate.judge.policy import TiePolicy
+from rlgate.contract.judge_policy import TiePolicy
 from rlgate.judge.report import WinRate
 from rlgate.stats.intervals import wilson_interval as stats_wilson
 from rlgate.stats.paired_tests import mcnemar_exact

@@ -12,6 +12,7 @@ from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET, apply_text_budget
+from rlgate.report.fmt import gate_bounded
 from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection
 from rlgate.report.rollout import as_dict, rollout_card, scrub_private
 from rlgate.report.samples import task_origins, task_section
@@ -57,11 +58,21 @@ def collect_metrics(decision: Decision, baseline: RunResult | None, candidate: R
                 bv, cv = b.get(filt, {}).get(metric), c.get(filt, {}).get(metric)
                 found.setdefault(ref, MetricValue(
                     ref=ref, task=group, metric=metric, filter=filt, baseline=bv, candidate=cv,
-                    higher_is_better=overrides.get(ref, higher_is_better(metric)), bounded=is_bounded(metric)))
+                    higher_is_better=overrides.get(ref, higher_is_better(metric)),
+                    bounded=_fraction(metric, candidate, baseline, group)))
     for section in tasks:
         for value in section.metrics:
             found.setdefault(value.ref, value)
     return gated_first(decision, found)
+
+
+def _fraction(metric: str, candidate: RunResult | None, baseline: RunResult | None, task: str) -> bool:
+    """A metric is shown as a fraction unless a harness declared another range for it."""
+    for run in (candidate, baseline):
+        declared = run.metric_range(task, metric) if run is not None else None
+        if declared is not None:
+            return declared.low == 0 and declared.high == 1
+    return is_bounded(metric)
 
 
 def gated_first(decision: Decision, found: dict[str, MetricValue]) -> list[MetricValue]:
@@ -83,7 +94,7 @@ def gated_first(decision: Decision, found: dict[str, MetricValue]) -> list[Metri
         value = MetricValue(
             ref=ref, task=parts[0], metric=_metric_name(ref), filter=parts[2] if len(parts) > 2 else "none",
             baseline=gate.baseline, candidate=gate.candidate, higher_is_better=gate.higher_is_better,
-            bounded=is_bounded(_metric_name(ref)))
+            bounded=gate_bounded(gate))
         if known is not None and (gate.baseline is None or gate.candidate is None):
             value = value.model_copy(update={"baseline": gate.baseline if gate.baseline is not None else known.baseline,
                                              "candidate": gate.candidate if gate.candidate is not None

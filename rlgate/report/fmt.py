@@ -13,6 +13,8 @@ VERDICT_LABEL = {"pass": "pass", "fail": "FAIL", "nodata": "NO DATA", "error": "
 
 def gate_bounded(gate: GateVerdict) -> bool:
     """Whether a gate's metric is a fraction (shown in percent and deltas in points)."""
+    if gate.fraction is not None:
+        return gate.fraction
     try:
         return is_bounded(MetricRef.parse(gate.metric).metric)
     except ValueError:

@@ -77,7 +77,7 @@ class SampleTable(_Model):
     no answer for the document.
     """
 
-    doc_id: list[int] = Field(default_factory=list)
+    doc_id: list[DocId] = Field(default_factory=list)
     change: list[Change] = Field(default_factory=list)
     target: list[str | None] = Field(default_factory=list)
     prompt: list[str | None] = Field(default_factory=list)

@@ -17,7 +17,7 @@ from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.model import CHANGES, Change, MetricValue, TaskSection
-from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult
+from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult, doc_order
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,15 @@ def task_origins(contract: ResolvedContract | None, runs: Iterable[RunResult | N
                 if entry.name in children or group == entry.name:
                     out.setdefault(group, origin)
     return out
+
+
+def _fraction(metric: str, *tasks: TaskResult | None) -> bool:
+    """A fraction in [0, 1] unless the harness declared another range for the metric."""
+    for task in tasks:
+        declared = task.metric_ranges.get(metric) if task is not None else None
+        if declared is not None:
+            return declared.low == 0 and declared.high == 1
+    return is_bounded(metric)
 
 
 def withheld_reason(origin: TaskOrigin | None, have_contract: bool) -> str | None:
@@ -89,7 +98,7 @@ def task_metrics(task: str, baseline: TaskResult | None, candidate: TaskResult |
             ref=f"{task}/{metric}/{filt}", task=task, metric=metric, filter=filt,
             baseline=_num(baseline.value(metric, filt)) if baseline else None,
             candidate=_num(candidate.value(metric, filt)) if candidate else None,
-            higher_is_better=hib, bounded=is_bounded(metric)))
+            higher_is_better=hib, bounded=_fraction(metric, candidate, baseline)))
     return out
 
 
@@ -153,7 +162,7 @@ def pair_samples(baseline: TaskResult | None, candidate: TaskResult | None, key:
     base = {s.doc_id: s for s in baseline.samples} if baseline else {}
     cand = {s.doc_id: s for s in candidate.samples} if candidate else {}
     out: list[RawSample] = []
-    for doc_id in sorted(base.keys() | cand.keys()):
+    for doc_id in sorted(base.keys() | cand.keys(), key=doc_order):
         b, c = base.get(doc_id), cand.get(doc_id)
         if b is not None and c is not None and (not b.doc_hash or not c.doc_hash or b.doc_hash == c.doc_hash):
             bs, cs = _side(b, key), _side(c, key)

@@ -185,3 +185,11 @@ class RunResult(_Model):
 
     def has(self, name: str) -> bool:
         return bool(self.leaves(name))
+
+    def metric_range(self, name: str, metric: str) -> MetricRange | None:
+        """The range the harness declared for `metric` of a task or group (None: a fraction or unknown)."""
+        for leaf in self.leaves(name):
+            declared = self.tasks[leaf].metric_ranges.get(metric)
+            if declared is not None:
+                return declared
+        return None

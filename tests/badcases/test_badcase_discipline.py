@@ -16,14 +16,9 @@ from rlgate.badcases.discipline import (
     record_consultations,
     without_private_samples,
 )
-from rlgate.badcases.versioning import (
-    MANIFEST_KEY,
-    anchor_shifts,
-    benchmark_versions,
-    check_versions,
-    load_anchor_set,
-)
+from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
 from rlgate.contract.loader import ResolvedContract, load_contract
+from rlgate.engine.versions import MANIFEST_KEY, check_versions
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult, SampleRecord
 from rlgate.store.history import CheckpointHistory
@@ -99,7 +94,7 @@ def _versioned(versions: dict[str, str]) -> RunResult:
 
 
 def test_runs_on_different_benchmark_versions_are_never_compared_silently(resolved: ResolvedContract) -> None:
-    recorded = benchmark_versions(resolved)
+    recorded = resolved.benchmark_versions()
     assert recorded == {"gsm8k": "core@3", "mmlu_pro": "core@3/mmlu_pro@2024-06"}
     same = check_versions(_versioned(recorded), _versioned(recorded))
     assert same.differences == [] and not same.allowed
@@ -146,9 +141,10 @@ def test_bad_anchor_files_are_input_errors(tmp_path: Path) -> None:
 def test_manifest_fields_let_badcases_withhold_private_samples_without_a_contract(
         resolved: ResolvedContract) -> None:
     from rlgate.badcases.checks import _manifest_visibility
-    from rlgate.badcases.versioning import manifest_fields
 
-    fields = manifest_fields(resolved)
+    # what a harness records in every run manifest (RunManifest.benchmark_versions / task_visibility)
+    fields = {MANIFEST_KEY: resolved.benchmark_versions(),
+              "task_visibility": {t.name: t.visibility for t in resolved.tasks}}
     assert fields["task_visibility"] == {"gsm8k": "iteration", "mmlu_pro": "release_gate_only"}
     run = one_task_run("m", "mmlu_pro_law", [])
     run.groups = {"mmlu_pro": ["mmlu_pro_law"]}

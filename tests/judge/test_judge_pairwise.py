@@ -9,12 +9,12 @@ import pytest
 from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
+from rlgate.contract.judge_policy import JudgeSpec
 from rlgate.contract.loader import load_contract
 from rlgate.engine.decision import decide
 from rlgate.judge.api import judge_for_decision, run_judge
 from rlgate.judge.gate import judge_gate_verdicts, without_judge_gates
 from rlgate.judge.geval import GEvalJudge
-from rlgate.judge.policy import JudgeSpec
 from rlgate.judge.runner import judge_task
 
 STEPS = "evaluation_steps: [Compare the two responses, Prefer the more correct one]"

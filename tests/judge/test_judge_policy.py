@@ -11,6 +11,7 @@ import pytest
 from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
+from rlgate.contract.judge_policy import JudgeSpec, resolve_judge
 from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
 from rlgate.judge.api import judge_for_decision, run_judge
@@ -18,7 +19,6 @@ from rlgate.judge.calibration import load_anchors
 from rlgate.judge.gate import judge_gate_verdicts
 from rlgate.judge.geval import GEvalJudge
 from rlgate.judge.history import StoreJudgeHistory
-from rlgate.judge.policy import JudgeSpec, resolve_judge
 from rlgate.judge.runner import judge_task
 from rlgate.store.history import CheckpointHistory
 
