@@ -78,8 +78,8 @@ def write_training_file(path: Path, lines: int, seed: int = 0) -> list[int]:
 
 def measure(path: Path) -> None:
     """Child process: index the eval docs, scan `path`, print one JSON line of measurements."""
-    from rlgate.badcases.contamination import check_contamination
-    from rlgate.badcases.sources import EvalDoc
+    from rlgate.contamination.index import check_contamination
+    from rlgate.contamination.sources import EvalDoc
 
     docs = [EvalDoc("gsm8k", i, text) for i, text in enumerate(_eval_docs())]
     wall, cpu = time.perf_counter(), time.process_time()

@@ -42,8 +42,8 @@ def _contamination_gates(resolved: ResolvedContract, candidate: RunResult) -> tu
     spec = resolved.contract.contamination
     if spec is None or not spec.train_files:
         return [], None
-    from rlgate.badcases.checks import contract_contamination
-    from rlgate.badcases.contamination import contamination_gates
+    from rlgate.contamination.api import contract_contamination
+    from rlgate.contamination.index import contamination_gates
 
     report = contract_contamination(resolved, results=candidate)
     return contamination_gates(report), report

@@ -1,77 +1,27 @@
-"""Contract-level glue: the contamination check and the badcase report as `rlgate` commands run them.
+"""Contract-level glue for badcases: the badcase report of a gate/check output folder, and of a decision.
 
-Kept here so the CLI only parses arguments, and so `rlgate gate` / `rlgate check` can run the same
-check (`contract_contamination(...)` then `contamination_gates(...)` into `decide(extra_gates=...)`).
+Kept here so the CLI only parses arguments, and so `rlgate badcases`, `rlgate gate` and `rlgate check`
+build the same report.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from rlgate.badcases.contamination import ContaminationReport, check_contamination
-from rlgate.badcases.discipline import is_private
 from rlgate.badcases.models import BadcaseReport
-from rlgate.badcases.sources import EvalDoc, data_file_for, doc_text, docs_from_data_file
 from rlgate.badcases.taxonomy import ClassifyOptions
 from rlgate.errors import InputError
-from rlgate.metrics import catalog_task
 
 if TYPE_CHECKING:
     from rlgate.contract.loader import ResolvedContract
     from rlgate.engine.models import Decision
     from rlgate.results.models import RunResult
-
-
-def eval_docs(resolved: ResolvedContract, results: RunResult | None = None) -> tuple[list[EvalDoc], list[str]]:
-    """Every contract task's documents: from its local data files, else from a run's logged documents."""
-    docs: list[EvalDoc] = []
-    warnings: list[str] = []
-    for task in resolved.tasks:
-        family = catalog_task(task.name) or task.name
-        private = is_private(task)
-        if task.data_files:
-            docs.extend(docs_from_data_file(task.name, family, Path(data_file_for(task.data_files)), private))
-            continue
-        leaves = results.leaves(task.name) if results is not None else []
-        logged = [(leaf, s) for leaf in leaves for s in results.tasks[leaf].samples if s.doc] if results else []
-        if logged:
-            docs.extend(EvalDoc(task.name, s.doc_id, doc_text(family, s.doc or {}), private,
-                                leaf if leaf != task.name else None) for leaf, s in logged)
-            continue
-        warnings.append(f"{task.name}: no local data_files and no logged documents (--results): not checked")
-    return docs, warnings
-
-
-def train_files_for(resolved: ResolvedContract, override: Sequence[Path] = ()) -> list[Path]:
-    """--train paths, else the contract's contamination.train_files (relative to the contract)."""
-    if override:
-        return list(override)
-    spec = resolved.contract.contamination
-    if spec is None or not spec.train_files:
-        raise InputError("no training files to check against", file=str(resolved.path), field="contamination",
-                         fix="pass --train FILE.jsonl (repeatable) or set contamination.train_files in the contract")
-    return [resolved.resolve_path(p) for p in spec.train_files]
-
-
-def contract_contamination(resolved: ResolvedContract, *, train: Sequence[Path] = (), results: RunResult | None = None,
-                           ngram: int | None = None, min_overlap: float | None = None, text_field: str | None = None,
-                           progress: Callable[[str, int], None] | None = None) -> ContaminationReport:
-    """Check every task of the contract against the training files, with the contract's settings."""
-    spec = resolved.contract.contamination
-    docs, warnings = eval_docs(resolved, results)
-    return check_contamination(
-        docs, train_files_for(resolved, train),
-        ngram=ngram or (spec.ngram if spec else 13),
-        min_overlap=min_overlap if min_overlap is not None else (spec.min_overlap if spec else 0.0),
-        text_field=text_field or (spec.text_field if spec else None),
-        max_rate=spec.max_rate if spec else None, tasks=[t.name for t in resolved.tasks], warnings=warnings,
-        progress=progress)
 
 
 @dataclass

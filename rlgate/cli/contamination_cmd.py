@@ -27,8 +27,8 @@ def contamination(
     show: Annotated[int, typer.Option(help="overlapping documents listed per task")] = 10,
 ) -> None:
     """Share of each task's documents found in the training data; exit 1 when the contract's max_rate gate fails."""
-    from rlgate.badcases.checks import contract_contamination
-    from rlgate.badcases.contamination import contamination_gates
+    from rlgate.contamination.api import contract_contamination
+    from rlgate.contamination.index import contamination_gates
     from rlgate.contract.loader import load_contract
     from rlgate.engine.models import DECISION_ORDER
 

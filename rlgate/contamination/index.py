@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.badcases.ngrams import NgramHasher
-from rlgate.badcases.sources import EvalDoc, LineStats, training_chunks
+from rlgate.contamination.ngrams import NgramHasher
+from rlgate.contamination.sources import EvalDoc, LineStats, training_chunks
 from rlgate.engine.models import GateVerdict
 from rlgate.results.models import DocId
 

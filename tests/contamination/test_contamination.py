@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.badcases.contamination import EvalIndex, check_contamination, contamination_gates
-from rlgate.badcases.ngrams import NgramHasher
-from rlgate.badcases.sources import EvalDoc, docs_from_data_file
+from rlgate.contamination.index import EvalIndex, check_contamination, contamination_gates
+from rlgate.contamination.ngrams import NgramHasher
+from rlgate.contamination.sources import EvalDoc, docs_from_data_file
 from rlgate.contract.models import GateConfig
 from rlgate.engine.decision import decide
 from rlgate.errors import InputError
@@ -63,7 +63,7 @@ def test_synthetic_planted_documents_are_found_with_their_training_line(tmp_path
 
 
 def test_chunk_size_does_not_change_the_result(tmp_path: Path) -> None:
-    from rlgate.badcases.contamination import build_report, scan_training_files
+    from rlgate.contamination.index import build_report, scan_training_files
 
     rng = random.Random(5)
     evals = [EvalDoc("quiz", i, _text(rng, 20)) for i in range(20)]
