@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> None:
         base = read_lmeval_folder(build_mmlu_pro_llama_folder(data, "base", Path(tmp) / "base", args.limit))
         cand = read_lmeval_folder(build_mmlu_pro_llama_folder(data, "instruct", Path(tmp) / "instruct", args.limit))
         decision = decide(contract.gates, base, cand, seed=0, contract_name=contract.name)
-        badcases = build_badcase_report(cand, base, options=classify_options(contract), alpha=decision.alpha)
+        badcases = build_badcase_report(cand, base, options=classify_options(contract), alpha=decision.alpha,
+                                        gates=decision.gates)
         decision = attach_badcases(decision, badcases)
         # the summary sections stay; the full badcase dump (examples of every cluster) is not for a docs page
         decision.extensions.pop("badcases", None)

@@ -131,7 +131,8 @@ def folder_badcases(out_dir: Path, *, contract: Path | None = None, allow_versio
               if anchors is not None and baseline is not None else [])
     alpha = resolved.gates.alpha if resolved is not None else (folder.decision.alpha if folder.decision else 0.05)
     report = build_badcase_report(candidate, baseline, private_tasks=private, options=options, alpha=alpha,
-                                  max_examples=max_examples, versions=versions, anchors=shifts)
+                                  max_examples=max_examples, versions=versions, anchors=shifts,
+                                  gates=folder.decision.gates if folder.decision else None)
     if anchors is not None and baseline is None:
         report.warnings.append("--anchors needs a baseline run: anchor check skipped")
     return FolderBadcases(report, folder.decision, candidate, baseline, private, options, folder)
@@ -148,5 +149,5 @@ def decision_with_badcases(decision: Decision, candidate: RunResult, baseline: R
 
     private = private_leaf_tasks(resolved, [candidate, baseline])
     report = build_badcase_report(candidate, baseline, private_tasks=private, options=classify_options(resolved),
-                                  alpha=decision.alpha, max_examples=max_examples)
+                                  alpha=decision.alpha, max_examples=max_examples, gates=decision.gates)
     return attach_badcases(decision, report)

@@ -1,17 +1,54 @@
-"""Explain a family's accuracy change: answers lost to format and truncation versus lost knowledge.
+"""Explain why each family's score moved: answers lost to format or truncation, to wrong answers, to instructions.
 
-A drop is called a format problem, not lost knowledge, when the answers the baseline got right
-and the candidate lost are mostly unparseable and, on the documents both runs answered in a
-parseable form, the candidate is not significantly worse (one-sided exact McNemar).
+A drop is called a format problem, not lost knowledge, only when unparseable (or cut-off) answers
+are most of the answers the candidate lost and, on the documents both runs answered in a parseable
+form, the candidate is not significantly worse (one-sided exact McNemar). When parsed-but-wrong
+answers dominate, the text says so, whether or not that is significant. IFEval, scored per
+instruction, is explained by the instruction groups its lost prompts violated. Where a gate reads
+the family's metric, the text quotes that gate's p-value (the one the verdict rests on), so the
+explanation and the gate table never disagree.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rlgate.badcases.clusters import Outcomes, mcnemar_greater
 from rlgate.badcases.models import DropDriver, DropExplanation
 from rlgate.badcases.taxonomy import SampleOutcome
+from rlgate.engine import fmt
+from rlgate.engine.models import GateVerdict
+from rlgate.metrics import catalog_task
+
+#: Format and truncation losses must be more than this share of the lost answers to be "the" cause.
+MOST = 0.5
+#: ... and at least this share to be named as part of the cause.
+PART = 0.25
+_KIND_ORDER = {"primary": 0, "regression": 1, "hard": 2, "diagnostic": 3}
+
+
+@dataclass(frozen=True)
+class GateEvidence:
+    """The gate on a family's metric: its name and the p its verdict rests on."""
+
+    name: str
+    p: float | None
+
+
+def gate_evidence(gates: Sequence[GateVerdict] | None) -> dict[str, GateEvidence]:
+    """Family -> the comparative gate that reads it (primary first, then regression, hard, diagnostic)."""
+    out: dict[str, tuple[int, GateEvidence]] = {}
+    for gate in gates or ():
+        if gate.kind == "monitor" or gate.baseline is None or gate.candidate is None:
+            continue
+        task = gate.metric.split("/")[0]
+        family = catalog_task(task) or task
+        rank = _KIND_ORDER.get(gate.kind, 9)
+        if family not in out or rank < out[family][0]:
+            out[family] = (rank, GateEvidence(gate.name, fmt.deciding_p(gate.p_value, gate.p_adjusted)))
+    return {family: evidence for family, (_, evidence) in out.items()}
 
 
 def _loss_kind(outcome: SampleOutcome) -> str:
@@ -28,57 +65,128 @@ def _pct(value: float) -> str:
 
 
 def _driver(delta: float, lost: dict[str, int], knowledge_p: float | None, alpha: float) -> DropDriver:
-    if delta >= 0:
+    if delta > 0:
+        return "improved"
+    if delta == 0:
         return "none"
     non_knowledge = lost["format"] + lost["truncation"]
-    knowledge_lost = knowledge_p is not None and knowledge_p < alpha
-    if not knowledge_lost:
-        if non_knowledge == 0:
-            return "knowledge" if lost["wrong"] else "none"
-        return "truncation" if lost["truncation"] > lost["format"] else "format"
     total = non_knowledge + lost["wrong"]
-    return "format_and_knowledge" if total and non_knowledge / total >= 0.25 else "knowledge"
+    if total == 0:
+        return "none"
+    share = non_knowledge / total
+    knowledge_lost = knowledge_p is not None and knowledge_p < alpha
+    if share > MOST and not knowledge_lost:
+        return "truncation" if lost["truncation"] > lost["format"] else "format"
+    if share >= PART:
+        return "format_and_knowledge"
+    return "knowledge" if knowledge_lost else "wrong_answers"
+
+
+def _head(e: DropExplanation, what: str) -> str:
+    gate = ""
+    if e.gate is not None:
+        gate = f"; gate {e.gate}: {fmt.p(e.gate_p_value)}"
+    return (f"{e.family}: {what} {_pct(e.baseline_accuracy)} → {_pct(e.candidate_accuracy)} "
+            f"({100 * e.delta:+.1f} pts over {e.n_paired} paired documents{gate})")
 
 
 def _text(e: DropExplanation, alpha: float) -> str:
-    head = (f"{e.family}: accuracy {_pct(e.baseline_accuracy)} -> {_pct(e.candidate_accuracy)} "
-            f"({100 * e.delta:+.1f} pts over {e.n_paired} paired documents)")
+    head = _head(e, "accuracy")
     if e.driver == "none":
-        return head + "; no drop to explain."
-    lost = (f"of the answers the baseline got right, {e.lost_to_format} became unparseable (format), "
-            f"{e.lost_to_truncation} were cut at max_tokens and {e.lost_to_wrong_answer} were parsed but wrong; "
-            f"{e.gained} were gained")
+        return head + "; nothing moved."
+    lost_n = e.lost_to_format + e.lost_to_truncation + e.lost_to_wrong_answer
+    if e.driver == "improved":
+        return (f"{head}: {e.gained} answers gained and {lost_n} lost ({e.lost_to_format} to format, "
+                f"{e.lost_to_truncation} to truncation, {e.lost_to_wrong_answer} parsed but wrong).")
+    lost = (f"of the {lost_n} answers the baseline got right and the candidate lost, {e.lost_to_format} became "
+            f"unparseable (format), {e.lost_to_truncation} were cut at max_tokens and {e.lost_to_wrong_answer} "
+            f"were parsed but wrong; {e.gained} were gained")
     parsed = ""
     if e.baseline_accuracy_parsed is not None and e.candidate_accuracy_parsed is not None:
-        p = f"p={e.knowledge_p_value:.3g}" if e.knowledge_p_value is not None else "no discordant pairs"
         significant = e.knowledge_p_value is not None and e.knowledge_p_value < alpha
         worse = "significantly worse" if significant else "not significantly worse"
         parsed = (f"; on the {e.n_both_parsed} documents both runs answered in a parseable form, accuracy "
-                  f"{_pct(e.baseline_accuracy_parsed)} -> {_pct(e.candidate_accuracy_parsed)} ({worse}, {p})")
+                  f"{_pct(e.baseline_accuracy_parsed)} → {_pct(e.candidate_accuracy_parsed)} ({worse} at α={alpha:g}, "
+                  "paired McNemar)")
+    share = f"{e.lost_to_format + e.lost_to_truncation} of {lost_n}"
     verdict = {
-        "format": "the drop is driven by unparseable answers: a format cluster, not lost knowledge",
-        "truncation": "the drop is driven by responses cut at max_tokens, not lost knowledge",
-        "format_and_knowledge": "the drop is partly format (unparseable answers) and partly lost knowledge",
-        "knowledge": "the drop is lost knowledge: parseable answers got worse",
+        "format": f"the drop is a format problem, not lost knowledge: {share} lost answers were unparseable",
+        "truncation": f"the drop comes from responses cut at max_tokens, not lost knowledge ({share} lost answers)",
+        "format_and_knowledge": (f"the drop is partly format ({share} lost answers unparseable or cut off) and "
+                                 "partly parsed-but-wrong answers"),
+        "knowledge": "the drop is lost knowledge: parsed answers got significantly worse",
+        "wrong_answers": (f"the drop is not a format problem: {e.lost_to_wrong_answer} of {lost_n} lost answers "
+                          "were parsed but wrong"),
     }[e.driver]
     return f"{head}: {lost}{parsed}; {verdict}."
 
 
-def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
-                  families: set[str] | None = None) -> list[DropExplanation]:
-    """One explanation per family with right/wrong answers (not IFEval's per-instruction results)."""
+def _pairs(candidate: Outcomes, baseline: Outcomes) -> dict[str, list[tuple[SampleOutcome, SampleOutcome]]]:
     groups: dict[str, list[tuple[SampleOutcome, SampleOutcome]]] = defaultdict(list)
-    per_instruction: set[str] = set()
     for key, cand in candidate.items():
         base = baseline.get(key)
-        if base is None or base.doc_hash != cand.doc_hash:
-            continue
-        if cand.categories and any(f.kind == "instruction" for f in (*cand.failures, *base.failures)):
-            per_instruction.add(cand.family)
-        groups[cand.family].append((base, cand))
+        if base is not None and base.doc_hash == cand.doc_hash:
+            groups[cand.family].append((base, cand))
+    return groups
+
+
+def _per_instruction(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> bool:
+    return any(f.kind == "instruction" for b, c in pairs for f in (*b.failures, *c.failures))
+
+
+def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOutcome]],
+                          evidence: GateEvidence | None) -> DropExplanation:
+    """IFEval-style families: prompts lost or gained, and the instruction groups the lost prompts broke."""
+    n = len(pairs)
+    base_acc = sum(b.correct for b, _ in pairs) / n
+    cand_acc = sum(c.correct for _, c in pairs) / n
+    lost = [c for b, c in pairs if b.correct and not c.correct]
+    gained = sum(c.correct and not b.correct for b, c in pairs)
+    groups: Counter[str] = Counter()
+    for outcome in lost:
+        for cls in dict.fromkeys(f.cls for f in outcome.failures if f.kind == "instruction"):
+            groups[cls] += 1
+    fmt_lost = sum(any(f.kind == "format" for f in o.failures) for o in lost)
+    trunc_lost = sum(any(f.kind == "truncation" for f in o.failures) for o in lost)
+    delta = cand_acc - base_acc
+    e = DropExplanation(
+        family=family, n_paired=n, baseline_accuracy=base_acc, candidate_accuracy=cand_acc, delta=delta,
+        lost_to_format=fmt_lost, lost_to_truncation=trunc_lost, lost_to_wrong_answer=len(lost) - fmt_lost,
+        gained=gained, n_both_parsed=0, driver="improved" if delta > 0 else "instructions" if delta < 0 else "none",
+        text="", gate=evidence.name if evidence else None, gate_p_value=evidence.p if evidence else None,
+        instruction_losses=dict(groups.most_common()))
+    head = _head(e, "prompts with every instruction followed")
+    if e.driver == "none":
+        e.text = head + "; nothing moved."
+        return e
+    top = ", ".join(f"{name.removeprefix('ifeval_').replace('_', ' ')} ({count})"
+                    for name, count in groups.most_common(3))
+    extra = []
+    if fmt_lost:
+        extra.append(f"{fmt_lost} lost prompts got an empty response")
+    if trunc_lost:
+        extra.append(f"{trunc_lost} were cut at max_tokens")
+    tail = ("; " + "; ".join(extra)) if extra else ""
+    if e.driver == "improved":
+        e.text = f"{head}: {gained} prompts gained, {len(lost)} lost{tail}."
+    else:
+        e.text = (f"{head}: {len(lost)} prompts the baseline followed fully were lost and {gained} gained; "
+                  f"the lost prompts broke {top or 'no scored instruction'}{tail}.")
+    return e
+
+
+def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
+                  families: set[str] | None = None, gates: Sequence[GateVerdict] | None = None
+                  ) -> list[DropExplanation]:
+    """One explanation per family both runs answered: right/wrong families by how answers were lost,
+    per-instruction families (IFEval) by the instructions the lost prompts broke."""
+    evidence = gate_evidence(gates)
     out: list[DropExplanation] = []
-    for family, pairs in sorted(groups.items()):
-        if family in per_instruction or family == "ifeval" or (families is not None and family not in families):
+    for family, pairs in sorted(_pairs(candidate, baseline).items()):
+        if families is not None and family not in families:
+            continue
+        if family == "ifeval" or _per_instruction(pairs):
+            out.append(_explain_instructions(family, pairs, evidence.get(family)))
             continue
         lost = {"format": 0, "truncation": 0, "wrong": 0}
         gained = 0
@@ -96,6 +204,7 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
             worse = sum(b.correct and not c.correct for b, c in both)
             better = sum(c.correct and not b.correct for b, c in both)
             knowledge_p = mcnemar_greater(worse, better)
+        found = evidence.get(family)
         explanation = DropExplanation(
             family=family, n_paired=n, baseline_accuracy=base_acc, candidate_accuracy=cand_acc,
             delta=cand_acc - base_acc, lost_to_format=lost["format"], lost_to_truncation=lost["truncation"],
@@ -103,6 +212,7 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
             baseline_accuracy_parsed=sum(b.correct for b, _ in both) / len(both) if both else None,
             candidate_accuracy_parsed=sum(c.correct for _, c in both) / len(both) if both else None,
             knowledge_p_value=knowledge_p, driver=_driver(cand_acc - base_acc, lost, knowledge_p, alpha), text="",
+            gate=found.name if found else None, gate_p_value=found.p if found else None,
         )
         explanation.text = _text(explanation, alpha)
         out.append(explanation)

@@ -18,7 +18,11 @@ BADCASE_SCHEMA_VERSION: Final = 1
 FailureKind = Literal["format", "truncation", "knowledge", "instruction", "other"]
 #: Where a fix belongs, in the attribution the project uses for every failure.
 Area = Literal["data", "reward", "algorithm", "tool", "evaluation", "safety"]
-DropDriver = Literal["format", "knowledge", "format_and_knowledge", "truncation", "none"]
+#: format / truncation: those account for most lost answers; knowledge: parsed-but-wrong answers dominate and the
+#: paired test on parseable answers is significant; wrong_answers: they dominate but that test is not;
+#: instructions: IFEval prompts lost to violated instructions; improved: the metric went up.
+DropDriver = Literal["format", "knowledge", "format_and_knowledge", "truncation", "wrong_answers", "instructions",
+                     "improved", "none"]
 
 
 class _Model(BaseModel):
@@ -85,6 +89,10 @@ class DropExplanation(_Model):
     )
     driver: DropDriver
     text: str
+    gate: str | None = Field(None, description="the gate on this family's metric whose p-value the text quotes")
+    gate_p_value: float | None = Field(None, description="that gate's deciding p (Holm-adjusted in a family)")
+    instruction_losses: dict[str, int] = Field(
+        default_factory=dict, description="IFEval: lost prompts per violated instruction group, most first")
 
 
 class NextAction(_Model):

@@ -6,6 +6,7 @@ Pure: runs and settings in, report out. Private tasks are counted but never samp
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rlgate.badcases.actions import ActionContext, next_actions
@@ -55,8 +56,12 @@ def _label(run: RunResult) -> str:
 def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
                          private_tasks: frozenset[str] = frozenset(), options: ClassifyOptions | None = None,
                          alpha: float = 0.05, max_examples: int = 3, versions: VersionCheck | None = None,
-                         anchors: list[AnchorShift] | None = None) -> BadcaseReport:
-    """Classify both runs, cluster the failures, explain drops and propose next actions."""
+                         anchors: list[AnchorShift] | None = None,
+                         gates: Sequence[GateVerdict] | None = None) -> BadcaseReport:
+    """Classify both runs, cluster the failures, explain what moved and propose next actions.
+
+    `gates` (the decision's) lets each explanation quote the p-value of the gate on its metric.
+    """
     options = options or ClassifyOptions()
     cand_out = classify_run(candidate, options)
     base_out = classify_run(baseline, options) if baseline is not None else None
@@ -64,7 +69,7 @@ def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
                          baseline_samples=_records(baseline) if baseline is not None else {},
                          private_tasks=private_tasks, alpha=alpha, max_examples=max_examples)
     clusters, by_category = compute_clusters(data)
-    explanations = explain_drops(cand_out, base_out, alpha) if base_out is not None else []
+    explanations = explain_drops(cand_out, base_out, alpha, gates=gates) if base_out is not None else []
     cand_len = _mean_lengths(cand_out)
     base_len = _mean_lengths(base_out) if base_out is not None else {}
     ctx = ActionContext(lengths={f: (base_len.get(f), v) for f, v in cand_len.items()},

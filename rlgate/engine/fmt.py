@@ -42,7 +42,22 @@ def interval(ci: tuple[float, float] | None, metric: str | Unit, level: float | 
     return f"{pct}CI {delta(ci[0], metric)} to {delta(ci[1], metric)}"
 
 
+def p_number(v: float | None) -> str:
+    """A p-value as every output writes it (terminal, reasons, HTML, Markdown): 0.180, 0.0031, <0.0001."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    if v < 1e-4:
+        return "<0.0001"
+    return f"{v:.4f}" if v < 0.01 else f"{v:.3f}"
+
+
 def p(v: float | None) -> str:
-    if v is None or math.isnan(v):
+    if v is None or not math.isfinite(v):
         return "p n/a"
-    return f"p={v:.2g}" if v >= 1e-4 else "p<1e-4"
+    text = p_number(v)
+    return f"p{text}" if text.startswith("<") else f"p={text}"
+
+
+def deciding_p(p_value: float | None, p_adjusted: float | None) -> float | None:
+    """The p a gate's verdict rests on: Holm-adjusted where the gate is in a family, else its own."""
+    return p_adjusted if p_adjusted is not None else p_value

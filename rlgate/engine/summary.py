@@ -16,10 +16,8 @@ _MARK = {"pass": "PASS", "fail": "FAIL", "nodata": "NODATA", "error": "ERROR"}
 
 
 def _p(gate: GateVerdict) -> str:
-    p = gate.p_adjusted if gate.p_adjusted is not None else gate.p_value
-    if p is None or math.isnan(p):
-        return "-"
-    return f"{p:.2g}" if p >= 1e-4 else "<1e-4"
+    p = fmt.deciding_p(gate.p_value, gate.p_adjusted)
+    return "-" if p is None or math.isnan(p) else fmt.p_number(p)
 
 
 def _row(gate: GateVerdict) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from rlgate.engine import fmt as engine_fmt
 from rlgate.engine.models import GateVerdict
 from rlgate.metrics import MetricRef, is_bounded
 
@@ -49,11 +50,7 @@ def interval(ci: tuple[float, float] | None, bounded: bool) -> str:
 
 
 def p_value(p: float | None) -> str:
-    if p is None or not math.isfinite(p):
-        return "–"
-    if p < 1e-4:
-        return "<0.0001"
-    return f"{p:.4f}" if p < 0.01 else f"{p:.3f}"
+    return engine_fmt.p_number(p)
 
 
 def count(n: int | None) -> str:
@@ -67,11 +64,15 @@ def gate_label(gate: GateVerdict) -> str:
 
 
 def gate_p(gate: GateVerdict) -> str:
-    """p, with the Holm-adjusted p beside it when it differs."""
-    text = p_value(gate.p_value)
-    if gate.p_adjusted is not None and gate.p_adjusted != gate.p_value:
-        text += f" (adj. {p_value(gate.p_adjusted)})"
-    return text
+    """The p the verdict rests on (Holm-adjusted in a family) — the figure the terminal and the reason quote."""
+    return p_value(engine_fmt.deciding_p(gate.p_value, gate.p_adjusted))
+
+
+def gate_p_note(gate: GateVerdict) -> str:
+    """What the p is, for a tooltip or detail row: Holm-adjusted or not, and the unadjusted value."""
+    if gate.p_adjusted is not None and gate.p_value is not None and gate.p_adjusted != gate.p_value:
+        return f"Holm-adjusted across the regression family (unadjusted {p_value(gate.p_value)})"
+    return "one-sided" if gate.p_value is not None else ""
 
 
 def gate_delta(gate: GateVerdict) -> str:

@@ -56,7 +56,7 @@ def test_gate_then_badcases_explains_the_block_and_exports_training_data(folders
     assert "checkpoint: meta-llama/Meta-Llama-3_1-8B-Instruct" in result.output
     assert "regressions: [mmlu_pro exact_match: -" in result.output
     assert "badcase_clusters: [mmlu_pro_no_parseable_choice: " in result.output
-    assert "a format cluster, not lost knowledge" in result.output
+    assert "a format problem, not lost knowledge" in result.output
     assert "format-verifier reward" in result.output
     decision = json.loads((out / "decision.json").read_text(encoding="utf-8"))
     assert decision["decision"] == "block" and decision["gates"]
