@@ -23,7 +23,7 @@ def _runs(n: int, lost_format: int, lost_wrong: int, gained: int) -> tuple[Outco
     right = n // 2
     for i in range(n):
         b_ok = i < right
-        base[(f"mmlu_pro_x", i)] = _outcome(i, b_ok, None if b_ok else WRONG)
+        base[("mmlu_pro_x", i)] = _outcome(i, b_ok, None if b_ok else WRONG)
         if i < lost_format:
             c = _outcome(i, False, UNPARSEABLE)
         elif i < lost_format + lost_wrong:
@@ -32,7 +32,7 @@ def _runs(n: int, lost_format: int, lost_wrong: int, gained: int) -> tuple[Outco
             c = _outcome(i, True)
         else:
             c = _outcome(i, b_ok, None if b_ok else WRONG)
-        cand[(f"mmlu_pro_x", i)] = c
+        cand[("mmlu_pro_x", i)] = c
     return cand, base
 
 
