@@ -12,15 +12,16 @@ from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET, apply_text_budget
-from rlgate.report.fmt import gate_bounded
+from rlgate.report.fmt import gate_bounded, short_name
 from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection
 from rlgate.report.rollout import as_dict, rollout_card, scrub_private
 from rlgate.report.samples import task_origins, task_section
 from rlgate.results.models import MetricKey, RunResult
 
 #: More axes than this make a radar unreadable; the raw table beside it lists everything.
-MAX_RADAR_AXES = 24
-RADAR_NOTE = ("Axes: the gated metrics and each task's per-sample metric. "
+MAX_RADAR_AXES = 12
+RADAR_NOTE = ("Axes: the gated metrics and each task's (or group's) per-sample metric; a group's subtasks are in "
+              "their own table below. "
               "Every axis is 0–100 and higher is better. Fractions (accuracies, rates): 100 × value; "
               "fractions where lower is better (failure or truncation rates): 100 × (1 − value); "
               "unbounded metrics (lengths, perplexities): scaled so the better of the two runs is 100. "
@@ -134,13 +135,13 @@ def radar_axes(metrics: list[MetricValue], main: set[str] | None = None, gated: 
 
 
 def main_metrics(tasks: list[TaskSection]) -> set[str]:
-    """Each task's (and its group's) per-sample metric: what the radar shows per capability."""
+    """One per-sample metric per capability for the radar: the group's for a group's subtasks
+    (fourteen MMLU-Pro subjects of a few questions each are noise on a radar; they get their own table),
+    the task's own for a task the suite names."""
     out = set()
     for section in tasks:
         if section.drill_metric:
-            out.add(f"{section.task}/{section.drill_metric}")
-            if section.suite_task:
-                out.add(f"{section.suite_task}/{section.drill_metric}")
+            out.add(f"{section.suite_task or section.task}/{section.drill_metric}")
     return out
 
 
@@ -170,7 +171,7 @@ def top_regressions(decision: Decision, metrics: list[MetricValue], tasks: list[
 
 
 def _title(contract_name: str, baseline: RunResult | None, candidate: RunResult | None) -> str:
-    names = [r.provenance.model or r.provenance.source for r in (candidate, baseline) if r is not None]
+    names = [short_name(r.provenance.model or r.provenance.source) for r in (candidate, baseline) if r is not None]
     return f"{contract_name}: " + " vs ".join(names) if names else contract_name
 
 
@@ -211,7 +212,7 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
         note += (f"; to keep the report small, the text of {left_out:,} documents is not included (changed pairs "
                  "were kept first; the runs' sample files have it all)")
     return ReportModel(
-        generated_at=generated_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        generated_at=generated_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         rlgate_version=rlgate.__version__, title=title or _title(contract_name, baseline, candidate),
         contract_name=contract_name, decision=scrubbed, metrics=metrics,
         radar=radar_axes(metrics, main_metrics(sections), set(overrides)),

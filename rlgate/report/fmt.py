@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 
 from rlgate.engine import fmt as engine_fmt
 from rlgate.engine.models import GateVerdict
@@ -114,3 +115,35 @@ def magnitude(x: float | None, bounded: bool) -> str:
 
 def gate_mde(gate: GateVerdict) -> str:
     return magnitude(gate.mde, gate_bounded(gate))
+
+
+def iso_utc(value: object) -> str:
+    """A time as ISO 8601 UTC (`2026-01-02T03:04:05Z`) from an ISO string or a Unix timestamp; else as given."""
+    if value is None or value == "":
+        return "–"
+    text = str(value).strip()
+    moment: datetime | None = None
+    try:
+        number = float(text)
+        if math.isfinite(number) and 1e8 < number < 1e11:
+            moment = datetime.fromtimestamp(number, tz=timezone.utc)
+    except ValueError:
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return text
+    if moment is None:
+        return text
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def short_name(name: str | None) -> str:
+    """A run's name for titles: a local path's last folder, a hub id as it is."""
+    if not name:
+        return "–"
+    if name.startswith(("/", "./", "../", "~")) or "\\" in name:
+        parts = [p for p in name.replace("\\", "/").split("/") if p]
+        return parts[-1] if parts else name
+    return name

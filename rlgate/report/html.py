@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from rlgate.report import fmt, nodes, svg
+from rlgate.report import fmt, nodes, svg, views
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
 from rlgate.report.model import CHANGES, ReportModel, SampleTable
 from rlgate.report.text import json_for_script, truncate, visible_controls
@@ -36,12 +36,19 @@ def environment(template_dir: str | Path | None = None, *, autoescape: bool = Tr
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(value=fmt.value, delta=fmt.delta, p=fmt.p_value, count=fmt.count, seconds=fmt.seconds,
                        gate_values=fmt.gate_values, gate_label=fmt.gate_label, gate_delta=fmt.gate_delta,
-                       gate_p=fmt.gate_p,
+                       gate_p=fmt.gate_p, gate_p_note=fmt.gate_p_note, iso_utc=fmt.iso_utc,
                        gate_bounded=fmt.gate_bounded, gate_mde=fmt.gate_mde, magnitude=fmt.magnitude,
                        ci_bar=svg.ci_bar, visible=visible_controls, svg_uri=nodes.svg_data_uri,
                        breakable=breakable, tree=nodes.to_node, flatten=nodes.flatten)
-    env.globals.update(DECISION_LABEL=fmt.DECISION_LABEL, VERDICT_LABEL=fmt.VERDICT_LABEL)
+    env.globals.update(DECISION_LABEL=fmt.DECISION_LABEL, VERDICT_LABEL=fmt.VERDICT_LABEL, gate_line=views.gate_line,
+                       gate_values=views.gate_values, libraries=views.libraries)
     return env
+
+
+def report_sections(model: ReportModel) -> list[tuple[str, str, nodes.Node]]:
+    """Other layers' sections drawn generically: not the badcases (designed sections) nor the contract path."""
+    hidden = {*views.BADCASE_KEYS, "contract_path"}
+    return nodes.sections({k: v for k, v in model.decision.extensions.items() if k not in hidden})
 
 
 def breakable(text: object) -> Markup:
@@ -127,7 +134,9 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             data=Markup(json_for_script(payload)), payload=payload, radar=svg.radar(model.radar),
             axes={a.ref: a for a in model.radar},
             radar_labels=svg.axis_labels(model.radar) if model.radar else [],
-            sections=nodes.sections(model.decision.extensions))
+            sections=report_sections(model), bad=views.badcase_view(model.decision.extensions),
+            baselines=views.known_baselines(model), subtasks=views.subtask_groups(model),
+            protocols=views.protocol_groups(model.rollout.task_protocols))
         if len(html.encode()) <= HTML_LIMIT or (text_budget is not None and text_budget < 10_000):
             return html
         text_budget = TEXT_BUDGET if text_budget is None else text_budget // 2

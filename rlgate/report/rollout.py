@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision
+from rlgate.report.fmt import iso_utc
 from rlgate.report.model import RolloutCard, RunCard
 from rlgate.results.models import RunResult
 
@@ -51,6 +52,27 @@ def _tokens(run: RunResult) -> tuple[int | None, int]:
     return (total if known else None), responses
 
 
+def _manifest_tokens(tasks: Any) -> int | None:
+    """Generated tokens the run manifest counted per task (`tokens_out`), when the samples lack them."""
+    if not isinstance(tasks, list):
+        return None
+    counts = [t.get("tokens_out") for t in tasks if isinstance(t, dict)]
+    known = [c for c in counts if isinstance(c, int)]
+    return sum(known) if known else None
+
+
+def _dedupe(versions: dict[str, str]) -> dict[str, str]:
+    """`lm_eval` and `lm_eval_version` (lm-eval's and rlgate's spellings) are one library."""
+    out: dict[str, str] = {}
+    for key, version in versions.items():
+        out.setdefault(key.removesuffix("_version"), version)
+    return out
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None else iso_utc(value)
+
+
 def run_card(role: str, run: RunResult | None, manifest: dict[str, Any]) -> RunCard:
     """One run's provenance: the results' own record, completed by rlgate's run manifest."""
     rest = dict(manifest)
@@ -60,6 +82,8 @@ def run_card(role: str, run: RunResult | None, manifest: dict[str, Any]) -> RunC
     versions = dict(prov.library_versions) if prov else {}
     versions.update({str(k): str(v) for k, v in (rest.pop("library_versions", None) or {}).items()})
     token_field = rest.pop("response_tokens", None) or rest.pop("tokens", None)
+    if not isinstance(token_field, int) and tokens is None:
+        token_field = _manifest_tokens(rest.get("tasks"))
     wall = rest.pop("wall_time_s", None)
     return RunCard(
         role=role,
@@ -68,7 +92,7 @@ def run_card(role: str, run: RunResult | None, manifest: dict[str, Any]) -> RunC
         checkpoint_fingerprint=(prov.checkpoint_fingerprint if prov else None)
         or rest.pop("checkpoint_fingerprint", None),
         lm_eval_version=(prov.lm_eval_version if prov else None) or rest.pop("lm_eval_version", None),
-        library_versions=versions, date=prov.date if prov else rest.pop("date", None),
+        library_versions=_dedupe(versions), date=_iso(prov.date if prov else rest.pop("date", None)),
         wall_time_s=(prov.wall_time_s if prov and prov.wall_time_s is not None else wall),
         response_tokens=token_field if isinstance(token_field, int) else tokens, responses=responses,
         chat_template=prov.chat_template if prov else None,

@@ -59,29 +59,38 @@ def ci_bar(gate: GateVerdict, width: int = 200, height: int = 22) -> Markup:
     return Markup("".join(parts))
 
 
-def axis_labels(axes: list[RadarAxis]) -> list[str]:
-    """Short axis labels: the task, or task/metric where a task has several axes."""
+def axis_labels(axes: list[RadarAxis]) -> list[list[str]]:
+    """Each axis's label lines: the task (or group), and the metric in words where a task has several axes."""
     tasks = [a.ref.split("/")[0] for a in axes]
-    labels = [t if tasks.count(t) == 1 else "/".join(a.ref.split("/")[:2]) for t, a in zip(tasks, axes, strict=True)]
-    labels = [label if labels.count(label) == 1 else a.ref for label, a in zip(labels, axes, strict=True)]
-    # subtasks of a group on the same radar (mmlu_pro_biology beside mmlu_pro) are labelled by their suffix
-    groups = sorted({label.split("/")[0] for label in labels}, key=len, reverse=True)
     out = []
-    for label in labels:
-        group = next((g for g in groups if "/" not in label and label.startswith(g + "_")), None)
-        out.append(label[len(group) + 1:] if group else label)
-    labels = out
-    return labels
+    for task, axis in zip(tasks, axes, strict=True):
+        parts = axis.ref.split("/")
+        lines = [task]
+        if tasks.count(task) > 1 and len(parts) > 1:
+            lines.append(parts[1].replace("_", " "))
+        out.append([_short(line) for line in lines])
+    return out
 
 
-def _short(text: str, limit: int = 24) -> str:
+def _short(text: str, limit: int = 26) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def radar(axes: list[RadarAxis], size: int = 420, margin: int = 105) -> Markup:
-    """Baseline and candidate polygons on 0–100 axes (higher is better on every axis)."""
+#: Width of one character of the 11 px label font, generously (system-ui / DejaVu Sans).
+CHAR_PX = 6.8
+LINE_PX = 13
+
+
+def radar(axes: list[RadarAxis], size: int = 420, margin: int | None = None) -> Markup:
+    """Baseline and candidate polygons on 0–100 axes (higher is better on every axis).
+
+    The side margins fit the longest label, so no label is clipped; labels sit outside the rings.
+    """
     if len(axes) < 3:
         return Markup("")
+    labels = axis_labels(axes)
+    if margin is None:
+        margin = int(max(len(line) for lines in labels for line in lines) * CHAR_PX) + 16
     width = size + 2 * margin
     cx, cy = width / 2, size / 2
     radius = size / 2 - 50
@@ -100,15 +109,21 @@ def radar(axes: list[RadarAxis], size: int = 420, margin: int = 105) -> Markup:
         parts.append(f'<polygon points="{ring_pts}" fill="none" stroke="#d0d7de" stroke-width="1"/>')
         rx, ry = point(0, ring)
         parts.append(f'<text x="{rx + 3}" y="{ry + 3}" font-size="9" fill="#8c959f">{ring}</text>')
-    for i, (axis, label) in enumerate(zip(axes, axis_labels(axes), strict=True)):
+    for i, (axis, lines) in enumerate(zip(axes, labels, strict=True)):
         ex, ey = point(i, 100)
         parts.append(f'<line x1="{cx}" y1="{cy}" x2="{ex}" y2="{ey}" stroke="#d0d7de" stroke-width="1"/>')
         angle = -math.pi / 2 + 2 * math.pi * i / n
         lx, ly = cx + (radius + 12) * math.cos(angle), cy + (radius + 12) * math.sin(angle)
         anchor = "start" if math.cos(angle) > 0.3 else "end" if math.cos(angle) < -0.3 else "middle"
-        dy = 4 if abs(math.sin(angle)) < 0.7 else (12 if math.sin(angle) > 0 else -4)
-        parts.append(f'<text x="{lx:.1f}" y="{ly + dy:.1f}" font-size="11" text-anchor="{anchor}" '
-                     f'fill="#24292f"><title>{escape(axis.ref)}</title>{escape(_short(label))}</text>')
+        height = LINE_PX * len(lines)
+        if abs(math.sin(angle)) < 0.7:
+            top = ly - height / 2 + 10
+        else:
+            top = ly + 12 if math.sin(angle) > 0 else ly - height + 6
+        spans = "".join(f'<tspan x="{lx:.1f}" y="{top + k * LINE_PX:.1f}">{escape(line)}</tspan>'
+                        for k, line in enumerate(lines))
+        parts.append(f'<text class="axis-label" font-size="11" text-anchor="{anchor}" fill="#24292f">'
+                     f'<title>{escape(axis.ref)}</title>{spans}</text>')
     for values, stroke, fill, dash in (([a.baseline for a in axes], "#6e7781", "#6e7781", ' stroke-dasharray="4,3"'),
                                        ([a.candidate for a in axes], "#0969da", "#0969da", "")):
         pts = " ".join(f"{px},{py}" for px, py in (point(i, v) for i, v in enumerate(values)))

@@ -1,0 +1,294 @@
+"""Reader-facing views of the report model, shared by the HTML and Markdown renderers.
+
+Pure functions of the model: gate lines in words, the badcase sections, grouped task protocols,
+subtask tables, ISO times and short run names. Both renderers call these, so every figure is
+formatted once and reads the same in every format.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlgate.engine.models import GateVerdict
+from rlgate.metrics import MetricRef
+from rlgate.report import fmt
+from rlgate.report.builder import gate_ref
+from rlgate.report.model import ReportModel, RunCard
+from rlgate.report.rollout import WITHHELD
+
+#: decision.extensions keys drawn as the designed badcase sections (not as generic data).
+BADCASE_KEYS = ("badcase_top", "badcase_explanations", "badcase_clusters", "next_actions", "badcases")
+_KIND_WORDS = {"format": "format", "truncation": "truncation", "knowledge": "wrong answer",
+               "instruction": "instruction", "other": "other"}
+#: Protocol keys that differ per subtask by construction and do not make two protocols different.
+_PER_TASK_KEYS = ("task_hash",)
+
+
+def metric_words(ref: str) -> str:
+    """`gsm8k/exact_match/flexible-extract` -> `gsm8k exact match (flexible-extract)`."""
+    try:
+        parsed = MetricRef.parse(ref)
+    except ValueError:
+        return ref
+    words = f"{parsed.task} {parsed.metric.replace('_', ' ')}"
+    return f"{words} ({parsed.filter})" if parsed.filter and parsed.filter != "none" else words
+
+
+def _threshold(gate: GateVerdict, bounded: bool) -> str:
+    t = gate.threshold
+    parts = []
+    if "max_drop" in t:
+        parts.append(f"allowed drop {fmt.magnitude(t['max_drop'], bounded)}")
+    if "min_delta" in t:
+        parts.append(f"needs +{fmt.magnitude(t['min_delta'], bounded)}")
+    if "max" in t:
+        parts.append(f"max {fmt.value(t['max'], bounded)}")
+    if "min" in t:
+        parts.append(f"min {fmt.value(t['min'], bounded)}")
+    if "max_relative_increase" in t:
+        parts.append(f"at most +{100 * t['max_relative_increase']:.0f}%")
+    return ", ".join(parts)
+
+
+def gate_values(gate: GateVerdict, baselines: dict[str, float] | None = None) -> str:
+    """`b → c`; a one-run gate (hard bound) shows the baseline's value of the metric too, where known."""
+    bounded = fmt.gate_bounded(gate)
+    base = gate.baseline
+    if base is None and baselines:
+        base = baselines.get(gate.metric)
+    if base is None:
+        return fmt.value(gate.candidate, bounded)
+    return f"{fmt.value(base, bounded)} → {fmt.value(gate.candidate, bounded)}"
+
+
+def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None) -> str:
+    """One gate in words, with all its numbers: what the first screen and the job summary show."""
+    bounded = fmt.gate_bounded(gate)
+    parts = [f"{metric_words(gate.metric)} {gate_values(gate, baselines)}"]
+    if gate.delta is not None:
+        change = fmt.delta(gate.delta, bounded)
+        if gate.ci is not None:
+            level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "
+            change += f", {level}{fmt.interval(gate.ci, bounded)}"
+        parts.append(change)
+    elif gate.ci is not None:
+        parts.append(fmt.gate_delta(gate))
+    p = fmt.gate_p(gate)
+    if p != "–":
+        parts.append(("p " + p if p.startswith("<") else f"p = {p}") + (" (Holm)" if gate.p_adjusted is not None else ""))
+    if gate.n is not None:
+        parts.append(f"n = {fmt.count(gate.n)}")
+    limit = _threshold(gate, bounded)
+    if limit:
+        parts.append(limit)
+    return "; ".join(parts)
+
+
+def known_baselines(model: ReportModel) -> dict[str, float]:
+    """Gate metric (as the gate writes it) -> the baseline run's value, for one-run gates."""
+    by_ref = {v.ref: v.baseline for v in model.metrics if v.baseline is not None}
+    out: dict[str, float] = {}
+    for gate in model.decision.gates:
+        value = by_ref.get(gate_ref(gate))
+        if value is not None:
+            out[gate.metric] = value
+    return out
+
+
+@dataclass
+class ClusterRow:
+    """One failure cluster in words and percentages, with its examples (public tasks only)."""
+
+    name: str
+    kind: str
+    family: str
+    baseline: str
+    candidate: str
+    change: str
+    new_fixed: str
+    p: str
+    grew: bool
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class BadcaseView:
+    explanations: list[str]
+    clusters: list[ClusterRow]
+    actions: list[dict[str, str]]
+    private_tasks: list[str]
+    warnings: list[str]
+    hidden_clusters: int = 0
+
+
+def cluster_name(cluster: str) -> str:
+    """`mmlu_pro_no_parseable_choice[law]` -> `mmlu_pro: no parseable choice [law]`."""
+    base, _, category = cluster.partition("[")
+    for family in ("mmlu_pro", "gsm8k", "ifeval"):
+        if base.startswith(family + "_"):
+            base = f"{family}: {base[len(family) + 1:].replace('_', ' ')}"
+            break
+    else:
+        base = base.replace("_", " ")
+    return f"{base} [{category}" if category else base
+
+
+def _rate(count: Any, rate: Any) -> str:
+    if rate is None or count is None:
+        return "–"
+    return f"{100 * float(rate):.1f}% ({count})"
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _public(example: Any, private: set[str]) -> bool:
+    """An example a reviewer may see: not from a release_gate_only task, nothing in it withheld."""
+    return (isinstance(example, dict) and str(example.get("task")) not in private
+            and WITHHELD not in example.values())
+
+
+def badcase_view(extensions: dict[str, Any], max_clusters: int = 12) -> BadcaseView | None:
+    """The badcase sections from decision.extensions: what changed and why, clusters, next actions."""
+    if not any(extensions.get(k) for k in BADCASE_KEYS):
+        return None
+    full = extensions.get("badcases") if isinstance(extensions.get("badcases"), dict) else {}
+    raw = full.get("clusters") if isinstance(full.get("clusters"), list) else extensions.get("badcase_clusters")
+    private = {str(t) for t in full.get("private_tasks") or []}
+    rows: list[ClusterRow] = []
+    clusters = [c for c in raw or [] if isinstance(c, dict) and (c.get("grew") or c.get("candidate_count"))]
+    clusters.sort(key=lambda c: (not c.get("grew"), -(c.get("delta_rate") or 0), -(c.get("candidate_count") or 0)))
+    for c in clusters[:max_clusters]:
+        delta = c.get("delta_rate")
+        p = c.get("p_adjusted") if c.get("p_adjusted") is not None else c.get("p_value")
+        rows.append(ClusterRow(
+            name=cluster_name(str(c.get("cluster", "?"))), kind=_KIND_WORDS.get(str(c.get("kind")), str(c.get("kind"))),
+            family=str(c.get("family", "")),
+            baseline=_rate(c.get("baseline_count"), c.get("baseline_rate")),
+            candidate=_rate(c.get("candidate_count"), c.get("candidate_rate")),
+            change=fmt.delta(delta, True) if isinstance(delta, int | float) else "–",
+            new_fixed=(f"{c.get('new_in_candidate', 0)} / {c.get('fixed_in_candidate', 0)}"
+                       if c.get("n_paired") else "–"),
+            p=fmt.p_value(p) if isinstance(p, int | float) else "–", grew=bool(c.get("grew")),
+            examples=[e for e in c.get("examples") or [] if _public(e, private)][:3]))
+    actions = []
+    for a in extensions.get("next_actions") or []:
+        if isinstance(a, dict):
+            actions.append({"area": _as_text(a.get("area", "")), "action": _as_text(a.get("action", "")),
+                            "evidence": _as_text(a.get("evidence") or a.get("because") or "")})
+        else:
+            actions.append({"area": "", "action": _as_text(a), "evidence": ""})
+    explanations = [_as_text(e) for e in extensions.get("badcase_explanations") or []]
+    return BadcaseView(explanations=explanations, clusters=rows, actions=actions,
+                       private_tasks=[str(t) for t in full.get("private_tasks") or []],
+                       warnings=[str(w) for w in full.get("warnings") or []],
+                       hidden_clusters=max(0, len(clusters) - max_clusters))
+
+
+@dataclass
+class ProtocolGroup:
+    """Tasks that share one protocol: one line in words, the settings behind it."""
+
+    label: str
+    tasks: list[str]
+    summary: str
+    settings: dict[str, Any]
+
+
+def _protocol_words(p: dict[str, Any]) -> str:
+    words = []
+    if p.get("version") is not None:
+        words.append(f"version {p['version']}")
+    if p.get("num_fewshot") is not None:
+        words.append(f"{p['num_fewshot']}-shot")
+    gen = p.get("generation_kwargs") or {}
+    if isinstance(gen, dict):
+        if gen.get("max_gen_toks") is not None:
+            words.append(f"max {gen['max_gen_toks']} tokens")
+        if gen.get("do_sample") is False or gen.get("temperature") == 0:
+            words.append("greedy")
+        elif gen.get("temperature") is not None:
+            words.append(f"temperature {gen['temperature']}")
+        if gen.get("until"):
+            words.append("stop at " + ", ".join(repr(u) for u in gen["until"]))
+    if p.get("filters"):
+        words.append("filters " + ", ".join(str(f) for f in p["filters"]))
+    return ", ".join(words) or "lm-eval defaults"
+
+
+def protocol_groups(task_protocols: dict[str, dict[str, Any]]) -> list[ProtocolGroup]:
+    """Identical protocols (but for per-task hashes) grouped: `14 mmlu_pro subtasks: version 3.1, 0-shot, …`."""
+    groups: dict[str, list[str]] = {}
+    settings: dict[str, dict[str, Any]] = {}
+    for task, protocol in task_protocols.items():
+        shared = {k: v for k, v in protocol.items() if k not in _PER_TASK_KEYS}
+        key = json.dumps(shared, sort_keys=True, default=str)
+        groups.setdefault(key, []).append(task)
+        settings.setdefault(key, shared)
+    out = []
+    for key, tasks in groups.items():
+        if len(tasks) == 1:
+            label = tasks[0]
+        else:
+            prefix = _common_prefix(tasks)
+            label = f"{len(tasks)} {prefix} subtasks" if prefix else f"{len(tasks)} tasks"
+        out.append(ProtocolGroup(label=label, tasks=tasks, summary=_protocol_words(settings[key]),
+                                 settings=settings[key]))
+    return out
+
+
+def _common_prefix(names: list[str]) -> str:
+    first, *rest = names
+    size = len(first)
+    for name in rest:
+        size = min(size, len(name))
+        while size and name[:size] != first[:size]:
+            size -= 1
+    return first[:size].rstrip("_")
+
+
+@dataclass
+class SubtaskGroup:
+    """A group's leaf tasks on its per-sample metric: shown in a table, not on the radar."""
+
+    group: str
+    metric: str
+    rows: list[tuple[str, str, str, str, str]]  # task, baseline, candidate, delta, documents
+
+
+def subtask_groups(model: ReportModel) -> list[SubtaskGroup]:
+    by_group: dict[str, list[Any]] = {}
+    for section in model.tasks:
+        if section.suite_task and section.suite_task != section.task:
+            by_group.setdefault(section.suite_task, []).append(section)
+    out = []
+    for group, sections in by_group.items():
+        if len(sections) < 2:
+            continue
+        rows = []
+        metric = sections[0].drill_metric or ""
+        for s in sections:
+            value = next((v for v in s.metrics if f"{v.metric}/{v.filter}" == s.drill_metric), None)
+            short = s.task[len(group) + 1:] if s.task.startswith(group + "_") else s.task
+            rows.append((short.replace("_", " "), fmt.value(value.baseline if value else None, True),
+                         fmt.value(value.candidate if value else None, True),
+                         fmt.delta(value.delta if value else None, True), f"{s.n_baseline} / {s.n_candidate}"))
+        out.append(SubtaskGroup(group=group, metric=metric, rows=rows))
+    return out
+
+
+def libraries(runs: list[RunCard]) -> list[tuple[str, list[str]]]:
+    """Library versions, one row per library (`lm_eval` and `lm_eval_version` are one row)."""
+    names: dict[str, None] = {}
+    per_run: list[dict[str, str]] = []
+    for run in runs:
+        merged: dict[str, str] = {}
+        for key, version in run.library_versions.items():
+            name = key.removesuffix("_version").replace("-", "_")
+            merged.setdefault(name, version)
+        per_run.append(merged)
+        names.update(dict.fromkeys(merged))
+    return [(name, [versions.get(name, "–") for versions in per_run]) for name in sorted(names)]
