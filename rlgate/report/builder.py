@@ -122,6 +122,9 @@ def radar_axes(metrics: list[MetricValue], main: set[str] | None = None, gated: 
     then (only if fewer than three) any other."""
     both = [v for v in metrics if v.baseline is not None and v.candidate is not None]
     chosen = [v for v in both if v.ref in (gated or set()) or v.ref in (main or set())]
+    if len(chosen) < 3:  # other metrics of the same tasks/groups first, then anything both runs report
+        tasks = {v.task for v in chosen}
+        chosen += [v for v in both if v not in chosen and v.task in tasks]
     if len(chosen) < 3:
         chosen += [v for v in both if v not in chosen]
     axes: list[RadarAxis] = []

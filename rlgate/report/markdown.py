@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from rlgate.report import fmt, nodes
+from rlgate.report import fmt, nodes, views
 from rlgate.report.html import environment
 from rlgate.report.model import ReportModel
 from rlgate.report.text import md_inline
@@ -126,11 +126,19 @@ def render_markdown(model: ReportModel, template_dir: str | Path | None = None, 
     for name in ("value", "delta", "p", "count", "gate_values", "gate_delta", "gate_p", "gate_mde", "magnitude"):
         env.filters[name] = _md(env.filters[name])
     env.filters["md_node"] = md_node
-    env.globals.update(VERDICT_ICON=VERDICT_ICON, DECISION_ICON=DECISION_ICON, Md=Md)
-    all_sections = nodes.sections(model.decision.extensions)
+    env.globals.update(VERDICT_ICON=VERDICT_ICON, DECISION_ICON=DECISION_ICON, Md=Md,
+                       gate_line=views.gate_line, gate_values=views.gate_values)
+    from rlgate.report.html import report_sections
+
+    all_sections = report_sections(model)
+    d = model.decision
+    ordered = ([g for g in d.gates if g.name in d.deciding_gates]
+               + [g for g in d.gates if g.name not in d.deciding_gates])
     return env.get_template("report.md.j2").render(
         m=model, d=model.decision, sections=[s for s in all_sections if s[0] in nodes.SUMMARY_SECTIONS],
         other_titles=[title for key, title, _ in all_sections if key not in nodes.SUMMARY_SECTIONS],
         html_link=md_link(model.html_name, html_url or model.html_name),
         run_link=md_link("this run's artifacts", run_url) if run_url else None,
-        decision_label=Md(fmt.DECISION_LABEL[model.decision.decision]))
+        decision_label=Md(fmt.DECISION_LABEL[model.decision.decision]), ordered_gates=ordered,
+        bad=views.badcase_view(model.decision.extensions), baselines=views.known_baselines(model),
+        generated=fmt.iso_utc(model.generated_at))

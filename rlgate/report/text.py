@@ -18,8 +18,18 @@ _INVISIBLE = re.compile(
 )
 #: XML 1.0 cannot carry these even escaped; JUnit consumers would reject the file.
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-#: ASCII punctuation with a meaning in GitHub-flavoured Markdown (incl. tables, math, mentions, refs).
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:@$])")
+#: Inline punctuation GitHub-flavoured Markdown acts on anywhere in a line: escapes, code spans, emphasis,
+#: links and images, table cells, strikethrough, math. Other punctuation (`.`, `:`, `+`, `-`, `(`) is literal.
+_MD_ALWAYS = re.compile(r"([\\`*\[\]|~$])")
+#: `_` makes emphasis only at a word edge (GFM leaves snake_case alone).
+_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+#: Autolinks (`https://…`, `www.…`), @mentions and #123 references GitHub would turn into links.
+_MD_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto)(:)|\b(www)(\.)")
+_MD_MENTION = re.compile(r"([@#])(?=[A-Za-z0-9])")
+#: Characters that start a block (heading, quote, list, setext line) when they open the text.
+_MD_BLOCK_START = re.compile(r"^(\s*)(>|#{1,6}(?=\s|$)|[-+*](?=\s|$)|\d{1,9}[.)](?=\s|$))")
+#: `&` only where it would start a character reference.
+_MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 
 
 def visible_controls(text: str) -> str:
@@ -33,16 +43,27 @@ def xml_text(text: str) -> str:
     return _XML_BAD.sub(lambda m: f"\\u{ord(m.group()):04x}", visible_controls(text))
 
 
+def _escape_block_start(m: re.Match[str]) -> str:
+    marker = m.group(2)
+    escaped = f"{marker[:-1]}\\{marker[-1]}" if marker[0].isdigit() else "\\" + marker  # `1\.` but `\-`
+    return m.group(1) + escaped
+
+
 def md_inline(text: object) -> str:
     """Markdown-escape untrusted text for one line or one table cell of GitHub-flavoured Markdown.
 
-    HTML-significant characters become entities (no raw HTML reaches GitHub's renderer), every
-    Markdown punctuation mark is backslash-escaped (no links, images, emphasis, code spans, math,
-    mentions or table breaks), and newlines become a visible `⏎` so the cell stays on one row.
+    Escapes only what GitHub would act on: `<` (no raw HTML or autolinks), entity-like `&`, inline
+    markup (code, emphasis, links, images, strikethrough, math, table pipes), autolinked URLs,
+    mentions and issue references, and a block marker at the start. Newlines become a visible `⏎`
+    so a cell stays on one row. `demo: +35.71 >= 2` stays as it is.
     """
     value = visible_controls(str(text))
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    value = _MD_SPECIAL.sub(r"\\\1", value)
+    value = _MD_ENTITY.sub("&amp;", value).replace("<", "&lt;")
+    value = _MD_ALWAYS.sub(r"\\\1", value)
+    value = _MD_UNDERSCORE.sub(r"\\_", value)
+    value = _MD_AUTOLINK.sub(lambda m: "\\".join(m.group(1, 2) if m.group(1) else m.group(3, 4)), value)
+    value = _MD_MENTION.sub(r"\\\1", value)
+    value = _MD_BLOCK_START.sub(_escape_block_start, value)
     return value.replace("\t", " ").replace("\n", " ⏎ ")
 
 

@@ -77,7 +77,8 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None) -> s
         parts.append(fmt.gate_delta(gate))
     p = fmt.gate_p(gate)
     if p != "–":
-        parts.append(("p " + p if p.startswith("<") else f"p = {p}") + (" (Holm)" if gate.p_adjusted is not None else ""))
+        holm = " (Holm)" if gate.p_adjusted is not None else ""
+        parts.append(("p " + p if p.startswith("<") else f"p = {p}") + holm)
     if gate.n is not None:
         parts.append(f"n = {fmt.count(gate.n)}")
     limit = _threshold(gate, bounded)
@@ -151,11 +152,21 @@ def _public(example: Any, private: set[str]) -> bool:
             and WITHHELD not in example.values())
 
 
+_EXAMPLE_KEYS = ("task", "doc_id", "prompt", "target", "baseline_response", "baseline_answer", "candidate_response",
+                 "candidate_answer")
+
+
+def _example(example: dict[str, Any]) -> dict[str, Any]:
+    """An example with every field the templates read (missing ones None), values as text."""
+    return {k: None if example.get(k) is None else _as_text(example[k]) for k in _EXAMPLE_KEYS}
+
+
 def badcase_view(extensions: dict[str, Any], max_clusters: int = 12) -> BadcaseView | None:
     """The badcase sections from decision.extensions: what changed and why, clusters, next actions."""
     if not any(extensions.get(k) for k in BADCASE_KEYS):
         return None
-    full = extensions.get("badcases") if isinstance(extensions.get("badcases"), dict) else {}
+    found = extensions.get("badcases")
+    full: dict[str, Any] = found if isinstance(found, dict) else {}
     raw = full.get("clusters") if isinstance(full.get("clusters"), list) else extensions.get("badcase_clusters")
     private = {str(t) for t in full.get("private_tasks") or []}
     rows: list[ClusterRow] = []
@@ -173,7 +184,7 @@ def badcase_view(extensions: dict[str, Any], max_clusters: int = 12) -> BadcaseV
             new_fixed=(f"{c.get('new_in_candidate', 0)} / {c.get('fixed_in_candidate', 0)}"
                        if c.get("n_paired") else "–"),
             p=fmt.p_value(p) if isinstance(p, int | float) else "–", grew=bool(c.get("grew")),
-            examples=[e for e in c.get("examples") or [] if _public(e, private)][:3]))
+            examples=[_example(e) for e in c.get("examples") or [] if _public(e, private)][:3]))
     actions = []
     for a in extensions.get("next_actions") or []:
         if isinstance(a, dict):

@@ -48,7 +48,7 @@ def _interact(page: Any) -> dict[str, Any]:
     checks: dict[str, Any] = {"title_before": page.title()}
     checks["decision_visible"] = page.locator("#decision-badge").is_visible()
     checks["decision_text"] = page.locator("#decision-badge").inner_text()
-    checks["gate_rows"] = page.locator("#gate-table tbody tr").count()
+    checks["gate_rows"] = page.locator("#gate-table tbody.gate").count()
     checks["gate_table_visible"] = page.locator("#gate-table").is_visible()
     page.click("#task-0 > summary")
     page.select_option("#drill-0 select", "all")

@@ -45,7 +45,7 @@ def test_a_newer_decision_json_wins(run_folder: Path) -> None:
     (run_folder / "decision.json").write_text(json.dumps(decision), encoding="utf-8")
     assert runner.invoke(app, ["report", str(run_folder)]).exit_code == 0
     markdown = (run_folder / "report.md").read_text(encoding="utf-8")
-    assert "**RELEASE**" in markdown and "re\\-decided pass" in markdown
+    assert "**RELEASE**" in markdown and "re-decided pass" in markdown
     assert 'failures="0"' in (run_folder / "junit.xml").read_text(encoding="utf-8")
     model = json.loads((run_folder / "report_model.json").read_text(encoding="utf-8"))
     assert model["decision"]["decision"] == "release" and model["tasks"][0]["samples"]["doc_id"]
@@ -76,7 +76,7 @@ def test_user_templates_override_and_broken_ones_exit_2(run_folder: Path, tmp_pa
     templates.mkdir()
     (templates / "report.md.j2").write_text("decision {{ d.decision }} for {{ m.contract_name }}\n", encoding="utf-8")
     assert runner.invoke(app, ["report", str(run_folder), "--template-dir", str(templates)]).exit_code == 0
-    assert (run_folder / "report.md").read_text(encoding="utf-8") == "decision block for report\\_test\n"
+    assert (run_folder / "report.md").read_text(encoding="utf-8") == "decision block for report_test\n"
     (templates / "report.md.j2").write_text("{% if %}\n", encoding="utf-8")
     result = runner.invoke(app, ["report", str(run_folder), "--template-dir", str(templates)])
     assert result.exit_code == 2

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from markdown_it import MarkdownIt
+
 from rlgate.report.text import json_for_script, md_inline, truncate, visible_controls, xml_text
 
 
@@ -17,16 +19,24 @@ def test_visible_controls_shows_invisible_and_bidi_characters() -> None:
 def test_md_inline_escapes_markdown_and_html() -> None:
     text = "<script>x</script> | [l](javascript:a) ![i](http://e/x.png) `c` *b* @user #1 $x$\nnext"
     out = md_inline(text)
-    for raw in ("<", ">", "](", "`c`", "*b*", "| [", "\n"):
+    for raw in ("<", "`c`", "*b*", "| [", "\n"):
         assert raw not in out
-    assert "&lt;script&gt;" in out
-    assert "\\|" in out and "\\[l\\]\\(javascript\\:a\\)" in out
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(out)
+    for tag in ("<a", "<img", "<em", "<code", "<script", "<s>", "<del"):
+        assert tag not in html, (tag, html)
+    assert "&lt;script>" in out
+    assert "\\|" in out and "\\[l\\](javascript:a)" in out and "http\\://e/x.png" in out
     assert "\\@user" in out and "\\#1" in out and "\\$x\\$" in out
     assert out.endswith("⏎ next")
 
 
 def test_md_inline_keeps_entities_literal() -> None:
     assert md_inline("&lt;b&gt;") == "&amp;lt;b&amp;gt;"
+
+
+def test_md_inline_leaves_alone_what_github_shows_literally() -> None:
+    assert md_inline("demo: +35.71 >= 2 (snake_case) a-b") == "demo: +35.71 >= 2 (snake_case) a-b"
+    assert md_inline("- item") == "\\- item" and md_inline("12. x") == "12\\. x" and md_inline("# h") == "\\# h"
 
 
 def test_json_for_script_cannot_close_the_element_and_round_trips() -> None:
