@@ -23,6 +23,18 @@ for _module in COMMAND_MODULES:
     import_module(f"rlgate.cli.{_module}")
 
 
+def _full_short_help() -> None:
+    """`rlgate --help` lists each command's whole first paragraph (click would cut it at 45 characters)."""
+    for info in app.registered_commands:
+        doc = (info.callback.__doc__ or "") if info.callback else ""
+        first = " ".join(doc.strip().split("\n\n")[0].split())
+        if first and not info.short_help:
+            info.short_help = first
+
+
+_full_short_help()
+
+
 def main() -> None:
     app()
 

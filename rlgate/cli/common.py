@@ -32,6 +32,25 @@ app = typer.Typer(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _version(value: bool) -> None:
+    if value:
+        import rlgate
+
+        typer.echo(f"rlgate {rlgate.__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", help="print rlgate's version and exit", callback=_version,
+                                 is_eager=True),
+) -> None:
+    """Decide whether an RL-post-trained LLM checkpoint may ship.
+
+    Exit codes: 0 release/success, 1 block, 3 research_only, 2 bad input or usage.
+    """
+
+
 def fail(error: InputError) -> typer.Exit:
     """Print one clear error (no traceback) and return the exit to raise."""
     print(f"error: {error}", file=sys.stderr)

@@ -16,6 +16,9 @@ INIT_FILES = {
     "suite.yaml": "suites/my_suite.yaml",
     "gate_policy.yaml": "gates/release_policy.yaml",
 }
+#: The JSON Schemas `init` writes beside them, so each file's `$schema` line works offline.
+INIT_SCHEMAS = {"contract": "schemas/contract.v1.json", "suite": "schemas/suite.v1.json",
+                "gate-policy": "schemas/gate-policy.v1.json"}
 
 
 @app.command()
@@ -55,7 +58,10 @@ def schema(
 
 
 def scaffold(directory: Path, force: bool) -> list[Path]:
-    """Write a contract, a suite and a gate policy that validate together."""
+    """Write a contract, a suite and a gate policy that validate together, and their JSON Schemas
+    (the files' `$schema` comments point at these local copies, so editors work offline)."""
+    from rlgate.contract.schema import json_schema_text
+
     targets = [(src, directory / dst) for src, dst in INIT_FILES.items()]
     existing = [dst for _, dst in targets if dst.exists()]
     if existing and not force:
@@ -67,6 +73,11 @@ def scaffold(directory: Path, force: bool) -> list[Path]:
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_text((package / src).read_text(encoding="utf-8"), encoding="utf-8")
         written.append(dst)
+    for kind, relative in INIT_SCHEMAS.items():
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json_schema_text(kind), encoding="utf-8")
+        written.append(path)
     return written
 
 

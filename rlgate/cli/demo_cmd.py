@@ -28,5 +28,16 @@ def demo(
     print_outcome(result)
     code = DECISION_EXIT[result.decision.decision]
     typer.echo(f"open {result.reports.get('html', paths.root / 'report' / 'report.html')} in a browser")
-    typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {paths.candidate} "
-               f"--out {paths.root / 'report'} --cache {paths.root / 'cache'}   (exit code {code})")
+    rerun = _fresh_folder(paths.root / "report-rerun")
+    typer.echo(f"re-run the gate yourself (writes to a new folder, {rerun.name}; the demo's report stays): "
+               f"rlgate check {paths.contract} --checkpoint {paths.candidate} --out {rerun} "
+               f"--cache {paths.root / 'cache'}   (exit code {code})")
+
+
+def _fresh_folder(path: Path) -> Path:
+    """`path`, or `path-2`, `path-3`, … : a folder that does not exist yet."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate

@@ -73,6 +73,32 @@ def test_init_scaffolds_files_that_validate(tmp_path: Path) -> None:
     assert runner.invoke(app, ["init", str(tmp_path), "--force"]).exit_code == 0
 
 
+def test_init_schema_comments_point_at_local_schemas_that_validate_the_files(tmp_path: Path) -> None:
+    import json
+
+    import jsonschema
+    import yaml
+
+    assert runner.invoke(app, ["init", str(tmp_path)]).exit_code == 0
+    for relative in ("contracts/my_contract.yaml", "suites/my_suite.yaml", "gates/release_policy.yaml"):
+        path = tmp_path / relative
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema=") and "://" not in first  # works offline
+        schema = (path.parent / first.split("$schema=")[1]).resolve()
+        assert schema.is_file(), schema
+        jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), json.loads(schema.read_text()))
+
+
+def test_version_and_full_command_help() -> None:
+    import rlgate
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"rlgate {rlgate.__version__}"
+    listing = runner.invoke(app, ["--help"], terminal_width=100).output
+    assert "..." not in listing.split("Commands:")[1]
+    assert "Evaluate the baseline (cached) and the candidate, decide, write reports." in " ".join(listing.split())
+
+
 def test_help_and_import_stay_light() -> None:
     code = (
         "import sys\n"
