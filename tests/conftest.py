@@ -33,7 +33,8 @@ def shared_data() -> Path:
     """`../shared/data` (real public data); tests using it skip cleanly where it is absent."""
     found = _shared_data_dir()
     if found is None:
-        pytest.skip("shared data (../shared/data) is not available")
+        pytest.skip("needs ../shared/data (real public datasets and model outputs; or set RLGATE_SHARED_DATA) "
+                    "- see README, 'What the tests need'")
     return found
 
 
