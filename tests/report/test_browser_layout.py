@@ -40,7 +40,8 @@ LAYOUT_JS = """() => {
   const overflow = [];
   for (const el of document.body.querySelectorAll('*')) {
     const r = el.getBoundingClientRect();
-    if (r.width && r.right > vw + 1 && !scrolls(el)) overflow.push(el.tagName + '.' + el.className + ' ' + Math.round(r.right));
+    if (r.width && r.right > vw + 1 && !scrolls(el))
+      overflow.push(el.tagName + '.' + el.className + ' ' + Math.round(r.right));
   }
   const svg = document.querySelector('svg.radar');
   const box = svg ? svg.getBoundingClientRect() : null;
@@ -56,7 +57,8 @@ LAYOUT_JS = """() => {
       if (a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b) overlaps.push(a.text + ' / ' + b.text);
     }
   }
-  const bottom = (sel) => [...document.querySelectorAll(sel)].map(e => e.getBoundingClientRect().bottom + window.scrollY);
+  const bottom = (sel) => [...document.querySelectorAll(sel)]
+    .map(e => e.getBoundingClientRect().bottom + window.scrollY);
   return {docOverflow: document.documentElement.scrollWidth - vw, overflow, labels: labels.length, overlaps, clipped,
           badge: bottom('#decision-badge'), deciding: bottom('#gate-lines li.deciding'),
           lines: document.querySelectorAll('#gate-lines li').length, allLines: bottom('#gate-lines li'),
@@ -79,7 +81,8 @@ def _group_runs() -> tuple[RunResult, RunResult]:
                 task=f"mmlu_pro_{subject}", metrics={"custom-extract": {"exact_match": acc}}, n_samples=15,
                 samples=samples, protocol=TaskProtocol(version="3.1", num_fewshot=0, filters=["custom-extract"],
                                                        task_hash=f"h{i}"))
-        runs.append(run.model_copy(update={"tasks": tasks, "groups": {"mmlu_pro": [f"mmlu_pro_{s}" for s in SUBJECTS]}}))
+        groups = {"mmlu_pro": [f"mmlu_pro_{s}" for s in SUBJECTS]}
+        runs.append(run.model_copy(update={"tasks": tasks, "groups": groups}))
     return runs[0], runs[1]
 
 
