@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlgate.badcases.classify import classify_run
 from rlgate.badcases.families import gsm8k_gold
-from rlgate.badcases.taxonomy import ClassifyOptions, SampleOutcome, classify_run, first_response
+from rlgate.badcases.taxonomy import ClassifyOptions, SampleOutcome, first_response
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult, SampleRecord, doc_order
 

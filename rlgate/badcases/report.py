@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rlgate.badcases.actions import ActionContext, next_actions
+from rlgate.badcases.classify import classify_run
 from rlgate.badcases.clusters import ClusterInputs, Outcomes, compute_clusters
 from rlgate.badcases.explain import explain_drops
 from rlgate.badcases.models import AnchorShift, BadcaseReport, ClusterStat
-from rlgate.badcases.taxonomy import ClassifyOptions, classify_run
+from rlgate.badcases.taxonomy import ClassifyOptions
 from rlgate.engine.versions import VersionCheck
 from rlgate.metrics import MetricRef, is_bounded
 from rlgate.results.models import DocId, RunResult, SampleRecord

@@ -1,8 +1,9 @@
-"""Per-sample failure taxonomy with pluggable classifiers per task family.
+"""Per-sample failure taxonomy: the types every classifier shares, and the generic fallback.
 
 A classifier turns one `SampleRecord` into a `SampleOutcome`: whether the sample is right and which
-failure classes it shows. Families register a classifier (`register_classifier`); tasks no
-classifier claims fall back to right / wrong / invalid.
+failure classes it shows. Family classifiers live in `families`; the registry that picks one per
+task (`register_classifier`, `classify_run`) lives in `classify`, so neither module imports the other's
+importer.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Protocol
 
 from rlgate.badcases.models import FailureKind
 from rlgate.metrics import DEFAULT_FILTER, catalog_task
-from rlgate.results.models import INVALID_ANSWER, DocId, RunResult, SampleRecord
+from rlgate.results.models import INVALID_ANSWER, DocId, SampleRecord
 
 #: Metrics the fallback classifier looks at, best first.
 _GENERIC_METRICS = ("exact_match", "acc", "acc_norm", "prompt_level_strict_acc", "pass@1", "em", "f1")
@@ -134,45 +135,3 @@ class GenericClassifier:
         return SampleOutcome(task=task, family=family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
                              correct=bool(right), parsed=parsed, failures=failures, answer=answer,
                              response_chars=len(first_response(sample)))
-
-
-_REGISTRY: list[FailureClassifier] = []
-_FALLBACK = GenericClassifier()
-
-
-def register_classifier(classifier: FailureClassifier) -> None:
-    """Add a family classifier; later registrations take precedence over earlier ones."""
-    _REGISTRY.insert(0, classifier)
-
-
-def classifier_for(task: str) -> FailureClassifier:
-    _ensure_builtin()
-    return next((c for c in _REGISTRY if c.claims(task)), _FALLBACK)
-
-
-_BUILTIN_LOADED = False
-
-
-def _ensure_builtin() -> None:
-    global _BUILTIN_LOADED
-    if _BUILTIN_LOADED:
-        return
-    _BUILTIN_LOADED = True
-    from rlgate.badcases.families import BUILTIN_CLASSIFIERS
-
-    _REGISTRY.extend(BUILTIN_CLASSIFIERS)
-
-
-def classify_run(run: RunResult, options: ClassifyOptions | None = None,
-                 tasks: list[str] | None = None) -> dict[tuple[str, DocId], SampleOutcome]:
-    """Classify every sample of a run (or of the named leaf tasks), keyed by (task, doc_id)."""
-    options = options or ClassifyOptions()
-    out: dict[tuple[str, DocId], SampleOutcome] = {}
-    for name, result in run.tasks.items():
-        if tasks is not None and name not in tasks:
-            continue
-        classifier = classifier_for(name)
-        for sample in result.samples:
-            outcome = classifier.classify(name, sample, options)
-            out[outcome.key] = outcome
-    return out

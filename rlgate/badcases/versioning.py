@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rlgate.badcases.classify import classify_run
 from rlgate.badcases.models import AnchorShift
-from rlgate.badcases.taxonomy import ClassifyOptions, classify_run
+from rlgate.badcases.taxonomy import ClassifyOptions
 from rlgate.errors import InputError
 
 if TYPE_CHECKING:

@@ -93,7 +93,7 @@ def init(
     from rlgate.contract.loader import load_contract
 
     if github:
-        from rlgate.ci.github_init import init_github
+        from rlgate.scaffold.github import init_github
 
         result = init_github(directory, force, scaffold)
         load_contract(result.contract)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from rlgate.contract.judge_describe import judge_policy_lines
 from rlgate.contract.loader import ResolvedContract
-from rlgate.judge.describe import judge_policy_lines
 
 
 def _bound(gate: object) -> str:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from badcase_helpers import one_task_run
 
+from rlgate.badcases.classify import classify_run
 from rlgate.badcases.families import IFEVAL_GROUPS
 from rlgate.badcases.report import build_badcase_report
-from rlgate.badcases.taxonomy import classify_run
 from rlgate.results.models import RunResult, SampleRecord
 
 NEUTRAL = "Here is my answer. It is brief and to the point."

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from badcase_helpers import ifeval_sample, one_task_run, scored_run
 
-from rlgate.badcases.taxonomy import ClassifyOptions, Failure, SampleOutcome, classify_run, register_classifier
+from rlgate.badcases.classify import classify_run, register_classifier
+from rlgate.badcases.taxonomy import ClassifyOptions, Failure, SampleOutcome
 from rlgate.results.models import SampleRecord
 
 GSM8K_DOC = {"question": "How many eggs?", "answer": "16 - 3 - 4 = 9 and 9 * 2 = 18\n#### 18"}

@@ -8,9 +8,9 @@ import pytest
 from ci_lint_tools import load_yaml12
 from typer.testing import CliRunner
 
-from rlgate.ci.github_init import DEFAULT_ACTION_REF, render_workflow
 from rlgate.cli.app import app
 from rlgate.errors import InputError
+from rlgate.scaffold.github import DEFAULT_ACTION_REF, render_workflow
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
@@ -70,7 +70,7 @@ def test_init_github_with_an_invalid_existing_contract_exits_2(tmp_path: Path) -
 def test_repository_example_workflow_is_the_rendered_template() -> None:
     committed = (REPO / ".github" / "workflows" / "gate-checkpoint.yml").read_text(encoding="utf-8")
     assert committed == render_workflow("contracts/math_rlvr.yaml", "./"), (
-        "regenerate: python -c \"from rlgate.ci.github_init import render_workflow; "
+        "regenerate: python -c \"from rlgate.scaffold.github import render_workflow; "
         "open('.github/workflows/gate-checkpoint.yml','w').write(render_workflow('contracts/math_rlvr.yaml','./'))\"")
 
 

@@ -21,7 +21,7 @@ from ci_lint_tools import (
     vendored_schema,
 )
 
-from rlgate.ci.github_init import render_workflow
+from rlgate.scaffold.github import render_workflow
 
 REPO = Path(__file__).resolve().parents[2]
 ACTION = REPO / "action.yml"

@@ -170,3 +170,25 @@ def test_contract_never_executes_yaml_tags(project: Path) -> None:
     with pytest.raises(InputError) as info:
         load_contract(_write(project, "c.yaml", text))
     assert "YAML syntax error" in str(info.value)
+
+
+def test_content_hash_covers_suites_and_gate_policies(tmp_path: Path) -> None:
+    """contract_hash changes when a suite or gate policy changes, not only the contract file."""
+    import yaml as _yaml
+
+    (tmp_path / "suite.yaml").write_text(_yaml.safe_dump({"schema_version": 1, "name": "s", "tasks": [
+        {"task": "gsm8k", "split": "public"}]}))
+    (tmp_path / "policy.yaml").write_text(_yaml.safe_dump({"schema_version": 1, "name": "p", "alpha": 0.05}))
+    (tmp_path / "c.yaml").write_text(_yaml.safe_dump({
+        "schema_version": 1, "name": "h", "baseline": {"checkpoint": "b"},
+        "splits": {"public": {"visibility": "nightly"}}, "suites": ["suite.yaml"],
+        "gates": {"use": "policy.yaml", "primary": {"metric": "gsm8k/exact_match/flexible-extract"}}}))
+    first = load_contract(tmp_path / "c.yaml")
+    assert first.referenced_files() == [tmp_path / "c.yaml", tmp_path / "suite.yaml", tmp_path / "policy.yaml"]
+    before = first.content_hash()
+    assert load_contract(tmp_path / "c.yaml").content_hash() == before
+    (tmp_path / "suite.yaml").write_text((tmp_path / "suite.yaml").read_text().replace("name: s", "name: s2"))
+    after_suite = load_contract(tmp_path / "c.yaml").content_hash()
+    assert after_suite != before
+    (tmp_path / "policy.yaml").write_text((tmp_path / "policy.yaml").read_text().replace("0.05", "0.01"))
+    assert load_contract(tmp_path / "c.yaml").content_hash() not in (before, after_suite)

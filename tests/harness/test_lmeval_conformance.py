@@ -26,6 +26,7 @@ from fixtures.lmeval_builders import (
     score_task,
     write_lmeval_folder,
 )
+from fixtures.real_data import require_by_reference
 
 from rlgate.engine.values import leaf_values
 from rlgate.harness.lmeval.folder import read_lmeval_folder
@@ -36,7 +37,8 @@ N_DOCS = 8
 
 
 def _abel_rows(shared_data: Path, model: str) -> list[dict[str, Any]]:
-    with gzip.open(shared_data / "outputs" / "gsm8k_abel" / f"{model}.jsonl.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(require_by_reference(shared_data / "outputs" / "gsm8k_abel" / f"{model}.jsonl.gz"), "rt",
+                   encoding="utf-8") as f:
         return sorted((json.loads(line) for line in f), key=lambda r: r["id"])
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.real_data import require_by_reference
 
 from rlgate.harness.lmeval import nltk_data
 
@@ -53,7 +54,7 @@ def test_sentence_counts_agree_with_the_package_on_real_text(punkt_dir: Path, sh
     nltk_data.ensure_punkt_tab(punkt_dir)
     tokenizer = nltk.data.load("nltk:tokenizers/punkt/english.pickle")
     texts = [json.loads(line)["prompt"] for line in (shared_data / "ifeval" / "input_data.jsonl").open()]
-    with gzip.open(shared_data / "outputs" / "gsm8k_abel" / "13b.jsonl.gz", "rt") as handle:
+    with gzip.open(require_by_reference(shared_data / "outputs" / "gsm8k_abel" / "13b.jsonl.gz"), "rt") as handle:
         texts += [json.loads(line)["response"] for line in handle]
     counts = [(len(tokenizer.tokenize(t)), len(punkt.sent_tokenize(t))) for t in texts]
     agree = sum(a == b for a, b in counts)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fixtures.real_data import require_by_reference
 
 from rlgate.contract.loader import load_contract
 from rlgate.orchestrate import evaluate, select_tasks
@@ -73,7 +74,7 @@ def test_abel_gsm8k_generations_score_as_lm_eval_filters_give(write_contract: Co
     gold = [json.loads(line)["answer"] for line in (shared_data / "gsm8k/test.jsonl").open()]
     questions = [json.loads(line)["question"] for line in (shared_data / "gsm8k/test.jsonl").open()]
     for size in ("7b", "13b"):
-        rows = _rows(shared_data / f"outputs/gsm8k_abel/{size}.jsonl.gz")
+        rows = _rows(require_by_reference(shared_data / f"outputs/gsm8k_abel/{size}.jsonl.gz"))
         assert len(rows) == 1319
         responses = tmp_path / f"abel-{size}.jsonl"
         with responses.open("w") as handle:

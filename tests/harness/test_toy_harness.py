@@ -1,6 +1,6 @@
 """A second harness gates end to end through `rlgate gate` with no change outside its own package.
 
-The toy harness (tests/harness/toy) reads `{id, score}` JSONL on a 0-10 scale with string and int
+The toy harness (tests/fixtures/toy_harness) reads `{id, score}` JSONL on a 0-10 scale with string and int
 ids; the contract declares the metric's range, so a max_drop of 1.5 points is valid (it would be
 refused for a fraction).
 """
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.toy_harness import ToyHarness
 from typer.testing import CliRunner
 
 from rlgate.cli.app import app
 from rlgate.harness import register_harness, unregister_harness
-from tests.harness.toy import ToyHarness
 
 runner = CliRunner()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.real_data import require_by_reference
 
 from rlgate.monitor.api import run_monitor
 from rlgate.monitor.readers import read_log
@@ -31,7 +32,7 @@ CASES = [
 @pytest.mark.parametrize(("relative", "fmt", "steps", "span"), CASES)
 def test_real_log_parses_completely(shared_data: Path, relative: str, fmt: str, steps: int,
                                     span: tuple[int, int]) -> None:
-    log = read_log(shared_data / "training_logs" / relative)
+    log = read_log(require_by_reference(shared_data / "training_logs" / relative))
     assert log.format == fmt
     assert log.problems == []
     assert log.n_steps() == steps and log.step_range() == span
@@ -41,7 +42,7 @@ def test_real_log_parses_completely(shared_data: Path, relative: str, fmt: str, 
 
 
 def test_verl_validation_curve_is_complete(shared_data: Path) -> None:
-    log = read_log(shared_data / "training_logs" / CASES[0][0])
+    log = read_log(require_by_reference(shared_data / "training_logs" / CASES[0][0]))
     val = log.val_scores()["openai/gsm8k"]
     # Initial validation (step 0), every 10 steps from step 9, and the final validation at the last step.
     assert val.steps[0] == 0 and val.values[0] == pytest.approx(0.000762, abs=1e-5)
@@ -53,7 +54,7 @@ def test_verl_validation_curve_is_complete(shared_data: Path) -> None:
 @pytest.mark.parametrize(("relative", "fmt", "steps", "span"), CASES)
 def test_real_healthy_runs_raise_no_serious_finding(shared_data: Path, relative: str, fmt: str, steps: int,
                                                     span: tuple[int, int]) -> None:
-    report = run_monitor([shared_data / "training_logs" / relative])
+    report = run_monitor([require_by_reference(shared_data / "training_logs" / relative)])
     assert [f for f in report.findings if f.severity != "info"] == []
     assert {f.rule for f in report.findings} <= set(JUSTIFIED_NOTES)
     assert report.exit_code() == 0 and report.diagnosis is None

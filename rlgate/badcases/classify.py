@@ -1,0 +1,39 @@
+"""The classifier registry: which family classifier claims a task, and classifying whole runs.
+
+Built-in families (GSM8K, MMLU-Pro, IFEval) are registered at import; `register_classifier` puts a
+user's classifier in front of them. Tasks no classifier claims fall back to right / wrong / invalid.
+"""
+
+from __future__ import annotations
+
+from rlgate.badcases.families import BUILTIN_CLASSIFIERS
+from rlgate.badcases.taxonomy import ClassifyOptions, FailureClassifier, GenericClassifier, SampleOutcome
+from rlgate.results.models import DocId, RunResult
+
+#: family classifiers, first match wins; user registrations go in front of the built-in ones
+_REGISTRY: list[FailureClassifier] = list(BUILTIN_CLASSIFIERS)
+_FALLBACK = GenericClassifier()
+
+
+def register_classifier(classifier: FailureClassifier) -> None:
+    """Add a family classifier; later registrations take precedence over earlier ones."""
+    _REGISTRY.insert(0, classifier)
+
+
+def classifier_for(task: str) -> FailureClassifier:
+    return next((c for c in _REGISTRY if c.claims(task)), _FALLBACK)
+
+
+def classify_run(run: RunResult, options: ClassifyOptions | None = None,
+                 tasks: list[str] | None = None) -> dict[tuple[str, DocId], SampleOutcome]:
+    """Classify every sample of a run (or of the named leaf tasks), keyed by (task, doc_id)."""
+    options = options or ClassifyOptions()
+    out: dict[tuple[str, DocId], SampleOutcome] = {}
+    for name, result in run.tasks.items():
+        if tasks is not None and name not in tasks:
+            continue
+        classifier = classifier_for(name)
+        for sample in result.samples:
+            outcome = classifier.classify(name, sample, options)
+            out[outcome.key] = outcome
+    return out

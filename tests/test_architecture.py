@@ -1,0 +1,140 @@
+"""The layers stay layered: every module imports, and no package imports one above it or closes a cycle.
+
+contract -> harness/results -> engine -> {badcases, contamination, monitor, judge, report} -> pipeline
+-> cli -> ci, with shared utilities below everything. Imports inside functions (lazy imports) count:
+they are dependencies all the same.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+import rlgate
+
+PACKAGE = Path(rlgate.__file__).parent
+
+#: package (first name under rlgate) -> layer; a package may import its own layer's siblings or lower ones.
+LAYERS: dict[str, int] = {
+    "rlgate": 0, "_lazy": 0, "errors": 0, "files": 0, "jsonl": 0, "metrics": 0, "stats": 0,
+    "contract": 1,
+    "store": 2, "results": 2,
+    "harness": 3,
+    "engine": 4,
+    "badcases": 5, "contamination": 5, "monitor": 5, "judge": 5, "report": 5,
+    "pipeline": 6, "orchestrate": 6, "scaffold": 6, "demo": 7,
+    "cli": 8,
+    "ci": 9,
+}
+#: modules that need an optional extra (lm-eval, torch, deepeval, ...) to import
+OPTIONAL = ("rlgate.harness.lmeval.runner", "rlgate.harness.lmeval.caching_lm", "rlgate.harness.lmeval.output",
+            "rlgate.harness.lmeval.replay", "rlgate.harness.lmeval.tasks", "rlgate.judge.llms",
+            "rlgate.judge.geval", "rlgate.judge.deepeval_api", "rlgate.demo.model",
+            "rlgate.monitor.readers.tensorboard")
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for file in sorted(PACKAGE.rglob("*.py")):
+        parts = list(file.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out.append((".".join(parts), file))
+    return out
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "rlgate"
+
+
+def _imports(file: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name == "rlgate" or name.startswith("rlgate.")}
+
+
+def _package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, file in _modules():
+        for target in _imports(file):
+            if _package(target) != _package(module):
+                graph[_package(module)].add(_package(target))
+    return graph
+
+
+@pytest.mark.parametrize("module", [m for m, _ in _modules()])
+def test_every_module_imports(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if module in OPTIONAL and exc.name and not exc.name.startswith("rlgate"):
+            pytest.skip(f"{module} needs the optional package {exc.name}")
+        raise
+
+
+def test_every_package_has_a_layer() -> None:
+    unknown = sorted({_package(m) for m, _ in _modules()} - set(LAYERS))
+    assert not unknown, f"give these packages a layer in LAYERS: {unknown}"
+
+
+def test_no_package_imports_a_layer_above_it() -> None:
+    upward = sorted(f"{src} -> {dst}" for src, dsts in _package_graph().items() for dst in dsts
+                    if LAYERS[dst] > LAYERS[src])
+    assert not upward, f"imports against the layer order: {upward}"
+
+
+def test_no_package_level_cycle() -> None:
+    graph = _package_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in list(graph):
+        if node not in index:
+            visit(node)
+    assert not cycles, f"package import cycles: {cycles}"
+
+
+def test_module_cycles_named_in_the_redesign_stay_broken() -> None:
+    modules = dict(_modules())
+    assert "rlgate.badcases.classify" not in _imports(modules["rlgate.badcases.families"])
+    assert "rlgate.badcases.families" not in _imports(modules["rlgate.badcases.taxonomy"])
+    assert not any(name.startswith("rlgate.judge") for name in _imports(PACKAGE / "contract" / "models.py"))
+    assert not any(_package(name) == "ci" for m, f in _modules() if _package(m) == "cli" for name in _imports(f))
+
+
+def test_the_check_catches_an_upward_import(tmp_path: Path) -> None:
+    """The layer test is not vacuous: an engine module importing the report layer is seen."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from rlgate.report.model import ReportModel\n")
+    assert "rlgate.report.model" in _imports(bad)
+    assert LAYERS[_package("rlgate.report.model")] > LAYERS["engine"]
