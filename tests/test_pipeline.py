@@ -52,3 +52,14 @@ def test_checkpoint_step_from_common_names() -> None:
     assert checkpoint_step("/ckpt/global_step_100/actor/huggingface") == 100
     assert checkpoint_step("Qwen/Qwen2.5-1.5B") is None
     assert checkpoint_step(None) is None
+
+
+def test_unknown_history_scheme_is_bad_input_before_anything_is_written(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLGATE_HISTORY", "redis://cache:6379/0")
+    resolved = load_contract(_contract(tmp_path))
+    run = make_run({"t": {"acc": [0.0, 1.0, 1.0, 1.0]}})
+    with pytest.raises(InputError) as info:
+        decide_and_report(resolved, run, run, tmp_path / "out")
+    assert "redis://" in info.value.message and "RLGATE_HISTORY" in str(info.value.field)
+    assert not (tmp_path / "out" / "decision.json").exists()
