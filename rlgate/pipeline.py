@@ -114,7 +114,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
             history: HistoryStore | None, *, seed: int, checkpoint: str | None, step: int | None,
             manifests: dict[str, Any] | None, warnings: list[str] | None, record: bool,
             judge_llm: Any) -> GateOutcome:
-    """decide_and_report with the history already open (one store for the monitor and the recording)."""
+    """decide_and_report with the history already open (one store for the monitor, the judge and the recording)."""
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.engine.decision import decide
     from rlgate.engine.versions import check_versions
@@ -133,7 +133,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
         notes += [f"benchmark version differs: {d}" for d in versions.differences]
     monitor_gates, monitor_report = _monitor(resolved, history)
     contamination_gates, contamination_report = _contamination_gates(resolved, candidate)
-    judged = judge_for_decision(resolved, candidate, baseline, out, llm=judge_llm)
+    judged = judge_for_decision(resolved, candidate, baseline, out, history=history, llm=judge_llm)
     decision = decide(
         judged.gates, baseline, candidate, seed=seed, contract_name=resolved.name,
         allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
