@@ -142,6 +142,8 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
     )
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
+    if history is not None:
+        extensions["history"] = history.location  # a DSN's password is already redacted to ***
     if judged.extension:
         extensions["judge"] = judged.extension
     if contamination_report is not None:
