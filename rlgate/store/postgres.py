@@ -94,8 +94,15 @@ class PostgresHistory(SQLHistory):
     def _write(self) -> Any:
         return self._tx()
 
-    def _lock_for_migration(self, cur: Any) -> None:
-        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+    @contextmanager
+    def _migration_lock(self) -> Iterator[None]:
+        """A session advisory lock taken before the migration transaction starts, so that transaction sees
+        the catalog as the previous holder left it (a lock taken inside would keep a stale catalog view)."""
+        self._conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+        try:
+            yield
+        finally:
+            self._conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
 
     def _stored_version(self, cur: Any) -> int:
         if cur.execute("SELECT to_regclass('rlgate_meta')").fetchone()[0] is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from rlgate.errors import InputError
@@ -56,7 +56,7 @@ class SQLHistory:
     """Every history operation over a backend's `_read()` / `_write()` transactions.
 
     Subclasses set `location`, `param` (the placeholder, `?` or `%s`) and implement `_read`, `_write`,
-    `_stored_version` and `_lock_for_migration`; `_open()` must be called at the end of their `__init__`.
+    `_stored_version` and, where needed, `_migration_lock`; `_open()` must be called at the end of their `__init__`.
     """
 
     location: str
@@ -102,8 +102,7 @@ class SQLHistory:
         self._check_newer(version)
         if version == HISTORY_SCHEMA_VERSION:
             return
-        with self._write() as cur:
-            self._lock_for_migration(cur)
+        with self._migration_lock(), self._write() as cur:
             version = self._stored_version(cur)  # another process may have migrated meanwhile
             self._check_newer(version)
             for target in range(version + 1, HISTORY_SCHEMA_VERSION + 1):
@@ -114,8 +113,10 @@ class SQLHistory:
                         "DO UPDATE SET value = excluded.value", (str(HISTORY_SCHEMA_VERSION),))
                 self._after_migration(cur, HISTORY_SCHEMA_VERSION)
 
-    def _lock_for_migration(self, cur: Cursor) -> None:
-        """Serialise concurrent first openers (SQLite's write transaction already does)."""
+    def _migration_lock(self) -> AbstractContextManager[object]:
+        """Serialise concurrent first openers, held around the whole migration transaction (SQLite's
+        write transaction already does this)."""
+        return nullcontext()
 
     def schema_version(self) -> int:
         with self._read() as cur:

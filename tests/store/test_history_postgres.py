@@ -127,7 +127,7 @@ def _gate_worker(url: str, worker: int) -> None:
 
 @pytest.mark.slow
 def test_concurrent_gate_jobs_lose_nothing(store_url: str) -> None:
-    open_history(store_url).close()  # create the schema once, as the first job would
+    # no store yet: the 8 first openers also race to create the schema
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_gate_worker, args=(store_url, w)) for w in range(WORKERS)]
     for p in procs:
