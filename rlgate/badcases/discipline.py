@@ -14,7 +14,7 @@ from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.errors import InputError
 from rlgate.store.sql import CONSULT_KEY
 
-__all__ = ["CONSULT_KEY", "PRIVATE", "check_iteration_access", "consult_budget_warnings", "consultation_counts",
+__all__ = ["CONSULT_KEY", "check_iteration_access", "consult_budget_warnings", "consultation_counts",
            "is_private", "iteration_tasks", "private_leaf_tasks", "record_consultations", "training_run_of",
            "without_private_samples"]
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rlgate.contract.loader import ResolvedContract, ResolvedTask
     from rlgate.results.models import RunResult
     from rlgate.store.protocol import HistoryStore
+
 
 def is_private(task: ResolvedTask) -> bool:
     return task.release_gate_only

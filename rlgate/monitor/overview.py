@@ -113,7 +113,7 @@ def _consultations(store: HistoryStore, run: str, resolved: ResolvedContract | N
     budgets: dict[str, int | None] = {}
     if resolved is not None:
         for task in resolved.tasks:
-            if task.visibility == "release_gate_only":
+            if task.release_gate_only:
                 split = resolved.contract.splits.get(task.split)
                 budgets[task.name] = split.consult_budget if split else None
     return [Consultation(task=t, used=used.get(t, 0), budget=budgets.get(t),

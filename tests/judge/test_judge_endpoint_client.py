@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("deepeval")
 
+from rlgate.contract.judge_policy import JudgeModelSpec
 from rlgate.judge.llms import EndpointLLM, JudgeCallError
-from rlgate.judge.policy import JudgeModelSpec
 
 
 class Scripted:
