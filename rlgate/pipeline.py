@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult
+
+if TYPE_CHECKING:
+    from rlgate.store.protocol import HistoryStore
 
 _STEP_RE = re.compile(r"(?:step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
 
@@ -49,43 +52,69 @@ def _contamination_gates(resolved: ResolvedContract, candidate: RunResult) -> tu
     return contamination_gates(report), report
 
 
-def _monitor(resolved: ResolvedContract) -> tuple[list[GateVerdict], Any]:
+def _monitor(resolved: ResolvedContract, history: HistoryStore | None) -> tuple[list[GateVerdict], Any]:
     spec = resolved.contract.monitor
     if spec is None or not (spec.logs or spec.training_run):
         return [], None
     from rlgate.monitor.api import monitor_contract
     from rlgate.monitor.gate import monitor_gates
 
-    report = monitor_contract(resolved)
+    report = monitor_contract(resolved, history=history)
     return monitor_gates(report, resolved.gates.decision), report
 
 
-def _record_history(resolved: ResolvedContract, decision: Decision, checkpoint: str | None,
+def _record_history(history: HistoryStore, resolved: ResolvedContract, decision: Decision, checkpoint: str | None,
                     step: int | None) -> list[str]:
     """Count private-split consultations and store the gated checkpoint; return budget warnings."""
     from rlgate.badcases.discipline import record_consultations, training_run_of
     from rlgate.monitor.api import record_gated_checkpoint
-    from rlgate.store.history import CheckpointHistory, default_history_path
 
     spec = resolved.contract.monitor
-    path = resolved.resolve_path(spec.history) if spec and spec.history else default_history_path(resolved.path)
     run = training_run_of(resolved)
-    history = CheckpointHistory(path)
     private = resolved.private_tasks
     _, warnings = record_consultations(history, resolved, run, private) if private else ({}, [])
     if spec is not None and spec.training_run:
         step = step if step is not None else checkpoint_step(checkpoint)
         if step is None:
             step = len(history.history(run))
-        record_gated_checkpoint(path, run, step, checkpoint or decision.inputs[-1].source, decision)
+        record_gated_checkpoint(history, run, step, checkpoint or decision.inputs[-1].source, decision,
+                                contract=resolved.name)
     return warnings
+
+
+def _needs_history(resolved: ResolvedContract, record: bool) -> bool:
+    """Recording, the monitor's cross-checkpoint rules and judge calibration drift all read or write it."""
+    from rlgate.judge.api import task_policies
+
+    spec = resolved.contract.monitor
+    return record or bool(spec and spec.training_run) or any(
+        p.calibration is not None for p in task_policies(resolved).values())
 
 
 def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
                       seed: int = 0, checkpoint: str | None = None, step: int | None = None,
                       manifests: dict[str, Any] | None = None, warnings: list[str] | None = None,
                       record: bool = True, judge_llm: Any = None) -> GateOutcome:
-    """Gate `candidate` against `baseline` under the contract and write decision.json and every report."""
+    """Gate `candidate` against `baseline` under the contract and write decision.json and every report.
+
+    The project history is opened once here and handed to the monitor, the judge and the recording.
+    """
+    from rlgate.store.open import open_contract_history
+
+    history = open_contract_history(resolved) if _needs_history(resolved, record) else None
+    try:
+        return _decide(resolved, baseline, candidate, out, history, seed=seed, checkpoint=checkpoint, step=step,
+                       manifests=manifests, warnings=warnings, record=record, judge_llm=judge_llm)
+    finally:
+        if history is not None:
+            history.close()
+
+
+def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
+            history: HistoryStore | None, *, seed: int, checkpoint: str | None, step: int | None,
+            manifests: dict[str, Any] | None, warnings: list[str] | None, record: bool,
+            judge_llm: Any) -> GateOutcome:
+    """decide_and_report with the history already open (one store for the monitor, the judge and the recording)."""
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.engine.decision import decide
     from rlgate.engine.versions import check_versions
@@ -102,9 +131,9 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
                              "allow_protocol_mismatch: true in the contract (the difference is then recorded)"
                              ) from None
         notes += [f"benchmark version differs: {d}" for d in versions.differences]
-    monitor_gates, monitor_report = _monitor(resolved)
+    monitor_gates, monitor_report = _monitor(resolved, history)
     contamination_gates, contamination_report = _contamination_gates(resolved, candidate)
-    judged = judge_for_decision(resolved, candidate, baseline, out, llm=judge_llm)
+    judged = judge_for_decision(resolved, candidate, baseline, out, history=history, llm=judge_llm)
     decision = decide(
         judged.gates, baseline, candidate, seed=seed, contract_name=resolved.name,
         allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
@@ -113,6 +142,8 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
     )
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
+    if history is not None:
+        extensions["history"] = history.location  # a DSN's password is already redacted to ***
     if judged.extension:
         extensions["judge"] = judged.extension
     if contamination_report is not None:
@@ -121,8 +152,8 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
         from rlgate.monitor.gate import attach_monitor
 
         decision = attach_monitor(decision, monitor_report)
-    if record:
-        notes += _record_history(resolved, decision, checkpoint, step)
+    if record and history is not None:
+        notes += _record_history(history, resolved, decision, checkpoint, step)
     decision = decision.model_copy(update={
         "extensions": {**decision.extensions, **extensions},
         "warnings": [*decision.warnings, *notes],

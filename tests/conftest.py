@@ -45,3 +45,6 @@ def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from rlgate.demo.model import build_tiny_checkpoint
 
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "checkpoint")
+
+
+from fixtures.postgres import pg_server, pg_url  # noqa: E402,F401  (a real PostgreSQL server for history tests)

@@ -52,3 +52,52 @@ def test_checkpoint_step_from_common_names() -> None:
     assert checkpoint_step("/ckpt/global_step_100/actor/huggingface") == 100
     assert checkpoint_step("Qwen/Qwen2.5-1.5B") is None
     assert checkpoint_step(None) is None
+
+
+def test_unknown_history_scheme_is_bad_input_before_anything_is_written(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLGATE_HISTORY", "redis://cache:6379/0")
+    resolved = load_contract(_contract(tmp_path))
+    run = make_run({"t": {"acc": [0.0, 1.0, 1.0, 1.0]}})
+    with pytest.raises(InputError) as info:
+        decide_and_report(resolved, run, run, tmp_path / "out")
+    assert "redis://" in info.value.message and "RLGATE_HISTORY" in str(info.value.field)
+    assert not (tmp_path / "out" / "decision.json").exists()
+
+
+PRIVATE_MONITORED = """schema_version: 1
+name: pipe
+baseline: {checkpoint: base}
+splits: {test_private: {visibility: release_gate_only, consult_budget: 1}}
+suites:
+  - {schema_version: 1, name: s, tasks: [{task: t, split: test_private, path: t.yaml}]}
+gates:
+  primary: {metric: t/acc, min_delta: 0.0}
+monitor: {training_run: grpo-7, logs: [train.csv]}
+"""
+
+
+def test_postgres_history_records_and_never_shows_the_password(tmp_path: Path, pg_url: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from urllib.parse import urlsplit
+
+    from rlgate.store.open import open_history
+
+    password = str(urlsplit(pg_url).password)
+    monkeypatch.setenv("RLGATE_HISTORY", pg_url)
+    (tmp_path / "t.yaml").write_text("task: t\n", encoding="utf-8")
+    (tmp_path / "c.yaml").write_text(PRIVATE_MONITORED, encoding="utf-8")
+    (tmp_path / "train.csv").write_text("step,reward_mean\n" + "".join(f"{i},{i / 100}\n" for i in range(1, 40)))
+    resolved = load_contract(tmp_path / "c.yaml")
+    base = make_run({"t": {"acc": [0.0, 1.0, 0.0, 1.0]}})
+    cand = make_run({"t": {"acc": [1.0, 1.0, 0.0, 1.0]}})
+    for step in (100, 200):
+        outcome = decide_and_report(resolved, base, cand, tmp_path / f"out{step}", checkpoint=f"ckpt/checkpoint-{step}")
+    assert outcome.decision.extensions["history"] == pg_url.replace(f":{password}@", ":***@")
+    assert any("consulted 2 times" in w for w in outcome.decision.warnings)  # budget 1, seen across decisions
+    for written in (tmp_path / "out200").rglob("*"):
+        if written.is_file():
+            assert password not in written.read_text(encoding="utf-8", errors="replace"), written
+    store = open_history(pg_url)
+    assert [(r.step, r.contract) for r in store.history("grpo-7")] == [(100, "pipe"), (200, "pipe")]
+    assert store.consultations("grpo-7") == {"t": 2}

@@ -12,11 +12,17 @@ from typing import TYPE_CHECKING
 
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.errors import InputError
+from rlgate.store.sql import CONSULT_KEY
+
+__all__ = ["CONSULT_KEY", "check_iteration_access", "consult_budget_warnings", "consultation_counts",
+           "is_private", "iteration_tasks", "private_leaf_tasks", "record_consultations", "training_run_of",
+           "without_private_samples"]
 
 if TYPE_CHECKING:
     from rlgate.contract.loader import ResolvedContract, ResolvedTask
     from rlgate.results.models import RunResult
-    from rlgate.store.history import CheckpointHistory
+    from rlgate.store.protocol import HistoryStore
+
 
 def is_private(task: ResolvedTask) -> bool:
     return task.release_gate_only
@@ -93,7 +99,6 @@ def consult_budget_warnings(resolved: ResolvedContract, counts: Mapping[str, int
     return out
 
 
-CONSULT_KEY = "private_consultations:"
 
 
 def training_run_of(resolved: ResolvedContract, explicit: str | None = None) -> str:
@@ -104,20 +109,18 @@ def training_run_of(resolved: ResolvedContract, explicit: str | None = None) -> 
     return monitor.training_run if monitor is not None and monitor.training_run else "default"
 
 
-def record_consultations(history: CheckpointHistory, resolved: ResolvedContract, training_run: str,
+def record_consultations(history: HistoryStore, resolved: ResolvedContract, training_run: str,
                          tasks: Sequence[str] | None = None) -> tuple[dict[str, int], list[str]]:
     """Count one consultation of each private task evaluated (all when `tasks` is None); return counts and warnings.
 
-    Called by `rlgate check` / `rlgate gate` each time a private split is scored for a decision.
+    Called by `rlgate check` / `rlgate gate` each time a private split is scored for a decision; the
+    counts of one decision are written in one transaction.
     """
-    counts: dict[str, int] = {}
-    for task in resolved.tasks:
-        if is_private(task) and (tasks is None or task.name in tasks):
-            counts[task.name] = history.bump_counter(training_run, CONSULT_KEY + task.name)
+    names = [t.name for t in resolved.tasks if is_private(t) and (tasks is None or t.name in tasks)]
+    counts = history.record_consultations(training_run, names) if names else {}
     return counts, consult_budget_warnings(resolved, counts, training_run)
 
 
-def consultation_counts(history: CheckpointHistory, training_run: str) -> dict[str, int]:
+def consultation_counts(history: HistoryStore, training_run: str) -> dict[str, int]:
     """How often each private task has been consulted in a training run."""
-    return {key[len(CONSULT_KEY):]: value for key, value in history.counters(training_run).items()
-            if key.startswith(CONSULT_KEY)}
+    return history.consultations(training_run)

@@ -130,6 +130,21 @@ def fallback_summary(outcome: Outcome) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def history_warning(env: Mapping[str, str], location: object) -> str | None:
+    """A warning when the checkpoint history dies with the job: no RLGATE_HISTORY, and the history the
+    decision used is a file inside the workspace, which actions/checkout cleans."""
+    if env.get("RLGATE_HISTORY", "").strip() or not isinstance(location, str) or "://" in location:
+        return None
+    workspace = env.get("GITHUB_WORKSPACE", "").strip()
+    if workspace and not Path(location).resolve().is_relative_to(Path(workspace).resolve()):
+        return None  # the contract's monitor.history points outside the checkout
+    return ("> **Warning: the checkpoint history is per-job.** It lives in the workspace "
+            f"(`{location}`), which is cleaned for the next run, so the cross-checkpoint rules (pause below the "
+            "best checkpoint, roll back, private-split consultation budget) cannot see earlier checkpoints. Set "
+            "the repository secret `RLGATE_HISTORY` to a `postgresql://` URL, or the variable "
+            "`RLGATE_HISTORY_PATH` to a persistent path on the self-hosted runner (docs/ci.md).")
+
+
 def run_report(env: Mapping[str, str], stream: TextIO) -> int:
     """Write the job summary, annotate failed gates and set the `decision` and `report-path` outputs."""
     out = resolve_out(env)
@@ -145,6 +160,10 @@ def run_report(env: Mapping[str, str], stream: TextIO) -> int:
         where = f" of [this run]({run_url})" if run_url else ""
         markdown = markdown.rstrip("\n") + (
             f"\n\nArtifact **{artifact}**{where}: report.html, report.md, decision.json, junit.xml.\n")
+    warning = history_warning(env, outcome.decision_obj.extensions.get("history")
+                              if outcome.decision_obj is not None else None)
+    if warning:
+        markdown = warning + "\n\n" + markdown
     append_summary(truncate_summary(markdown, "*(truncated: the full report is in the artifact)*"), env)
 
     contract = env.get("RLGATE_CI_CONTRACT", "").strip()

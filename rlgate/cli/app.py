@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "gate_cmd",
     "report_cmd",
     "monitor_cmd",
+    "history_cmd",
     "badcases_cmd",
     "contamination_cmd",
     "contract_cmds",

@@ -295,7 +295,9 @@ class MonitorSpec(StrictModel):
     )
     policy: str | None = Field(None, description="monitor threshold file; default gates/monitor_default.yaml")
     overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="rule -> threshold overrides")
-    history: str | None = Field(None, description="SQLite history file; default .rlgate/history.sqlite")
+    history: str | None = Field(None, description=(
+        "history store: a file, sqlite:///path or postgresql:// URL; default $RLGATE_HISTORY, else "
+        ".rlgate/history.sqlite"))
     training_run: str | None = None
 
 

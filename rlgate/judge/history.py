@@ -1,37 +1,28 @@
-"""Judge calibration results in the project's checkpoint history (rlgate.store.history).
+"""Judge calibration results in the project's history store (rlgate.store.protocol.HistoryStore).
 
-Each calibration is one record of the pseudo training run `judge-calibration/<contract>/<task>`, so
-drift is read against the last run of the same task, whichever judge model ran it.
+The store itself implements rlgate.judge.calibration.JudgeHistory: each calibration is one record of the
+pseudo training run `judge-calibration/<contract>/<task>`, so drift is read against the last run of the
+same task, whichever judge model ran it. This adapter only adds a label for the recorded calibration.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rlgate.store.history import CheckpointHistory
+from rlgate.store.protocol import HistoryStore
 
 PREFIX = "judge-calibration/"
 
 
 class StoreJudgeHistory:
-    """Implements rlgate.judge.calibration.JudgeHistory on top of the SQLite checkpoint history."""
+    """A JudgeHistory over a HistoryStore that names each recorded calibration `label`."""
 
-    def __init__(self, store: CheckpointHistory, label: str | None = None) -> None:
+    def __init__(self, store: HistoryStore, label: str | None = None) -> None:
         self.store = store
         self.label = label
 
     def last_judge_calibration(self, key: str) -> dict[str, Any] | None:
-        records = self.store.history(PREFIX + key)
-        if not records:
-            return None
-        last = records[-1]
-        return {"accuracy": last.metrics.get("judge_agreement"), "kappa": last.metrics.get("judge_kappa"),
-                "judge": last.extra.get("judge"), "checkpoint": last.checkpoint}
+        return self.store.last_judge_calibration(key)
 
     def record_judge_calibration(self, key: str, record: dict[str, Any]) -> None:
-        step = len(self.store.history(PREFIX + key))
-        metrics = {"judge_agreement": float(record["accuracy"])}
-        if record.get("kappa") is not None:
-            metrics["judge_kappa"] = float(record["kappa"])
-        self.store.record(PREFIX + key, step, self.label or f"calibration-{step}", metrics,
-                          extra={k: v for k, v in record.items() if k not in ("accuracy", "kappa")})
+        self.store.record_judge_calibration(key, record, label=self.label)

@@ -1,8 +1,9 @@
 """deepeval model classes: the contract's judge endpoint, a local HF judge, and a caching wrapper.
 
 Import this module lazily (only when a judge runs): it imports deepeval, after rlgate has set
-deepeval's environment. The endpoint speaks the OpenAI chat-completions protocol over stdlib urllib
-(no extra client), with a bounded number of retries.
+deepeval's environment. The endpoint is reached through the `openai` client (its own retries with
+exponential backoff on connection errors, 408/409/429 and 5xx, and its per-request timeout); a loopback
+endpoint bypasses any configured HTTP proxy.
 """
 
 from __future__ import annotations
@@ -11,9 +12,6 @@ import asyncio
 import hashlib
 import json
 import os
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -51,9 +49,19 @@ class EndpointLLM(DeepEvalBaseLLM):
                                  field="judge.model.api_key_env", fix=f"export {spec.api_key_env}=...")
         self.fingerprint = _fingerprint({"kind": "endpoint", "base_url": spec.base_url, "model": spec.model,
                                          "temperature": spec.temperature, "max_tokens": spec.max_tokens})
-        proxies: dict[str, str] | None = {} if urlparse(self.url).hostname in _LOOPBACK else None
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies))
+        self._client = self._make_client()
         super().__init__(spec.model)
+
+    def _make_client(self) -> Any:
+        import openai
+
+        # a local judge server must not be sent through the proxy the environment names for the internet
+        loopback = urlparse(self.url).hostname in _LOOPBACK
+        http_client = openai.DefaultHttpxClient(trust_env=False) if loopback else None
+        # without a key the client would read OPENAI_API_KEY and send it to this endpoint: send a placeholder
+        return openai.OpenAI(base_url=self.spec.base_url, api_key=self.api_key or "no-key",
+                             timeout=self.spec.timeout_s, max_retries=self.spec.max_retries,
+                             http_client=http_client)
 
     def load_model(self, *args: Any, **kwargs: Any) -> EndpointLLM:
         return self
@@ -63,35 +71,25 @@ class EndpointLLM(DeepEvalBaseLLM):
 
     def generate(self, prompt: str, schema: Any = None) -> str:
         """One chat completion; deepeval parses (and may reject) the text it returns."""
-        body = {"model": self.spec.model, "messages": [{"role": "user", "content": prompt}],
-                "temperature": self.spec.temperature, "max_tokens": self.spec.max_tokens}
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        data = self._post(json.dumps(body).encode("utf-8"), headers)
-        try:
-            content = data["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise JudgeCallError(f"malformed chat-completions response from {self.url}: "
-                                 f"{json.dumps(data)[:200]}") from exc
-        return content if isinstance(content, str) else ""
+        import openai
 
-    def _post(self, payload: bytes, headers: dict[str, str]) -> Any:
-        last = ""
-        for attempt in range(self.spec.max_retries + 1):
-            request = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
-            try:
-                with self._opener.open(request, timeout=self.spec.timeout_s) as response:
-                    return json.loads(response.read().decode("utf-8"))
-            except urllib.error.HTTPError as exc:
-                last = f"HTTP {exc.code} from {self.url}: {exc.read()[:200]!r}"
-                if exc.code < 500 and exc.code != 429:
-                    break
-            except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as exc:
-                last = f"{type(exc).__name__} talking to {self.url}: {exc}"
-            if attempt < self.spec.max_retries:
-                time.sleep(min(0.5 * 2**attempt, 8.0))
-        raise JudgeCallError(last)
+        try:
+            completion = self._client.chat.completions.create(
+                model=self.spec.model, messages=[{"role": "user", "content": prompt}],
+                temperature=self.spec.temperature, max_tokens=self.spec.max_tokens)
+        except openai.APIStatusError as exc:
+            raise JudgeCallError(f"HTTP {exc.status_code} from {self.url}: {str(exc.message)[:200]}") from exc
+        except openai.APITimeoutError as exc:
+            raise JudgeCallError(f"no answer from {self.url} within {self.spec.timeout_s:g} s "
+                                 f"({self.spec.max_retries} retries)") from exc
+        except openai.APIError as exc:  # connection refused, reset, unparseable body
+            raise JudgeCallError(f"{type(exc).__name__} talking to {self.url}: {exc}") from exc
+        try:
+            content = completion.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise JudgeCallError(f"malformed chat-completions response from {self.url}: "
+                                 f"{json.dumps(completion.model_dump(), default=str)[:200]}") from exc
+        return content if isinstance(content, str) else ""
 
     async def a_generate(self, prompt: str, schema: Any = None) -> str:
         return await asyncio.to_thread(self.generate, prompt, schema)

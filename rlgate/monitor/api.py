@@ -1,7 +1,7 @@
 """The monitor's entry points: read logs, apply the policy, consult the history, build the report.
 
-This is the only monitor module that touches files (logs, policy, history database); rules, gate
-mapping and plots are pure.
+This is the only monitor module that touches files (logs, policy) or the history store (handed in by the
+caller, opened once per decision); rules, gate mapping and plots are pure.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rlgate.monitor.policy import MonitorPolicy, apply_overrides, load_policy_fi
 from rlgate.monitor.readers import read_log
 from rlgate.monitor.report import MonitorReport, build_report
 from rlgate.monitor.rules import evaluate
-from rlgate.store.history import CheckpointHistory, default_history_path
+from rlgate.store.protocol import HistoryStore
 
 
 def resolve_policy(spec: MonitorSpec | None = None, base: Path | None = None,
@@ -56,15 +56,18 @@ def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: Monit
     return build_report(policy_name, evaluated, list(history_findings), training_run, drawn)
 
 
-def history_findings(history_path: Path, run: str, targets: HistoryTargets, policy: MonitorPolicy) -> list[Finding]:
-    """Cross-checkpoint findings for one training run; an absent database means no history yet."""
-    if not history_path.exists():
-        return []
-    return evaluate_history(CheckpointHistory(history_path).history(run), targets, policy)
+def history_findings(history: HistoryStore, run: str, targets: HistoryTargets, policy: MonitorPolicy) -> list[Finding]:
+    """Cross-checkpoint findings for one training run (a new, empty store has none)."""
+    return evaluate_history(history.history(run), targets, policy)
 
 
-def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str | None = None) -> MonitorReport:
-    """The monitor report for a `ResolvedContract`: its `monitor.logs` (or `logs`), policy and history."""
+def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str | None = None,
+                     history: HistoryStore | None = None) -> MonitorReport:
+    """The monitor report for a `ResolvedContract`: its `monitor.logs` (or `logs`), policy and history.
+
+    `history` is the decision's open store; without one (`rlgate monitor --contract`) the contract's
+    history is opened for this report when the contract names a training run.
+    """
     from rlgate.contract.loader import ResolvedContract
     from rlgate.monitor.history_rules import targets_from_contract
 
@@ -79,8 +82,17 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
     paths = list(logs) or [resolved.resolve_path(p) for p in spec.logs]
     found: list[Finding] = []
     if spec.training_run:
-        history = resolved.resolve_path(spec.history) if spec.history else default_history_path(resolved.path)
-        found = history_findings(history, spec.training_run, targets_from_contract(resolved), policy)
+        targets = targets_from_contract(resolved)
+        if history is not None:
+            found = history_findings(history, spec.training_run, targets, policy)
+        else:
+            from rlgate.store.open import open_contract_history
+
+            store = open_contract_history(resolved)
+            try:
+                found = history_findings(store, spec.training_run, targets, policy)
+            finally:
+                store.close()
     return run_monitor(paths, fmt=fmt or spec.format, policy=policy, policy_name=name, history_findings=found,
                        training_run=spec.training_run)
 
@@ -101,12 +113,22 @@ def metrics_from_decision(decision: Decision) -> dict[str, float]:
     return {g.metric: float(g.candidate) for g in decision.gates if g.kind != "monitor" and g.candidate is not None}
 
 
-def record_gated_checkpoint(history_path: Path, run: str, step: int, checkpoint: str, decision: Decision,
-                            extra_metrics: dict[str, float] | None = None) -> None:
+def record_gated_checkpoint(history: HistoryStore, run: str, step: int, checkpoint: str, decision: Decision,
+                            extra_metrics: dict[str, float] | None = None, contract: str | None = None) -> None:
     """Store a gated checkpoint (its gate metrics, training reward and costs) in the project history."""
     metrics = {**metrics_from_decision(decision), **(extra_metrics or {})}
-    CheckpointHistory(history_path).record(run, step, checkpoint, metrics, decision.decision,
-                                           extra={"summary": decision.summary})
+    history.record(run, step, checkpoint, metrics, decision.decision, extra=checkpoint_extra(decision),
+                   contract=contract or decision.contract)
+
+
+def checkpoint_extra(decision: Decision) -> dict[str, object]:
+    """What `rlgate history` shows beside the metrics: the summary, the deciding gates, their intervals,
+    and the cross-checkpoint findings that fired."""
+    gates = {g.metric: {"kind": g.kind, "verdict": g.verdict, "ci": list(g.ci),
+                        "on": "value" if g.kind == "hard" or g.delta is None else "delta",
+                        "baseline": g.baseline, "ci_level": g.ci_level}
+             for g in decision.gates if g.kind != "monitor" and g.ci is not None}
+    return {"summary": decision.summary, "deciding_gates": list(decision.deciding_gates), "gates": gates}
 
 
 def write_report(report: MonitorReport, out: Path) -> Path:

@@ -1,1 +1,5 @@
-"""Persistent project state (checkpoint history, counters) in one SQLite file per project."""
+"""Persistent project state: the generation cache and the checkpoint history (SQLite or PostgreSQL).
+
+Open the history with `rlgate.store.open.open_history(url_or_path)`; every backend implements
+`rlgate.store.protocol.HistoryStore`.
+"""

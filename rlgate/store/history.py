@@ -1,8 +1,9 @@
-"""Checkpoint history: one SQLite file per project, safe under concurrent writers.
+"""The embedded history backend: one SQLite file per project, safe under concurrent writers.
 
 Every gated checkpoint is recorded with its metrics and decision, by training run and step, so rules
-can look across checkpoints (best so far, consecutive drops, rollback target). A generic counter table
-serves other layers (consultations of a private split per training run, judge drift checks).
+can look across checkpoints (best so far, consecutive drops, rollback target). Counters serve other
+layers (consultations of a private split per training run, judge drift checks). Schema and queries are
+shared with the PostgreSQL backend (rlgate.store.sql); open either through `rlgate.store.open_history`.
 
 Concurrency: the database runs in WAL mode (readers never block the writer), every write is one short
 `BEGIN IMMEDIATE` transaction, and connections wait up to `timeout` seconds for a lock instead of
@@ -11,82 +12,34 @@ failing. Several `rlgate` processes gating checkpoints of the same project at on
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.errors import InputError
+from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord
+from rlgate.store.sql import SQLHistory
 
-HISTORY_SCHEMA_VERSION = 1
+__all__ = ["DEFAULT_HISTORY", "HISTORY_SCHEMA_VERSION", "CheckpointHistory", "CheckpointRecord", "CounterRecord",
+           "SQLiteHistory", "default_history_path"]
+
 DEFAULT_HISTORY = Path(".rlgate") / "history.sqlite"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS checkpoints (
-    run TEXT NOT NULL,
-    checkpoint TEXT NOT NULL,
-    step INTEGER NOT NULL,
-    metrics TEXT NOT NULL,
-    decision TEXT,
-    extra TEXT NOT NULL DEFAULT '{}',
-    recorded_at REAL NOT NULL,
-    PRIMARY KEY (run, checkpoint)
-);
-CREATE INDEX IF NOT EXISTS checkpoints_by_step ON checkpoints (run, step);
-CREATE TABLE IF NOT EXISTS counters (
-    run TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value INTEGER NOT NULL,
-    updated_at REAL NOT NULL,
-    PRIMARY KEY (run, key)
-);
-"""
 
-
-def _create_schema(conn: sqlite3.Connection) -> None:
-    for statement in filter(str.strip, _SCHEMA.split(";")):
-        conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {HISTORY_SCHEMA_VERSION}")
-
-
-class CheckpointRecord(BaseModel):
-    """One gated checkpoint of a training run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = HISTORY_SCHEMA_VERSION
-    run: str
-    checkpoint: str
-    step: int
-    metrics: dict[str, float] = Field(default_factory=dict)
-    decision: str | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
-    recorded_at: float
-
-
-class CheckpointHistory:
-    """The project's history database. Open it, record, query; every call is its own transaction."""
+class SQLiteHistory(SQLHistory):
+    """The project's history in one SQLite file. Every call is its own transaction on its own connection."""
 
     def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
         self.path = Path(path)
+        self.location = str(self.path)
         self.timeout = timeout
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create the history folder: {exc.strerror}", file=self.path.parent) from None
-        with self._connect() as conn:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > HISTORY_SCHEMA_VERSION:
-                raise InputError(f"history database has schema version {version}; this rlgate reads up to "
-                                 f"{HISTORY_SCHEMA_VERSION}", file=self.path, fix="upgrade rlgate")
-            if version < HISTORY_SCHEMA_VERSION:
-                self._write(conn, _create_schema)
+        self._open()
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -110,71 +63,43 @@ class CheckpointHistory:
         finally:
             conn.close()
 
-    @staticmethod
-    def _write(conn: sqlite3.Connection, action: Any) -> Any:
-        """Run `action(conn)` inside one immediate (write-locking) transaction."""
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            result = action(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return result
-
-    def record(self, run: str, step: int, checkpoint: str, metrics: Mapping[str, float],
-               decision: str | None = None, extra: Mapping[str, Any] | None = None) -> CheckpointRecord:
-        """Store a gated checkpoint; gating the same checkpoint again replaces its record."""
-        rec = CheckpointRecord(run=run, checkpoint=checkpoint, step=step,
-                               metrics={k: float(v) for k, v in metrics.items()}, decision=decision,
-                               extra=dict(extra or {}), recorded_at=time.time())
-        row = (rec.run, rec.checkpoint, rec.step, json.dumps(rec.metrics, allow_nan=True), rec.decision,
-               json.dumps(rec.extra, default=str), rec.recorded_at)
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
         with self._connect() as conn:
-            self._write(conn, lambda c: c.execute(
-                "INSERT INTO checkpoints (run, checkpoint, step, metrics, decision, extra, recorded_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, checkpoint) DO UPDATE SET step = excluded.step, "
-                "metrics = excluded.metrics, decision = excluded.decision, extra = excluded.extra, "
-                "recorded_at = excluded.recorded_at", row))
-        return rec
+            yield conn
 
-    def history(self, run: str) -> list[CheckpointRecord]:
-        """A run's checkpoints in training order (step, then time of recording)."""
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One immediate (write-locking) transaction, rolled back on any error."""
         with self._connect() as conn:
-            rows = conn.execute("SELECT run, checkpoint, step, metrics, decision, extra, recorded_at FROM checkpoints "
-                                "WHERE run = ? ORDER BY step, recorded_at", (run,)).fetchall()
-        return [CheckpointRecord(run=r[0], checkpoint=r[1], step=r[2], metrics=json.loads(r[3]), decision=r[4],
-                                 extra=json.loads(r[5]), recorded_at=r[6]) for r in rows]
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
-    def runs(self) -> list[str]:
-        with self._connect() as conn:
-            return [r[0] for r in conn.execute("SELECT DISTINCT run FROM checkpoints ORDER BY run")]
+    def _stored_version(self, cur: sqlite3.Connection) -> int:
+        """`rlgate_meta.schema_version`; files from before that table carry it in PRAGMA user_version."""
+        if cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rlgate_meta'").fetchone():
+            row = cur.execute("SELECT value FROM rlgate_meta WHERE key = 'schema_version'").fetchone()
+            if row is not None:
+                return int(row[0])
+        return int(cur.execute("PRAGMA user_version").fetchone()[0])
 
-    def bump_counter(self, run: str, key: str, by: int = 1) -> int:
-        """Add `by` to a per-run counter atomically and return its new value."""
-        with self._connect() as conn:
-            row = self._write(conn, lambda c: c.execute(
-                "INSERT INTO counters (run, key, value, updated_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (run, key) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at "
-                "RETURNING value", (run, key, by, time.time())).fetchone())
-        return int(row[0])
+    def _after_migration(self, cur: sqlite3.Connection, version: int) -> None:
+        cur.execute(f"PRAGMA user_version = {int(version)}")  # what rlgate before schema 2 checks
 
-    def counter(self, run: str, key: str) -> int:
-        with self._connect() as conn:
-            row = conn.execute("SELECT value FROM counters WHERE run = ? AND key = ?", (run, key)).fetchone()
-        return int(row[0]) if row else 0
 
-    def counters(self, run: str) -> dict[str, int]:
-        with self._connect() as conn:
-            return {k: int(v) for k, v in conn.execute("SELECT key, value FROM counters WHERE run = ? ORDER BY key",
-                                                        (run,))}
+CheckpointHistory = SQLiteHistory  # the name callers used before there was a second backend
 
 
 def default_history_path(contract_path: str | Path | None = None) -> Path:
-    """`$RLGATE_HISTORY` when set (one history shared by several checkouts or CI jobs), else
-    `.rlgate/history.sqlite` beside the contract's project (its folder's parent when that is `contracts/`)."""
+    """`.rlgate/history.sqlite` beside the contract's project (its folder's parent when that is `contracts/`),
+    or `$RLGATE_HISTORY` when that names a file (see rlgate.store.open.history_url for URLs)."""
     override = os.environ.get("RLGATE_HISTORY")
-    if override:
+    if override and "://" not in override:
         return Path(override)
     if contract_path is None:
         return DEFAULT_HISTORY

@@ -223,3 +223,25 @@ def test_install_step_rejects_extras_that_are_not_names(tmp_path: Path, extras: 
     assert not (tmp_path / "ws" / "PWNED").exists()
     assert result.annotations[0].properties["title"] == "rlgate: bad input"
     assert result.step("Decision").kind == "skipped"
+
+
+def test_summary_warns_when_the_history_lives_and_dies_with_the_job(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RLGATE_HISTORY", raising=False)  # the workflow passes an empty one when neither is set
+    per_job = decision_for("release").model_copy(update={
+        "extensions": {"history": str(tmp_path / "ws" / ".rlgate" / "history.sqlite")}})
+    write_outputs(tmp_path / "out", per_job)
+    summary = run(tmp_path, 0).summary
+    assert summary.startswith("> **Warning: the checkpoint history is per-job.**")
+    assert "RLGATE_HISTORY" in summary and "docs/ci.md" in summary
+
+
+def test_no_history_warning_with_a_shared_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RLGATE_HISTORY", raising=False)
+    shared = decision_for("release").model_copy(update={
+        "extensions": {"history": "postgresql://gate:***@db.internal:5432/rlgate"}})
+    write_outputs(tmp_path / "out", shared)
+    assert run(tmp_path, 0).summary.startswith("# rlgate report")
+    persistent = decision_for("release").model_copy(update={"extensions": {"history": "/srv/rlgate/history.sqlite"}})
+    write_outputs(tmp_path / "out", persistent)
+    assert run(tmp_path, 0).summary.startswith("# rlgate report")

@@ -83,14 +83,12 @@ def test_declared_time_budget() -> None:
     assert f.values["budget"] == 100.0 and "declared" in f.message
 
 
-def test_history_findings_read_the_database(tmp_path: Path) -> None:
-    path = tmp_path / "h.sqlite"
-    assert history_findings(path, "r", TARGETS, POLICY) == []  # no database yet: no history, no file created
-    assert not path.exists()
-    db = CheckpointHistory(path)
+def test_history_findings_read_the_store(tmp_path: Path) -> None:
+    db = CheckpointHistory(tmp_path / "h.sqlite")
+    assert history_findings(db, "r", TARGETS, POLICY) == []  # a new store: no history yet
     for rec in runs({HARD: 0.01, PRIMARY: 0.5}, {HARD: 0.05, PRIMARY: 0.52}):
         db.record(rec.run, rec.step, rec.checkpoint, rec.metrics, "release")
-    [f] = history_findings(path, "r", TARGETS, POLICY)
+    [f] = history_findings(db, "r", TARGETS, POLICY)
     assert f.rule == "safety_worse"
     disabled = POLICY.model_copy(deep=True)
     disabled.history.safety_worse.enabled = False

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlgate.errors import InputError
-from rlgate.store.history import CheckpointHistory, default_history_path
+from rlgate.store.history import HISTORY_SCHEMA_VERSION, CheckpointHistory, default_history_path
 
 
 def test_record_query_and_replace(tmp_path: Path) -> None:
@@ -37,15 +37,43 @@ def test_counters(tmp_path: Path) -> None:
 
 def test_wal_mode_and_schema_version(tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite"
-    CheckpointHistory(path)
+    assert CheckpointHistory(path).schema_version() == HISTORY_SCHEMA_VERSION
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
-    conn.execute("PRAGMA user_version = 99")
+    # rlgate before schema 2 read PRAGMA user_version: it must refuse this file too
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == HISTORY_SCHEMA_VERSION
+    conn.execute("UPDATE rlgate_meta SET value = '99' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(InputError, match="schema version 99"):
+    with pytest.raises(InputError, match="schema version 99") as raised:
         CheckpointHistory(path)
+    assert raised.value.fix is not None and "upgrade rlgate" in raised.value.fix
+
+
+def test_a_version_1_file_is_migrated_forward_keeping_every_record(tmp_path: Path) -> None:
+    """A history written by rlgate before schema 2 (tables as they were, PRAGMA user_version = 1)."""
+    path = tmp_path / "v1.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE checkpoints (run TEXT NOT NULL, checkpoint TEXT NOT NULL, step INTEGER NOT NULL,
+            metrics TEXT NOT NULL, decision TEXT, extra TEXT NOT NULL DEFAULT '{}', recorded_at REAL NOT NULL,
+            PRIMARY KEY (run, checkpoint));
+        CREATE INDEX checkpoints_by_step ON checkpoints (run, step);
+        CREATE TABLE counters (run TEXT NOT NULL, key TEXT NOT NULL, value INTEGER NOT NULL,
+            updated_at REAL NOT NULL, PRIMARY KEY (run, key));
+        INSERT INTO checkpoints VALUES ('r', 'ckpt-100', 100, '{"m": 0.5}', 'release', '{"summary": "s"}', 1.5);
+        INSERT INTO counters VALUES ('r', 'private_consultations:t', 3, 2.5);
+        PRAGMA user_version = 1;
+    """)
+    conn.close()
+    db = CheckpointHistory(path)
+    assert db.schema_version() == HISTORY_SCHEMA_VERSION
+    [rec] = db.history("r")
+    assert (rec.checkpoint, rec.step, rec.metrics, rec.decision, rec.extra, rec.recorded_at, rec.contract) == (
+        "ckpt-100", 100, {"m": 0.5}, "release", {"summary": "s"}, 1.5, "")
+    assert db.consultations("r") == {"t": 3}
+    db.record("r", 200, "ckpt-200", {"m": 0.6}, "release", contract="c")
+    assert [r.contract for r in CheckpointHistory(path).history("r")] == ["", "c"]
 
 
 def test_not_a_database_is_an_input_error(tmp_path: Path) -> None:

@@ -1,0 +1,58 @@
+"""`rlgate history`: list gated checkpoints per training run, or copy a history between backends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlgate.cli.common import app, handles_input_errors
+from rlgate.errors import InputError
+
+
+@app.command()
+@handles_input_errors
+def history(
+    contract: Annotated[Path | None, typer.Option(
+        help="contract: its history, only its checkpoints, its gate directions and consultation budgets")] = None,
+    training_run: Annotated[str | None, typer.Option(help="only this training run")] = None,
+    store: Annotated[str | None, typer.Option(
+        "--history", help="history path or URL (default: the contract's, else $RLGATE_HISTORY, else "
+        ".rlgate/history.sqlite)")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+    export: Annotated[Path | None, typer.Option(help="write every record to this JSON file")] = None,
+    import_: Annotated[Path | None, typer.Option("--import", help="copy the records of an --export file in")] = None,
+) -> None:
+    """Gated checkpoints per training run: step, decision, primary metric and interval, deciding gates, the best
+    checkpoint, cross-checkpoint rules that fire, private-split consultations against their budget."""
+    from rlgate.store.open import history_url, open_history
+
+    resolved = None
+    if contract is not None:
+        from rlgate.contract.loader import load_contract
+
+        resolved = load_contract(contract)
+    db = open_history(store or history_url(resolved))
+    try:
+        if export is not None and import_ is not None:
+            raise InputError("--export and --import copy in opposite directions", field="--export/--import",
+                             fix="run one, then the other with --history naming the target")
+        if export is not None:
+            from rlgate.store.transfer import export_history
+
+            n = export_history(db, export)
+            typer.echo(f"exported {n[0]} checkpoint(s) and {n[1]} counter(s) from {db.location} to {export}")
+            return
+        if import_ is not None:
+            from rlgate.store.transfer import import_history
+
+            n = import_history(db, import_)
+            typer.echo(f"imported {n[0]} checkpoint(s) and {n[1]} counter(s) from {import_} into {db.location}")
+            return
+        from rlgate.monitor.overview import build_overview, render_text
+
+        overview = build_overview(db, resolved, training_run)
+        typer.echo(overview.model_dump_json(indent=2) if json_out else render_text(overview))
+    finally:
+        db.close()

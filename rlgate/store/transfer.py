@@ -1,0 +1,46 @@
+"""Copy a whole history between backends (`rlgate history --export FILE` / `--import FILE`), losing nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from rlgate.errors import InputError
+from rlgate.files import write_text_atomic
+from rlgate.store.protocol import HistoryStore
+from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord
+
+
+class HistoryExport(BaseModel):
+    """Every checkpoint and counter of one history, as written by --export."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = HISTORY_SCHEMA_VERSION
+    checkpoints: list[CheckpointRecord]
+    counters: list[CounterRecord]
+
+
+def export_history(store: HistoryStore, path: Path) -> tuple[int, int]:
+    checkpoints, counters = store.dump()
+    write_text_atomic(path, HistoryExport(checkpoints=checkpoints, counters=counters).model_dump_json(indent=1))
+    return len(checkpoints), len(counters)
+
+
+def import_history(store: HistoryStore, path: Path) -> tuple[int, int]:
+    """Load an export in one transaction (checkpoints upserted, counters take the larger value)."""
+    try:
+        data = HistoryExport.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise InputError(f"{path} does not exist", file=path, fix="pass a file written by rlgate history --export") \
+            from None
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise InputError(f"not a history export: {str(exc).splitlines()[0]}", file=path,
+                         fix="pass a file written by rlgate history --export") from None
+    if data.schema_version > HISTORY_SCHEMA_VERSION:
+        raise InputError(f"the export has schema version {data.schema_version}; this rlgate reads up to "
+                         f"{HISTORY_SCHEMA_VERSION}", file=path, fix="upgrade rlgate")
+    store.load(data.checkpoints, data.counters)
+    return len(data.checkpoints), len(data.counters)
