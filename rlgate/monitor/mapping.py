@@ -51,10 +51,11 @@ def check_mapping(mapping: Mapping[str, str], *, field_prefix: str = "monitor.me
     """Every canonical name of a mapping exists, and no log key is claimed twice."""
     seen: dict[str, str] = {}
     for name, key in mapping.items():
-        check_canonical(name, field=f"{field_prefix}.{name}", origin=origin)
+        field = f"{field_prefix} {name}" if field_prefix.startswith("--") else f"{field_prefix}.{name}"
+        check_canonical(name, field=field, origin=origin)
         if key in seen:
             raise InputError(f"log key '{key}' is mapped to both '{seen[key]}' and '{name}'", file=origin,
-                             field=f"{field_prefix}.{name}", fix="map each log key to one canonical metric")
+                             field=field, fix="map each log key to one canonical metric")
         seen[key] = name
 
 
@@ -78,7 +79,8 @@ def apply_mapping(log: TrainingLog, mapping: Mapping[str, str], *, source: str =
             close = difflib.get_close_matches(key, have, n=1, cutoff=0.6)
             shown = ", ".join(have[:40]) + (f", ... ({len(have)} in all)" if len(have) > 40 else "")
             raise InputError(
-                f"mapped key '{key}' (for {name}) is not in this log", file=log.path, field=f"{source}.{name}",
+                f"mapped key '{key}' (for {name}) is not in this log", file=log.path,
+                field=f"{source} {name}" if source.startswith("--") else f"{source}.{name}",
                 fix=(f"did you mean '{close[0]}'? " if close else "") + f"keys in this log: {shown or 'none'}")
         displaced = metrics.pop(name, None)
         if displaced is not None:

@@ -108,8 +108,8 @@ def _gap_evidence(rise: Change, d: HeldOutDrop, cfg: RewardHacking) -> str | Non
     gap = rise.last - d.end
     if d.kind != "flat" and d.end - d.start > 0 or gap < cfg.min_proxy_gap or d.end - d.start > cfg.max_heldout_gain * rise.delta:
         return None
-    return (f"reward ends {fmt(rise.last)}, {fmt(gap)} above held-out {d.dataset} ({fmt(d.start)} -> {fmt(d.end)}), "
-            "which did not improve: the gains are the reward's, not the task's")
+    return (f"reward ends {fmt(gap)} above held-out {d.dataset}, which did not follow it: the gains are the "
+            "reward's, not the task's")
 
 
 def _divergence(inp: RuleInput, rule: str) -> list[Finding]:
