@@ -194,6 +194,8 @@ def zero_std(inp: RuleInput) -> list[Finding]:
     reward = inp.series("reward_mean").finite()
     level, _ = last_window(reward, inp.windows)
     lo, hi = declared_range(inp)
+    if lo is None and hi is None and _unit_scale(reward):  # a success-rate reward: its range is [0, 1]
+        lo, hi = 0.0, 1.0
     lo = float(reward.values.min()) if lo is None else lo
     hi = float(reward.values.max()) if hi is None else hi
     span = hi - lo
