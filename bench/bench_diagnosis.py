@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fixtures.diagnosis_cases import CASES, diagnose_case  # noqa: E402
+from fixtures.diagnosis_cases import CASES, diagnose_case
 
 
 def main() -> int:

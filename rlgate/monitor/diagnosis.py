@@ -88,7 +88,7 @@ def rank_causes(findings: list[Finding]) -> list[Candidate]:
         else:
             groups.setdefault(f.domain, []).append(f)
     candidates = []
-    for domain, own in groups.items():
+    for own in groups.values():
         top = own[0]
         symptoms = [s for f in own for s in explained.get(f.rule, [])]
         # Symptoms explained by a symptom of this candidate follow it (truncation_high -> length/reward).

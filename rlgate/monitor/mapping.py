@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from rlgate.errors import InputError
 from rlgate.monitor.series import Series, TrainingLog
@@ -21,7 +22,7 @@ from rlgate.monitor.vocabulary import ALIASES, VAL_PREFIX, classify
 CANONICAL_NAMES = (*ALIASES, VAL_PREFIX + "<dataset>")
 
 
-def check_canonical(name: str, *, field: str, origin: object = None) -> None:
+def check_canonical(name: str, *, field: str, origin: str | Path | None = None) -> None:
     """Raise with a did-you-mean when `name` is not a canonical metric."""
     if name in ALIASES or (name.startswith(VAL_PREFIX) and len(name) > len(VAL_PREFIX)):
         return
@@ -47,7 +48,7 @@ def parse_map_options(options: Sequence[str]) -> dict[str, str]:
 
 
 def check_mapping(mapping: Mapping[str, str], *, field_prefix: str = "monitor.metrics",
-                  origin: object = None) -> None:
+                  origin: str | Path | None = None) -> None:
     """Every canonical name of a mapping exists, and no log key is claimed twice."""
     seen: dict[str, str] = {}
     for name, key in mapping.items():

@@ -37,7 +37,7 @@ def sniff_file(path: Path) -> bool:
             header = next(csv.reader(handle), None)
     except (OSError, UnicodeDecodeError, csv.Error):
         return False
-    return bool(header) and sniff_header(header)
+    return header is not None and bool(header) and sniff_header(header)
 
 
 def _rename(path: Path) -> generic.Rename:

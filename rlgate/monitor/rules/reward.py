@@ -106,7 +106,7 @@ def _unit_scale(series: Series) -> bool:
 def _gap_evidence(rise: Change, d: HeldOutDrop, cfg: RewardHacking) -> str | None:
     """A proxy reward far above a held-out (or true) score that did not improve: the proxy is gamed."""
     gap = rise.last - d.end
-    if d.kind != "flat" and d.end - d.start > 0 or gap < cfg.min_proxy_gap or d.end - d.start > cfg.max_heldout_gain * rise.delta:
+    if gap < cfg.min_proxy_gap or d.end - d.start > cfg.max_heldout_gain * rise.delta:
         return None
     return (f"reward ends {fmt(gap)} above held-out {d.dataset}, which did not follow it: the gains are the "
             "reward's, not the task's")
