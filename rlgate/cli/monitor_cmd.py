@@ -20,19 +20,31 @@ def monitor(
         help="contract whose monitor section sets policy and history")] = None,
     out: Annotated[Path, typer.Option(help="folder for monitor.json")] = Path("rlgate-out"),
     format: Annotated[str, typer.Option(
-        help="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | csv | jsonl")] = "auto",
+        help="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | wandb | wandb_csv | mlflow | csv "
+             "| jsonl")] = "auto",
+    map_: Annotated[list[str] | None, typer.Option(
+        "--map", metavar="CANONICAL=KEY",
+        help="read log key KEY as canonical metric CANONICAL (repeatable; over the contract's monitor.metrics), "
+             "e.g. --map reward_mean=reward/g --map val_score/true=reward/f")] = None,
 ) -> None:
-    """Check training logs for failure signals; exit 0 none or notes, 3 warning, 1 critical, 2 unreadable log."""
+    """Check training logs for failure signals; exit 0 none or notes, 3 warning, 1 critical, 2 unreadable log.
+
+    Reads TRL, verl, TensorBoard, OpenRLHF, tinker-cookbook, W&B (offline run folders, exported CSV),
+    MLflow file-store runs and generic CSV/JSONL logs.
+    """
     from rlgate.monitor.api import monitor_contract, run_monitor, write_report
+    from rlgate.monitor.mapping import parse_map_options
     from rlgate.monitor.report import MonitorReport
 
+    mapping = parse_map_options(map_ or [])
     report: MonitorReport
     if contract is not None:
         from rlgate.contract.loader import load_contract
 
-        report = monitor_contract(load_contract(contract), logs or [], None if format == "auto" else format)
+        report = monitor_contract(load_contract(contract), logs or [], None if format == "auto" else format,
+                                  metrics=mapping)
     else:
-        report = run_monitor(logs or [], fmt=format)
+        report = run_monitor(logs or [], fmt=format, metrics=mapping)
     written = write_report(report, out)
     typer.echo(render_text(report))
     typer.echo(f"wrote {written}")
@@ -58,9 +70,15 @@ def render_text(report: object) -> str:
                                                       if len(log.unknown_keys) > 8 else "")
             lines.append(f"  other keys kept: {shown}")
         skipped = [r for r in log.rules if not r.evaluated]
-        lines.append(f"  rules run: {sum(r.evaluated for r in log.rules)}, not run: {len(skipped)}"
-                     + (f" ({'; '.join(f'{r.rule}: {r.reason}' for r in skipped[:4])}"
-                        + (", ..." if len(skipped) > 4 else "") + ")" if skipped else ""))
+        lines.append(f"  rules run: {sum(r.evaluated for r in log.rules)}, not run: {len(skipped)}")
+        by_need: dict[str, list[str]] = {}
+        for r in skipped:
+            by_need.setdefault(f"needs {'; '.join(r.needs)}" if r.needs else str(r.reason), []).append(r.rule)
+        for need, rules in by_need.items():
+            lines.append(f"    not run: {', '.join(rules)}: {need}")
+        if any(r.needs for r in skipped):
+            lines.append("    (a log that has such a metric under another key: --map CANONICAL=KEY, or "
+                         "monitor.metrics in the contract)")
     findings = report.all_findings()
     if not findings:
         lines.append("no failure signals")
@@ -70,4 +88,8 @@ def render_text(report: object) -> str:
         lines.append(f"{f.severity.upper():8} {f.rule} [{f.domain}]{window}{action}: {f.message}")
     if report.diagnosis:
         lines.append(f"diagnosis: {report.diagnosis.summary}")
+        lines.append("root-cause candidates (best first):")
+        for c in report.diagnosis.candidates:
+            also = f", explains {', '.join(c.explains)}" if c.explains else ""
+            lines.append(f"  {c.domain:14} score {c.score:2}  {c.rule} ({c.severity}{also})")
     return "\n".join(lines)

@@ -291,7 +291,13 @@ class MonitorSpec(StrictModel):
 
     logs: list[str] = Field(default_factory=list, description="log files (paths relative to the contract)")
     format: str = Field(
-        "auto", description="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | csv | jsonl"
+        "auto", description="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | wandb | wandb_csv | "
+        "mlflow | csv | jsonl"
+    )
+    metrics: dict[str, str] = Field(
+        default_factory=dict,
+        description="canonical metric -> the log's key, for keys the monitor does not know "
+        "(e.g. reward_mean: reward/g, val_score/true: reward/f); wins over the built-in aliases",
     )
     policy: str | None = Field(None, description="monitor threshold file; default gates/monitor_default.yaml")
     overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="rule -> threshold overrides")

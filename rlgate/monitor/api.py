@@ -6,7 +6,7 @@ caller, opened once per decision); rules, gate mapping and plots are pure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rlgate.contract.models import MonitorSpec
@@ -14,6 +14,7 @@ from rlgate.engine.models import Decision
 from rlgate.errors import InputError
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.history_rules import HistoryTargets, evaluate_history
+from rlgate.monitor.mapping import apply_mapping, check_mapping
 from rlgate.monitor.plots import plots_for
 from rlgate.monitor.policy import MonitorPolicy, apply_overrides, load_policy_file
 from rlgate.monitor.readers import read_log
@@ -39,16 +40,20 @@ def resolve_policy(spec: MonitorSpec | None = None, base: Path | None = None,
 
 def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: MonitorPolicy | None = None,
                 policy_name: str = "monitor_default", history_findings: Sequence[Finding] = (),
-                training_run: str | None = None, plots: bool = True) -> MonitorReport:
-    """Read every log, run every rule, and build the report. Damaged logs are kept partially and listed."""
+                training_run: str | None = None, plots: bool = True, metrics: Mapping[str, str] | None = None,
+                metrics_field: str = "--map") -> MonitorReport:
+    """Read every log, map keys (`metrics`: canonical -> log key), run every rule, and build the report.
+    Damaged logs are kept partially and listed; a mapped key a log lacks is an error naming that log."""
     if not paths:
         raise InputError("no training logs given", field="LOGS",
                          fix="pass log files, or set monitor.logs in the contract")
     policy = policy or MonitorPolicy()
+    mapping = dict(metrics or {})
+    check_mapping(mapping, field_prefix=metrics_field)
     evaluated = []
     drawn = []
     for path in paths:
-        log = read_log(path, fmt)
+        log = apply_mapping(read_log(path, fmt), mapping, source=metrics_field)
         findings, statuses = evaluate(log, policy)
         evaluated.append((log, findings, statuses))
         if plots:
@@ -62,8 +67,9 @@ def history_findings(history: HistoryStore, run: str, targets: HistoryTargets, p
 
 
 def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str | None = None,
-                     history: HistoryStore | None = None) -> MonitorReport:
-    """The monitor report for a `ResolvedContract`: its `monitor.logs` (or `logs`), policy and history.
+                     history: HistoryStore | None = None, metrics: Mapping[str, str] | None = None) -> MonitorReport:
+    """The monitor report for a `ResolvedContract`: its `monitor.logs` (or `logs`), key mapping
+    (`monitor.metrics`, with `metrics` from the command line laid over it), policy and history.
 
     `history` is the decision's open store; without one (`rlgate monitor --contract`) the contract's
     history is opened for this report when the contract names a training run.
@@ -93,13 +99,20 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
                 found = history_findings(store, spec.training_run, targets, policy)
             finally:
                 store.close()
+    mapping = {**spec.metrics, **(metrics or {})}
+    try:
+        check_mapping(spec.metrics, origin=resolved.path)
+    except InputError as error:
+        raise _located(error, resolved.path) from None
     return run_monitor(paths, fmt=fmt or spec.format, policy=policy, policy_name=name, history_findings=found,
-                       training_run=spec.training_run)
+                       training_run=spec.training_run, metrics=mapping,
+                       metrics_field="--map" if metrics else "monitor.metrics")
 
 
 def _located(error: InputError, contract: Path) -> InputError:
     """An override error with the line and column of the offending key in the contract file."""
-    if error.field is None or not error.field.startswith("monitor.overrides") or error.line is not None:
+    if error.field is None or not error.field.startswith(("monitor.overrides", "monitor.metrics")) \
+            or error.line is not None:
         return error
     from rlgate.contract.yamlpos import load_yaml
 

@@ -42,6 +42,10 @@ class RewardHacking(RuleConfig):
     min_reward_rise: float = 0.02
     min_heldout_drop: float = 0.01
     min_peak_drop: float = 0.03
+    max_heldout_gain: float = Field(0.1, ge=0, description="held-out gain below this share of the reward's rise: "
+                                    "the reward's gains did not transfer")
+    min_proxy_gap: float = Field(0.3, ge=0, description="reward ending this far above a held-out score that did "
+                                 "not improve: the reward is being gamed (proxy vs true reward)")
     verifiable: Literal["auto", "yes", "no"] = "auto"
 
 
@@ -133,6 +137,11 @@ class RewardStuck(RuleConfig):
     min_run: int = 20
 
 
+class RewardPinned(RuleConfig):
+    epsilon: float = 1e-9
+    min_run: int = 10
+
+
 class ToolFailures(RuleConfig):
     max: float = 0.05
     max_single: float = 0.5
@@ -191,6 +200,7 @@ class Rules(_Strict):
     grad_norm_explosion: GradNorm = Field(default_factory=GradNorm)
     non_finite: NonFinite = Field(default_factory=NonFinite)
     reward_stuck: RewardStuck = Field(default_factory=RewardStuck)
+    reward_pinned: RewardPinned = Field(default_factory=RewardPinned)
     tool_failures: ToolFailures = Field(default_factory=ToolFailures)
     critic_explained_variance: CriticEV = Field(default_factory=CriticEV)
 

@@ -2,7 +2,7 @@
 
 Shape (schema_version 1): `logs[]` (path, format, steps, canonical metrics with the key each came
 from, unknown keys, read problems, which rules ran and why others did not), `findings[]` (most severe
-first), `diagnosis` (the fault domain of the most severe finding), `severity`, `plots[]` (inline SVG
+first), `diagnosis` (the root cause: candidate fault domains ranked, with evidence), `severity`, `plots[]` (inline SVG
 strings with finding markers), the policy used and, when a history was consulted, `history_findings`.
 """
 
@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.monitor.diagnosis import Candidate, rank_causes
 from rlgate.monitor.findings import FaultDomain, Finding, Severity, worst_severity
 from rlgate.monitor.rules import RuleStatus, sort_findings
 from rlgate.monitor.series import ReadProblem, Series, TrainingLog
@@ -73,10 +74,14 @@ class Plot(_Model):
 
 
 class Diagnosis(_Model):
+    """The root cause: the best-ranked candidate's domain and leading rule, and every candidate ranked."""
+
     domain: FaultDomain
     rule: str
     severity: Severity
     summary: str
+    evidence: list[str] = Field(default_factory=list, description="the winner's findings and the symptoms it explains")
+    candidates: list[Candidate] = Field(default_factory=list, description="every candidate cause, best first")
 
 
 class MonitorReport(_Model):
@@ -127,16 +132,18 @@ def log_summary(log: TrainingLog, rules: list[RuleStatus]) -> LogSummary:
 
 
 def diagnose(findings: list[Finding]) -> Diagnosis | None:
-    """The fault domain of the most severe finding (registry order breaks ties)."""
-    ordered = sort_findings(findings)
-    if not ordered or ordered[0].severity == "info":
+    """The root cause among the findings (see `rlgate.monitor.diagnosis`); None when only notes were found."""
+    ranked = rank_causes(findings)
+    if not ranked:
         return None
-    top = ordered[0]
-    same = [f for f in ordered if f.severity == top.severity]
-    others = sorted({f.domain for f in same} - {top.domain})
-    also = f"; also {', '.join(others)} signals at the same severity" if others else ""
+    top = ranked[0]
+    lead = next(f for f in sort_findings(findings) if f.rule == top.rule and f.domain == top.domain)
+    explains = f"; explains {', '.join(top.explains)}" if top.explains else ""
+    others = "; other candidates: " + ", ".join(f"{c.domain} ({c.rule}, score {c.score})" for c in ranked[1:]) \
+        if len(ranked) > 1 else ""
     return Diagnosis(domain=top.domain, rule=top.rule, severity=top.severity,
-                     summary=f"{top.domain} fault ({top.rule}): {top.message}{also}")
+                     summary=f"{top.domain} fault ({top.rule}): {lead.message}{explains}{others}",
+                     evidence=top.evidence, candidates=ranked)
 
 
 def build_report(policy_name: str, logs: list[tuple[TrainingLog, list[Finding], list[RuleStatus]]],

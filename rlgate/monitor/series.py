@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rlgate.errors import InputError
-from rlgate.monitor.vocabulary import VAL_PREFIX, classify
+from rlgate.monitor.vocabulary import BOOKKEEPING_PREFIXES, VAL_PREFIX, classify
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,8 @@ class TrainingLog:
 
     @property
     def unknown_keys(self) -> list[str]:
-        return sorted(self.extra)
+        """Keys outside the vocabulary, less known bookkeeping (tinker-cookbook `progress/*`, `time/*`)."""
+        return sorted(k for k in self.extra if not k.startswith(BOOKKEEPING_PREFIXES))
 
     @property
     def aliases(self) -> dict[str, str]:

@@ -19,9 +19,19 @@ ALIASES: dict[str, list[tuple[str, str]]] = {
         ("critic/score/mean", "verl"), ("reward", "trl"), ("train/reward", "openrlhf"),
         ("objective/scores", "trl-ppo"), ("reward_mean", "generic"), ("train/reward_mean", "generic"),
         ("env/reward_mean", "generic"), ("critic/rewards/mean", "verl"),
+        ("env/all/reward/total", "tinker-cookbook"), ("reward/mean", "tinker-cookbook"),
     ],
     "reward_std": [
         ("critic/score/std", "verl"), ("reward_std", "trl"), ("train/reward_std", "openrlhf"),
+        ("reward/std", "tinker-cookbook"),
+    ],
+    "reward_min": [
+        ("critic/score/min", "verl"), ("reward/min", "tinker-cookbook"), ("reward_min", "generic"),
+        ("train/reward_min", "generic"),
+    ],
+    "reward_max": [
+        ("critic/score/max", "verl"), ("reward/max", "tinker-cookbook"), ("reward_max", "generic"),
+        ("train/reward_max", "generic"),
     ],
     "zero_std_frac": [
         ("frac_reward_zero_std", "trl"), ("zero_std_frac", "generic"), ("train/zero_std_frac", "generic"),
@@ -37,7 +47,8 @@ ALIASES: dict[str, list[tuple[str, str]]] = {
     "entropy": [
         ("actor/entropy", "verl"), ("actor/entropy_loss", "verl (older)"), ("entropy", "trl"),
         ("objective/entropy", "trl-ppo"), ("policy/entropy_avg", "trl-ppo"), ("train/entropy", "openrlhf"),
-        ("train/policy_entropy", "openrlhf"),
+        ("train/policy_entropy", "openrlhf"), ("policy/entropy", "tinker-cookbook"),
+        ("optim/entropy", "tinker-cookbook"),
     ],
     "clipfrac": [
         ("actor/pg_clipfrac", "verl"), ("clip_ratio/region_mean", "trl"), ("clip_ratio", "trl (older)"),
@@ -47,7 +58,7 @@ ALIASES: dict[str, list[tuple[str, str]]] = {
     "len_mean": [
         ("response_length/mean", "verl"), ("completions/mean_length", "trl"),
         ("completion_length", "trl (older)"), ("train/response_length", "openrlhf"), ("len_mean", "generic"),
-        ("response_length", "generic"),
+        ("response_length", "generic"), ("env/all/ac_tokens_per_turn", "tinker-cookbook"),
     ],
     "trunc_ratio": [
         ("response_length/clip_ratio", "verl"), ("completions/clipped_ratio", "trl"),
@@ -59,12 +70,13 @@ ALIASES: dict[str, list[tuple[str, str]]] = {
     ],
     "lr": [
         ("actor/lr", "verl"), ("actor/lr(1e-4)", "verl (older, value x 1e4)"), ("learning_rate", "trl"),
-        ("train/actor_lr", "openrlhf"), ("lr", "generic"),
+        ("train/actor_lr", "openrlhf"), ("optim/lr", "tinker-cookbook"), ("lr", "generic"),
     ],
     "mismatch_kl": [
         ("rollout_corr/kl", "verl"), ("training/rollout_probs_diff_mean", "verl (older)"),
         ("sampling/sampling_logp_difference/mean", "trl"), ("train/mismatch_kl", "generic"),
-        ("mismatch_kl", "generic"),
+        ("mismatch_kl", "generic"), ("optim/kl_sample_train_v2", "tinker-cookbook"),
+        ("optim/kl_sample_train_v1", "tinker-cookbook"),
     ],
     "aborted_ratio": [
         ("response/aborted_ratio", "verl"), ("train/aborted_ratio", "generic"), ("aborted_ratio", "generic"),
@@ -87,6 +99,8 @@ VAL_PATTERNS: list[tuple[str, str]] = [
     ("test_score/<ds>", "verl (oldest)"),
     ("eval/<ds>", "openrlhf / HF TensorBoard"),
     ("eval_<name>", "trl"),
+    ("test/env/<ds>/reward/total", "tinker-cookbook"),
+    ("val/<name>", "generic (W&B, MLflow)"),
     ("val_score/<ds>", "generic"),
 ]
 
@@ -95,6 +109,9 @@ CANONICAL = (*ALIASES, "val_score")
 _SCALED = re.compile(r"^(?P<base>.+)\((?P<scale>[0-9.]+e[-+]?[0-9]+)\)$")
 _VAL_CORE = re.compile(r"^val-core/(?P<ds>.+)/(?P<var>[^/]+)/mean@(?P<n>\d+)$")
 _VAL_OLD = re.compile(r"^(?:val/)?test_score/(?P<ds>.+)$")
+_VAL_TINKER = re.compile(r"^test/env/(?P<ds>.+)/reward/total$")
+#: Bookkeeping prefixes of the tinker-cookbook logger: known, never a metric a rule judges.
+BOOKKEEPING_PREFIXES = ("progress/", "time/", "_runtime", "_timestamp")
 #: eval keys that are bookkeeping, not scores.
 _EVAL_NOT_SCORE = {"loss", "runtime", "samples_per_second", "steps_per_second", "epoch", "global_step", "step"}
 _VAL_VAR_RANK = {"acc": 0, "reward": 1, "score": 2}
@@ -121,13 +138,16 @@ def _val_match(key: str) -> Match | None:
     old = _VAL_OLD.match(key)
     if old:
         return Match(VAL_PREFIX + old.group("ds"), 5 if key.startswith("val/") else 6)
+    tinker = _VAL_TINKER.match(key)
+    if tinker:
+        return Match(VAL_PREFIX + tinker.group("ds"), 4)
     if key.startswith(VAL_PREFIX) and len(key) > len(VAL_PREFIX):
         return Match(key, 7)
-    for prefix in ("eval/", "eval_"):
+    for rank, prefix in ((8, "eval/"), (8, "eval_"), (9, "val/")):
         if key.startswith(prefix):
             name = key[len(prefix):]
-            if name and name not in _EVAL_NOT_SCORE and not name.startswith("rewards/"):
-                return Match(VAL_PREFIX + name, 8)
+            if name and name not in _EVAL_NOT_SCORE and not name.startswith("rewards/") and "loss" not in name:
+                return Match(VAL_PREFIX + name, rank)
     return None
 
 
@@ -153,3 +173,11 @@ def alias_table() -> list[tuple[str, str, str]]:
     rows = [(c, a, f) for c, aliases in ALIASES.items() for a, f in aliases]
     rows += [("val_score/<ds>", pattern, fw) for pattern, fw in VAL_PATTERNS]
     return rows
+
+
+def examples(canonical: str, n: int = 3) -> str:
+    """A canonical name with a few of the log keys it is read from, for "needs" messages."""
+    if canonical == "val_score":
+        return "val_score (a held-out score, e.g. " + ", ".join(p for p, _ in VAL_PATTERNS[:n]) + ")"
+    aliases = [a for a, _ in ALIASES.get(canonical, [])][:n]
+    return f"{canonical} (e.g. {', '.join(aliases)})" if aliases else canonical

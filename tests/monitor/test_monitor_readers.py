@@ -184,4 +184,4 @@ def test_bad_inputs_raise_input_errors(tmp_path: Path) -> None:
         read_log(prose)
     assert "--format" in (raised.value.fix or "")
     with pytest.raises(InputError, match="unknown log format"):
-        read_log(prose, "wandb")
+        read_log(prose, "comet")

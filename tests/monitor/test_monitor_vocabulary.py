@@ -48,8 +48,8 @@ def test_preference_and_scale() -> None:
 
 
 def test_every_canonical_name_has_aliases_and_every_rule_is_configured() -> None:
-    assert {"reward_mean", "reward_std", "zero_std_frac", "kl_ref", "kl_step", "entropy", "clipfrac", "len_mean",
-            "trunc_ratio", "grad_norm", "lr", "mismatch_kl", "aborted_ratio", "tool_failure_ratio",
-            "critic_ev"} == set(ALIASES)
+    assert {"reward_mean", "reward_std", "reward_min", "reward_max", "zero_std_frac", "kl_ref", "kl_step", "entropy",
+            "clipfrac", "len_mean", "trunc_ratio", "grad_norm", "lr", "mismatch_kl", "aborted_ratio",
+            "tool_failure_ratio", "critic_ev"} == set(ALIASES)
     assert {r.name for r in RULES} == set(RULE_NAMES)
     assert len(alias_table()) > 60

@@ -11,10 +11,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rlgate.errors import InputError
-from rlgate.monitor.readers import generic, openrlhf, tensorboard, trl, verl_console, verl_jsonl
+from rlgate.monitor.readers import (
+    generic,
+    mlflow_run,
+    openrlhf,
+    tensorboard,
+    trl,
+    verl_console,
+    verl_jsonl,
+    wandb_csv,
+    wandb_run,
+)
 from rlgate.monitor.series import TrainingLog
 
-FORMATS = ("trl", "verl_jsonl", "verl_console", "tensorboard", "openrlhf", "csv", "jsonl")
+FORMATS = ("trl", "verl_jsonl", "verl_console", "tensorboard", "openrlhf", "wandb", "wandb_csv", "mlflow", "csv",
+           "jsonl")
 SNIFF_BYTES = 4 << 20
 
 _READERS: dict[str, Callable[[Path], TrainingLog]] = {
@@ -23,6 +34,9 @@ _READERS: dict[str, Callable[[Path], TrainingLog]] = {
     "verl_console": verl_console.read,
     "tensorboard": tensorboard.read,
     "openrlhf": openrlhf.read,
+    "wandb": wandb_run.read,
+    "wandb_csv": wandb_csv.read,
+    "mlflow": mlflow_run.read,
     "csv": generic.read_csv,
     "jsonl": generic.read_jsonl,
 }
@@ -47,8 +61,15 @@ def detect_format(path: Path) -> str:
             return "trl"
         if tensorboard.event_files(path):
             return "tensorboard"
-        raise InputError("folder holds no trainer_state.json and no TensorBoard event files", file=path,
-                         fix="point at a log file, a TensorBoard run folder or a checkpoint folder")
+        if wandb_run.run_file(path) is not None:
+            return "wandb"
+        if mlflow_run.sniff(path):
+            return "mlflow"
+        raise InputError("folder holds no trainer_state.json, TensorBoard event files, W&B run or MLflow run",
+                         file=path, fix="point at a log file, a TensorBoard or W&B run folder, an MLflow run "
+                         "folder (mlruns/<experiment>/<run>) or a checkpoint folder")
+    if path.suffix == wandb_run.SUFFIX:
+        return "wandb"
     if tensorboard.FILE_MARK in path.name:
         return "tensorboard"
     with path.open("rb") as handle:
@@ -60,7 +81,7 @@ def detect_format(path: Path) -> str:
     if path.name == trl.STATE_FILE or trl.sniff_text(head[:65536].decode("utf-8", errors="replace")):
         return "trl"
     if path.suffix.lower() in (".csv", ".tsv"):
-        return "csv"
+        return "wandb_csv" if wandb_csv.sniff_file(path) else "csv"
     record = _first_json_line(head)
     if record is not None:
         if verl_jsonl.sniff(record):

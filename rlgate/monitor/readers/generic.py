@@ -8,6 +8,7 @@ naming its line and column, and the rest of the file is still read.
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,11 @@ from rlgate.monitor.readers._records import FastPath, as_step, read_json_lines
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 STEP_KEYS = ("step", "global_step", "train/global_step", "eval/global_step", "_step", "Step", "iteration",
-             "eval/epoch")
+             "eval/epoch", "progress/batch")
+
+
+#: Header cells -> metric names, one per cell (None: not a metric, skip the column).
+Rename = Callable[[list[str]], list["str | None"]]
 
 
 def step_key(record: dict[str, Any]) -> str | None:
@@ -54,7 +59,8 @@ def read_jsonl(path: Path, fmt: str = "jsonl") -> TrainingLog:
     return builder.build(path, fmt, problems)
 
 
-def read_csv(path: Path, fmt: str = "csv") -> TrainingLog:
+def read_csv(path: Path, fmt: str = "csv", rename: Rename | None = None) -> TrainingLog:
+    """A CSV with a step column; `rename` maps header cells to metric names (None drops the column)."""
     builder = SeriesBuilder()
     problems: list[ReadProblem] = []
     with path.open("r", encoding="utf-8", newline="") as handle:
@@ -66,6 +72,7 @@ def read_csv(path: Path, fmt: str = "csv") -> TrainingLog:
                                         fix="write a header with a 'step' column and one column per metric"))
             return builder.build(path, fmt, problems)
         header = [h.strip() for h in header]
+        names: list[str | None] = list(rename(header)) if rename is not None else list(header)
         step_col = next((header.index(k) for k in STEP_KEYS if k in header), None)
         if step_col is None:
             problems.append(ReadProblem(str(path), f"CSV header has no step column (one of {', '.join(STEP_KEYS)})",
@@ -87,7 +94,7 @@ def read_csv(path: Path, fmt: str = "csv") -> TrainingLog:
                                             column=step_col + 1))
                 continue
             for j, cell in enumerate(row):
-                if j == step_col or not cell.strip():
+                if j == step_col or names[j] is None or not cell.strip():
                     continue
                 value = _num(cell)
                 if value is None:
@@ -96,8 +103,8 @@ def read_csv(path: Path, fmt: str = "csv") -> TrainingLog:
                     continue
                 steps[j].append(step)
                 columns[j].append(value)
-    for j, name in enumerate(header):
-        if j != step_col and steps[j]:
+    for j, name in enumerate(names):
+        if j != step_col and name is not None and steps[j]:
             builder.add_columns(name, np.asarray(steps[j], dtype=np.int64), np.asarray(columns[j]))
     return builder.build(path, fmt, problems)
 

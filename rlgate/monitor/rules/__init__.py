@@ -6,7 +6,7 @@ the fault domain (reward hacking explains a length blow-up, not the other way ro
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.policy import MonitorPolicy, RewardRange
@@ -30,6 +30,8 @@ RULES: tuple[Rule, ...] = (
          requires=("zero_std_frac", "reward_mean")),
     Rule("reward_stuck", "environment", "reward and reward_std stuck at exactly 0", system.reward_stuck,
          requires=("reward_mean", "reward_std")),
+    Rule("reward_pinned", "environment", "reward pinned at one exact value (mean = min = max) for many steps",
+         system.reward_pinned, requires=("reward_mean",), any_of=("reward_max", "reward_std")),
     Rule("tool_failures", "environment", "aborted rollouts or tool failures", system.tool_failures,
          any_of=("aborted_ratio", "tool_failure_ratio")),
     Rule("grad_norm_explosion", "infrastructure", "gradient norm rises and stays high", system.grad_norm_explosion,
@@ -64,6 +66,8 @@ class RuleStatus(BaseModel):
     domain: str
     evaluated: bool
     reason: str | None = None
+    needs: list[str] = Field(default_factory=list, description="metrics (with example log keys) a rule not run "
+                             "lacks; map a key with monitor.metrics or --map canonical=key")
     findings: int = 0
 
 
@@ -81,7 +85,7 @@ def evaluate(log: TrainingLog, policy: MonitorPolicy) -> tuple[list[Finding], li
         missing = rule.missing(log)
         if missing:
             statuses.append(RuleStatus(rule=rule.name, domain=rule.domain, evaluated=False,
-                                       reason=f"log has no {', '.join(missing)}"))
+                                       reason=f"log has no {', '.join(missing)}", needs=rule.needs(log)))
             continue
         if isinstance(cfg, RewardRange) and cfg.min is None and cfg.max is None:
             statuses.append(RuleStatus(rule=rule.name, domain=rule.domain, evaluated=False,

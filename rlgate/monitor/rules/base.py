@@ -53,6 +53,15 @@ class Rule:
             gone.append(" or ".join(self.any_of))
         return gone
 
+    def needs(self, log: TrainingLog) -> list[str]:
+        """The missing metrics with example log keys for each (what a user would map or log)."""
+        from rlgate.monitor.vocabulary import examples
+
+        out = [examples(m) for m in self.requires if m in self.missing(log)]
+        if self.any_of and " or ".join(self.any_of) in self.missing(log):
+            out.append(" or ".join(examples(m, 2) for m in self.any_of))
+        return out
+
 
 def make(rule: str, domain: FaultDomain, cfg: RuleConfig, message: str, *, severity: Severity | None = None,
          window: tuple[int, int] | None = None, values: Mapping[str, float | str | None] | None = None,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlgate.monitor.findings import Finding
+from rlgate.monitor.policy import RewardHacking
 from rlgate.monitor.rules.base import RuleInput, fmt, make
 from rlgate.monitor.series import Series
 from rlgate.monitor.trend import Change, bin_medians, change, last_window, spearman
@@ -14,7 +15,8 @@ from rlgate.monitor.trend import Change, bin_medians, change, last_window, spear
 
 @dataclass(frozen=True)
 class HeldOutDrop:
-    """A held-out score that ended below its start, or well below its peak."""
+    """A held-out score that ended below its start or well below its peak ("drop"), or that did not
+    improve while the reward rose ("flat")."""
 
     dataset: str
     start: float
@@ -25,9 +27,10 @@ class HeldOutDrop:
     end_step: int
     from_start: float
     from_peak: float
+    kind: str = "drop"
 
 
-def _heldout_drop(dataset: str, val: Series, min_drop: float, min_peak_drop: float) -> HeldOutDrop | None:
+def _heldout_drop(dataset: str, val: Series, cfg: RewardHacking, reward_gain: float) -> HeldOutDrop | None:
     s = val.finite()
     if len(s) < 2:
         return None
@@ -40,10 +43,13 @@ def _heldout_drop(dataset: str, val: Series, min_drop: float, min_peak_drop: flo
     peak = float(smooth[peak_i])
     recent = float(np.mean(v[-min(2, v.size):]))
     from_start, from_peak = start - end, peak - recent
-    if from_start >= min_drop or (from_peak >= min_peak_drop and peak_i + k - 1 < v.size - 1):
-        return HeldOutDrop(dataset, start, int(s.steps[0]), peak, int(s.steps[peak_i + k // 2]), end,
-                           int(s.steps[-1]), from_start, from_peak)
-    return None
+    dropped = from_start >= cfg.min_heldout_drop or (
+        from_peak >= cfg.min_peak_drop and peak_i + k - 1 < v.size - 1)
+    flat = end - start <= cfg.max_heldout_gain * reward_gain
+    if not dropped and not flat:
+        return None
+    return HeldOutDrop(dataset, start, int(s.steps[0]), peak, int(s.steps[peak_i + k // 2]), end,
+                       int(s.steps[-1]), from_start, from_peak, "drop" if dropped else "flat")
 
 
 def _reward_rise(inp: RuleInput, min_rise: float) -> Change | None:
@@ -92,37 +98,63 @@ def exploit_evidence(inp: RuleInput) -> list[str]:
     return notes
 
 
+def _unit_scale(series: Series) -> bool:
+    values = series.finite().values
+    return bool(values.size) and float(values.min()) >= 0.0 and float(values.max()) <= 1.0
+
+
+def _gap_evidence(rise: Change, d: HeldOutDrop, cfg: RewardHacking) -> str | None:
+    """A proxy reward far above a held-out (or true) score that did not improve: the proxy is gamed."""
+    gap = rise.last - d.end
+    if gap < cfg.min_proxy_gap or d.end - d.start > cfg.max_heldout_gain * rise.delta:
+        return None
+    return (f"reward ends {fmt(gap)} above held-out {d.dataset}, which did not follow it: the gains are the "
+            "reward's, not the task's")
+
+
 def _divergence(inp: RuleInput, rule: str) -> list[Finding]:
     cfg = inp.policy.rules.reward_hacking if rule == "reward_hacking" else inp.policy.rules.train_val_divergence
     rise = _reward_rise(inp, cfg.min_reward_rise)
     if rise is None:
         return []
+    # "Did not improve" compares gains only where the reward and the score share a [0, 1] scale.
+    comparable = _unit_scale(inp.series("reward_mean"))
     drops = [d for name, val in inp.log.val_scores().items()
-             if (d := _heldout_drop(name, val, cfg.min_heldout_drop, cfg.min_peak_drop)) is not None]
+             if (d := _heldout_drop(name, val, cfg, rise.delta if comparable and _unit_scale(val) else -1.0))
+             is not None]
     if not drops:
         return []
-    evidence = exploit_evidence(inp)
-    hacking = bool(evidence) or not _verifiable(inp, cfg.verifiable)
-    if hacking != (rule == "reward_hacking"):
-        return []
+    shared = exploit_evidence(inp)
+    verifiable = _verifiable(inp, cfg.verifiable)
     out = []
     for d in drops:
-        what = (f"ended {fmt(d.end)}, below its start {fmt(d.start)}" if d.from_start >= cfg.min_heldout_drop
-                else f"fell from {fmt(d.peak)} (step {d.peak_step}) to {fmt(d.end)}")
+        gap = _gap_evidence(rise, d, cfg)
+        evidence = [*shared, *([gap] if gap else [])]
+        hacking = bool(evidence) or (not verifiable and d.kind == "drop")
+        if hacking != (rule == "reward_hacking") or (d.kind == "flat" and not hacking):
+            continue
+        if d.kind == "flat":
+            what = f"did not improve ({fmt(d.start)} -> {fmt(d.end)})"
+        elif d.from_start > 0 and (d.from_start >= cfg.min_heldout_drop or d.from_peak < cfg.min_peak_drop):
+            what = f"ended {fmt(d.end)}, below its start {fmt(d.start)}"
+        else:
+            what = f"fell from {fmt(d.peak)} (step {d.peak_step}) to {fmt(d.end)}"
         if hacking:
             why = "; ".join(evidence) if evidence else "the reward is not a verifier's"
             message = (f"reward hacking: training reward rose {fmt(rise.first)} -> {fmt(rise.last)} while held-out "
                        f"{d.dataset} {what} ({why})")
         else:
             message = (f"training reward rose {fmt(rise.first)} -> {fmt(rise.last)} on a verifiable task while "
-                       f"validation {d.dataset} {what}: train/validation mismatch, leakage or overfitting")
+                       f"validation {d.dataset} {what}: the training gains do not transfer (training and validation "
+                       "data differ in difficulty or distribution, leakage, or overfitting)")
         out.append(make(rule, "reward" if hacking else "data", cfg, message,
                         window=(min(d.start_step, rise.first_steps[0]), d.end_step),
                         values={"reward_first": rise.first, "reward_last": rise.last, "heldout_start": d.start,
                                 "heldout_peak": d.peak, "heldout_end": d.end, "dataset": d.dataset,
                                 "evidence": "; ".join(evidence) or None},
                         threshold={"min_reward_rise": cfg.min_reward_rise, "min_heldout_drop": cfg.min_heldout_drop,
-                                   "min_peak_drop": cfg.min_peak_drop},
+                                   "min_peak_drop": cfg.min_peak_drop,
+                                   "min_proxy_gap": cfg.min_proxy_gap},
                         metrics=["reward_mean", f"val_score/{d.dataset}"]))
     return out
 
@@ -162,6 +194,8 @@ def zero_std(inp: RuleInput) -> list[Finding]:
     reward = inp.series("reward_mean").finite()
     level, _ = last_window(reward, inp.windows)
     lo, hi = declared_range(inp)
+    if lo is None and hi is None and _unit_scale(reward):  # a success-rate reward: its range is [0, 1]
+        lo, hi = 0.0, 1.0
     lo = float(reward.values.min()) if lo is None else lo
     hi = float(reward.values.max()) if hi is None else hi
     span = hi - lo

@@ -138,3 +138,65 @@ def tool_failures(inp: RuleInput) -> list[Finding]:
                         window=window, values={"metric": name, "level": level, "worst": worst},
                         threshold={"max": cfg.max, "max_single": cfg.max_single}, metrics=[name]))
     return out
+
+
+def _pinned_mask(inp: RuleInput) -> tuple[np.ndarray, np.ndarray, np.ndarray, str] | None:
+    """(steps, pinned?, reward) over the steps where the spread is known; which spread was used."""
+    eps = inp.policy.rules.reward_pinned.epsilon
+    reward = inp.series("reward_mean")
+    lo, hi = inp.log.get("reward_min"), inp.log.get("reward_max")
+    if lo is not None and hi is not None:
+        steps, ri, li, hi_i = _intersect3(reward.steps, lo.steps, hi.steps)
+        r, a, b = reward.values[ri], lo.values[li], hi.values[hi_i]
+        with np.errstate(invalid="ignore"):
+            pinned = (np.abs(b - a) <= eps) & (np.abs(r - a) <= eps)
+        return steps, pinned, r, "mean, min and max identical"
+    std = inp.log.get("reward_std")
+    if std is None:
+        return None
+    steps, ri, si = np.intersect1d(reward.steps, std.steps, return_indices=True)
+    r, sd = reward.values[ri], std.values[si]
+    with np.errstate(invalid="ignore"):
+        same = np.concatenate([[False], np.abs(np.diff(r)) <= eps])
+        pinned = (np.abs(sd) <= eps) & same
+    # The first step of a run has no predecessor to equal; count it when the next step continues the run.
+    pinned[:-1] |= pinned[1:] & (np.abs(sd[:-1]) <= eps)
+    return steps, pinned, r, "spread 0 and the mean unchanged"
+
+
+def _intersect3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, ...]:
+    ab, ai, bi = np.intersect1d(a, b, return_indices=True)
+    steps, abi, ci = np.intersect1d(ab, c, return_indices=True)
+    return steps, ai[abi], bi[abi], ci
+
+
+def reward_pinned(inp: RuleInput) -> list[Finding]:
+    """From some step on every rollout gets the same reward: a tool or the environment fails silently.
+
+    A reward that is exactly constant across a whole batch (mean = min = max) for many steps is not
+    learning, it is a fallback value (a crashed sandbox scoring everything 0, a timeout returning -1,
+    a judge outage returning 0.5). A reward pinned at exactly 0 with a logged spread is left to
+    `reward_stuck`, which says the same more specifically.
+    """
+    cfg = inp.policy.rules.reward_pinned
+    got = _pinned_mask(inp)
+    if got is None:
+        return []
+    steps, pinned, reward, how = got
+    long = [(a, b) for a, b in runs(pinned) if b - a + 1 >= cfg.min_run]
+    if not long:
+        return []
+    a, b = max(long, key=lambda r: r[1] - r[0])
+    value = float(reward[a])
+    if abs(value) <= cfg.epsilon and inp.log.get("reward_std") is not None:
+        return []
+    ongoing = b == steps.size - 1
+    return [make("reward_pinned", "environment", cfg,
+                 f"reward pinned at exactly {fmt(value)} ({how}) for {b - a + 1} consecutive logged steps from "
+                 f"step {int(steps[a])} ({'still at the end of the log' if ongoing else 'then it moved again'}): "
+                 "every rollout gets the same score, so a tool, sandbox or reward service is failing silently "
+                 "and returning a fallback value",
+                 severity=None if ongoing else "info", window=(int(steps[a]), int(steps[b])),
+                 values={"value": value, "run_length": float(b - a + 1)},
+                 threshold={"epsilon": cfg.epsilon, "min_run": float(cfg.min_run)},
+                 metrics=["reward_mean"])]
