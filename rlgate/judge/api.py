@@ -122,7 +122,12 @@ class JudgeForDecision:
 
     gates: GateConfig
     extra_gates: list[GateVerdict] = field(default_factory=list)
-    extension: dict[str, Any] | None = None
+    report: JudgeReport | None = None
+
+    @property
+    def extension(self) -> dict[str, Any] | None:
+        """The report as decision.json stores it under extensions["judge"]."""
+        return self.report.model_dump(mode="json") if self.report is not None else None
 
 
 def judge_for_decision(rc: ResolvedContract, candidate: RunResult, baseline: RunResult | None, run_dir: Path, *,
@@ -139,4 +144,4 @@ def judge_for_decision(rc: ResolvedContract, candidate: RunResult, baseline: Run
     if not task_policies(rc) and stripped == rc.gates:
         return JudgeForDecision(rc.gates)
     report = run_judge(rc, candidate, baseline, run_dir, history=history, llm=llm)
-    return JudgeForDecision(stripped, judge_gate_verdicts(report, rc.gates), report.model_dump(mode="json"))
+    return JudgeForDecision(stripped, judge_gate_verdicts(report, rc.gates), report)

@@ -16,6 +16,7 @@ from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
 from rlgate.monitor.mapping import apply_mapping, parse_map_options
 from rlgate.monitor.readers import read_log
+from rlgate.results.models import RunProvenance, RunResult
 
 runner = CliRunner()
 N = 120
@@ -110,11 +111,16 @@ def test_contract_mapping_drives_monitor_and_the_gate_path(tmp_path: Path) -> No
     code, out, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
     assert code == 1 and "CRITICAL reward_hacking [reward]" in out, out + err
     # gate and check build their monitor verdicts through the same call
-    from rlgate.pipeline import _monitor
+    from rlgate.monitor.report import MonitorReport
+    from rlgate.pipeline.sources import MonitorSource, SourceInput
 
-    gates, report = _monitor(load_contract(contract), None)
+    resolved = load_contract(contract)
+    given = SourceInput(resolved, None, RunResult(provenance=RunProvenance(source="-")), tmp_path)
+    contribution = MonitorSource().contribute(given)
+    report = contribution.report
+    assert isinstance(report, MonitorReport)
     assert report.diagnosis is not None and report.diagnosis.domain == "reward"
-    assert [g.effect for g in gates if g.name == "monitor:reward_hacking"] == ["block"]
+    assert [g.effect for g in contribution.verdicts if g.name == "monitor:reward_hacking"] == ["block"]
 
 
 def test_contract_mapping_errors_name_the_line(tmp_path: Path) -> None:

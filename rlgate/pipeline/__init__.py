@@ -10,13 +10,15 @@ is written. Nothing here computes statistics or renders anything itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlgate.contract.loader import ResolvedContract
-from rlgate.engine.models import Decision, GateVerdict
+from rlgate.engine.models import Decision
 from rlgate.errors import InputError
+from rlgate.pipeline.sources import GateSource, SourceInput, default_sources
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -39,28 +41,6 @@ def checkpoint_step(checkpoint: str | None) -> int | None:
         return None
     found = _STEP_RE.findall(checkpoint)
     return int(found[-1]) if found else None
-
-
-def _contamination_gates(resolved: ResolvedContract, candidate: RunResult) -> tuple[list[GateVerdict], Any]:
-    spec = resolved.contract.contamination
-    if spec is None or not spec.train_files:
-        return [], None
-    from rlgate.contamination.api import contract_contamination
-    from rlgate.contamination.index import contamination_gates
-
-    report = contract_contamination(resolved, results=candidate)
-    return contamination_gates(report), report
-
-
-def _monitor(resolved: ResolvedContract, history: HistoryStore | None) -> tuple[list[GateVerdict], Any]:
-    spec = resolved.contract.monitor
-    if spec is None or not (spec.logs or spec.training_run):
-        return [], None
-    from rlgate.monitor.api import monitor_contract
-    from rlgate.monitor.gate import monitor_gates
-
-    report = monitor_contract(resolved, history=history)
-    return monitor_gates(report, resolved.gates.decision), report
 
 
 def _record_history(history: HistoryStore, resolved: ResolvedContract, decision: Decision, checkpoint: str | None,
@@ -94,31 +74,33 @@ def _needs_history(resolved: ResolvedContract, record: bool) -> bool:
 def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
                       seed: int = 0, checkpoint: str | None = None, step: int | None = None,
                       manifests: dict[str, Any] | None = None, warnings: list[str] | None = None,
-                      record: bool = True, judge_llm: Any = None) -> GateOutcome:
+                      record: bool = True, judge_llm: object | None = None,
+                      sources: Sequence[GateSource] | None = None) -> GateOutcome:
     """Gate `candidate` against `baseline` under the contract and write decision.json and every report.
 
-    The project history is opened once here and handed to the monitor, the judge and the recording.
+    The project history is opened once here and handed to the gate sources (monitor, contamination,
+    judge: `sources.default_sources`) and the recording.
     """
     from rlgate.store.open import open_contract_history
 
     history = open_contract_history(resolved) if _needs_history(resolved, record) else None
     try:
-        return _decide(resolved, baseline, candidate, out, history, seed=seed, checkpoint=checkpoint, step=step,
-                       manifests=manifests, warnings=warnings, record=record, judge_llm=judge_llm)
+        chosen = list(sources) if sources is not None else default_sources(judge_llm)
+        return _decide(resolved, baseline, candidate, out, history, chosen, seed=seed, checkpoint=checkpoint,
+                       step=step, manifests=manifests, warnings=warnings, record=record)
     finally:
         if history is not None:
             history.close()
 
 
 def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
-            history: HistoryStore | None, *, seed: int, checkpoint: str | None, step: int | None,
-            manifests: dict[str, Any] | None, warnings: list[str] | None, record: bool,
-            judge_llm: Any) -> GateOutcome:
-    """decide_and_report with the history already open (one store for the monitor, the judge and the recording)."""
+            history: HistoryStore | None, sources: list[GateSource], *, seed: int, checkpoint: str | None,
+            step: int | None, manifests: dict[str, Any] | None, warnings: list[str] | None,
+            record: bool) -> GateOutcome:
+    """decide_and_report with the history already open (one store for every source and the recording)."""
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.engine.decision import decide
     from rlgate.engine.versions import check_versions
-    from rlgate.judge.api import judge_for_decision
     from rlgate.report.io import write_reports
 
     notes = list(warnings or [])
@@ -131,27 +113,24 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
                              "allow_protocol_mismatch: true in the contract (the difference is then recorded)"
                              ) from None
         notes += [f"benchmark version differs: {d}" for d in versions.differences]
-    monitor_gates, monitor_report = _monitor(resolved, history)
-    contamination_gates, contamination_report = _contamination_gates(resolved, candidate)
-    judged = judge_for_decision(resolved, candidate, baseline, out, history=history, llm=judge_llm)
+    given = SourceInput(resolved, baseline, candidate, out, history)
+    contributions = {source.name: source.contribute(given) for source in sources if source.applies(resolved)}
+    gates = resolved.gates
+    for contribution in contributions.values():
+        gates = contribution.gates or gates
     decision = decide(
-        judged.gates, baseline, candidate, seed=seed, contract_name=resolved.name,
+        gates, baseline, candidate, seed=seed, contract_name=resolved.name,
         allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
         contract_hash=resolved.content_hash(),
-        extra_gates=[*monitor_gates, *contamination_gates, *judged.extra_gates],
+        extra_gates=[v for c in contributions.values() for v in c.verdicts],
     )
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
     if history is not None:
         extensions["history"] = history.location  # a DSN's password is already redacted to ***
-    if judged.extension:
-        extensions["judge"] = judged.extension
-    if contamination_report is not None:
-        extensions["contamination"] = contamination_report.model_dump(mode="json")
-    if monitor_report is not None:
-        from rlgate.monitor.gate import attach_monitor
-
-        decision = attach_monitor(decision, monitor_report)
+    for name, contribution in contributions.items():  # each report is a versioned pydantic model
+        if contribution.report is not None:
+            extensions[name] = contribution.report.model_dump(mode="json")
     if record and history is not None:
         notes += _record_history(history, resolved, decision, checkpoint, step)
     decision = decision.model_copy(update={

@@ -1,0 +1,117 @@
+"""Gate sources: the layers beside the contract's own gates that feed the engine (monitor, contamination, judge).
+
+Each is one small object behind the `GateSource` protocol: whether the contract asks for it, and what
+it contributes to one decision: extra verdicts for the engine, the gate settings the engine should
+apply (the judge takes its own gates out of the contract's), and a typed report attached to the
+decision under the source's name. `decide_and_report` runs them in order and knows nothing of their
+insides, so a new source is one class here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from pydantic import BaseModel
+
+from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.models import GateConfig
+from rlgate.engine.models import GateVerdict
+from rlgate.results.models import RunResult
+
+if TYPE_CHECKING:
+    from rlgate.store.protocol import HistoryStore
+
+
+@dataclass
+class SourceInput:
+    """What every source may read for one decision (the history is the decision's one open store)."""
+
+    resolved: ResolvedContract
+    baseline: RunResult | None
+    candidate: RunResult
+    out: Path
+    history: HistoryStore | None = None
+
+
+@dataclass
+class Contribution:
+    """A source's part of one decision."""
+
+    verdicts: list[GateVerdict] = field(default_factory=list)
+    report: BaseModel | None = None
+    gates: GateConfig | None = None  # replaces the contract's gate settings for the engine, when set
+
+
+class GateSource(Protocol):
+    """One layer whose verdicts join the contract's gates in the engine."""
+
+    name: str
+
+    def applies(self, resolved: ResolvedContract) -> bool:
+        """Whether the contract asks for this source (a source that does not apply contributes nothing)."""
+        ...
+
+    def contribute(self, given: SourceInput) -> Contribution:
+        """Run the source; bad input raises InputError, as everywhere."""
+        ...
+
+
+class MonitorSource:
+    """The training monitor: log rules and cross-checkpoint rules on the project history."""
+
+    name = "monitor"
+
+    def applies(self, resolved: ResolvedContract) -> bool:
+        spec = resolved.contract.monitor
+        return spec is not None and bool(spec.logs or spec.training_run)
+
+    def contribute(self, given: SourceInput) -> Contribution:
+        from rlgate.monitor.api import monitor_contract
+        from rlgate.monitor.gate import monitor_gates
+
+        report = monitor_contract(given.resolved, history=given.history)
+        return Contribution(monitor_gates(report, given.resolved.gates.decision), report)
+
+
+class ContaminationSource:
+    """Evaluation documents found in the training data, judged by the contract's contamination gate."""
+
+    name = "contamination"
+
+    def applies(self, resolved: ResolvedContract) -> bool:
+        spec = resolved.contract.contamination
+        return spec is not None and bool(spec.train_files)
+
+    def contribute(self, given: SourceInput) -> Contribution:
+        from rlgate.contamination.api import contract_contamination
+        from rlgate.contamination.index import contamination_gates
+
+        report = contract_contamination(given.resolved, results=given.candidate)
+        return Contribution(contamination_gates(report), report)
+
+
+class JudgeSource:
+    """The judge policy: LLM or rule judgements; its gates leave the contract's and are decided here."""
+
+    name = "judge"
+
+    def __init__(self, llm: object | None = None) -> None:
+        """`llm`: a deepeval model that replaces the contract's judge model (tests, notebooks)."""
+        self.llm = llm
+
+    def applies(self, resolved: ResolvedContract) -> bool:
+        return True  # judge_for_decision itself changes nothing when the contract has no judge
+
+    def contribute(self, given: SourceInput) -> Contribution:
+        from rlgate.judge.api import judge_for_decision
+
+        judged = judge_for_decision(given.resolved, given.candidate, given.baseline, given.out,
+                                    history=given.history, llm=self.llm)
+        return Contribution(judged.extra_gates, judged.report, gates=judged.gates)
+
+
+def default_sources(judge_llm: object | None = None) -> list[GateSource]:
+    """The sources every gate and check decision consults, in the order their reports appear."""
+    return [MonitorSource(), ContaminationSource(), JudgeSource(judge_llm)]
