@@ -179,13 +179,21 @@ def _placeholder(sample_id: Any, epoch: int, epochs: int, reason: str) -> Sample
 
 
 def _tools(log: Any) -> list[str]:
-    """Tool names the run offered, from the first sample's tool definitions or the calls made."""
-    names: set[str] = set()
+    """Tool names the run offered the model: its first model call's tools, else the plan's use_tools step."""
     for sample in log.samples or []:
-        for message in sample.messages or []:
-            for call in getattr(message, "tool_calls", None) or []:
-                names.add(call.function)
+        for event in sample.events or []:
+            if getattr(event, "event", None) == "model":
+                return sorted({tool.name for tool in event.tools or []})
+    names: set[str] = set()
+    for step in (log.plan.steps if log.plan is not None else []):
+        for tool in (step.params or {}).get("tools", []) if step.solver == "use_tools" else []:
+            if isinstance(tool, dict) and "name" in tool:
+                names.add(str(tool["name"]))
     return sorted(names)
+
+
+def _solver(log: Any) -> list[str]:
+    return [str(step.solver) for step in log.plan.steps] if log.plan is not None else []
 
 
 def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
@@ -193,9 +201,9 @@ def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     spec = log.eval
     epochs = int(getattr(spec.config, "epochs", None) or 1)
     name = task_name(log)
-    records = [sample_record(s, epochs) for s in (log.samples or [])] if samples else []
+    records = [sample_record(s, epochs) for s in (log.samples or [])]
     expected_ids = list(getattr(spec.dataset, "sample_ids", None) or [])
-    if samples and expected_ids:
+    if expected_ids:
         have = {(r.extra["sample_id"], r.trajectory.epoch if r.trajectory else 1) for r in records}
         reason = f"missing from the log (run status: {log.status}); counted as a failure"
         for sample_id in expected_ids:
@@ -205,19 +213,31 @@ def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     config = spec.config
     agent = {"epochs": epochs, "message_limit": getattr(config, "message_limit", None),
              "token_limit": getattr(config, "token_limit", None), "time_limit": getattr(config, "time_limit", None),
-             "task_args": {k: v for k, v in (spec.task_args or {}).items()}, "tools": _tools(log)}
+             "task_args": {k: v for k, v in (spec.task_args or {}).items()}, "tools": _tools(log),
+             "solver": _solver(log)}
     generate = log.plan.config.model_dump(exclude_none=True) if log.plan is not None else {}
     task = TaskResult(task=name, n_samples=len(records), samples=records,
                       protocol=TaskProtocol(version=str(spec.task_version), generation_kwargs=generate,
                                             dataset=str(getattr(spec.dataset, "name", None) or ""),
                                             agent=agent))
-    if samples:
-        score_task(task)
-    elif log.results is not None:
-        for score in log.results.scores or []:
-            for metric_name, metric in (score.metrics or {}).items():
-                task.metrics.setdefault(NO_FILTER, {})[f"{metric_name}"] = float(metric.value)
+    score_task(task)
+    for name, value in _scorer_means(records).items():
+        task.metrics.setdefault(NO_FILTER, {}).setdefault(name, value)
+    if not samples:
+        task.samples = []  # the metrics need every trajectory; the caller wanted only the aggregates
     return task
+
+
+def _scorer_means(records: list[SampleRecord]) -> dict[str, float]:
+    """Mean of each of the scorer's own numeric scores over the samples that have it."""
+    sums: dict[str, list[float]] = {}
+    for record in records:
+        for name, value in record.scores.get(NO_FILTER, {}).items():
+            if isinstance(value, float):
+                acc = sums.setdefault(name, [0.0, 0.0])
+                acc[0] += value
+                acc[1] += 1
+    return {name: total / count for name, (total, count) in sums.items() if count}
 
 
 def provenance(log: Any, path: Path, version: str | None) -> RunProvenance:
@@ -249,7 +269,7 @@ def read_logs(path: Path, version: str | None, *, samples: bool = True) -> RunRe
     first: Any = None
     origin: dict[str, Path] = {}
     for file in files:
-        log = read_log(file, header_only=not samples)
+        log = read_log(file)
         first = first or log
         task = task_result(log, file, samples=samples)
         if task.task in tasks:

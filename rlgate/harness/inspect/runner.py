@@ -21,11 +21,13 @@ from rlgate.errors import InputError
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.catalog import check_requirements
+from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result
 from rlgate.files import write_text_atomic
 from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
 
 LOGS = "logs"
+PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
 
 
 def _task_spec(task: ResolvedTask) -> str:
@@ -55,11 +57,11 @@ def _load_task(task: ResolvedTask) -> Any:
     return found[0]
 
 
-def _reusable(log_file: Path, model: str, fields: dict[str, Any]) -> tuple[bool, bool]:
-    """(same run?, complete?) of an existing log: same model and protocol recorded in its metadata."""
+def _reusable(log_file: Path, fingerprint: str, fields: dict[str, Any]) -> tuple[bool, bool]:
+    """(same run?, complete?) of an existing log: same checkpoint and protocol recorded in its metadata."""
     log = read_log(log_file, header_only=True)
     meta = log.eval.metadata or {}
-    same = str(log.eval.model) == model and meta.get("rlgate_protocol") == fields
+    same = meta.get(CHECKPOINT_KEY) == fingerprint and meta.get(PROTOCOL_KEY) == fields
     return same, log.status == "success"
 
 
@@ -81,6 +83,7 @@ class InspectRunner:
             check_requirements(task)
         model, model_args = mapping.model_name(protocol, plan.checkpoint.load_path)
         base_url = model_args.pop("base_url", None)
+        model_obj: Any = scripted_model(model) or model
         key = mapping.api_key(protocol)
         if key:
             model_args["api_key"] = key
@@ -91,26 +94,31 @@ class InspectRunner:
         for task in plan.tasks:
             fields = mapping.agent_protocol(protocol, task)
             existing = self._existing(logs_dir, task.name)
-            reuse = existing is not None and _reusable(existing, model, fields)
+            reuse = _reusable(existing, plan.checkpoint.fingerprint, fields) if existing is not None else None
             t0 = time.monotonic()
-            plan.progress.task_started(task.name, 0, 0)
-            if existing is not None and reuse is not None and reuse[0] and reuse[1]:
+            same, complete = reuse or (False, False)
+            if existing is not None and same and complete:
                 plan.progress.message(f"{task.name}: complete log from an earlier run reused ({existing.name})")
                 log_file, cached = existing, True
-            elif existing is not None and reuse is not None and reuse[0]:
+            elif existing is not None and same and model_obj is model:
                 plan.progress.message(f"{task.name}: resuming the interrupted run {existing.name}")
                 logs = eval_retry(str(existing), log_dir=str(logs_dir), display="none", fail_on_error=False)
                 log_file, cached = self._replace(existing, logs), False
             else:
-                if existing is not None:
-                    existing.unlink()  # made under another model or protocol: never mixed in
+                if existing is not None:  # another checkpoint or protocol (or a scripted policy): never mixed in
+                    existing.unlink()
+                loaded = _load_task(task)
+                plan.progress.task_started(task.name, len(loaded.dataset) * protocol.sampling.n, 0)
                 logs = inspect_eval(
-                    _load_task(task), model=model, model_args=model_args, model_base_url=base_url,
-                    epochs=protocol.sampling.n, limit=plan.limit or task.entry.limit or protocol.limit,
-                    log_dir=str(logs_dir), log_format="eval", display="none", fail_on_error=False,
-                    metadata={TASK_NAME_KEY: task.name, "rlgate_protocol": fields},
+                    loaded, model=model_obj, model_args=model_args if model_obj is model else {},
+                    model_base_url=base_url, epochs=protocol.sampling.n,
+                    limit=plan.limit or task.entry.limit or protocol.limit, log_dir=str(logs_dir), log_format="eval",
+                    display="none", fail_on_error=False,
+                    metadata={TASK_NAME_KEY: task.name, PROTOCOL_KEY: fields,
+                              CHECKPOINT_KEY: plan.checkpoint.fingerprint},
                     **mapping.limits(protocol.agent), **mapping.generate_config(protocol))
                 log_file, cached = Path(logs[0].location), False
+                plan.progress.advanced(task.name, len(loaded.dataset) * protocol.sampling.n)
             plan.progress.task_finished(task.name)
             runs.append(self._task_run(task, log_file, time.monotonic() - t0, cached))
         return self._finish(plan, runs, model, model_args, started, stamp, plan.checkpoint.fingerprint)
@@ -121,8 +129,10 @@ class InspectRunner:
             try:
                 if task_name(read_log(file, header_only=True)) == name:
                     return file
-            except InputError:
-                file.unlink()  # a log truncated by a kill before its header was written holds nothing
+            except InputError:  # truncated by a kill: kept aside (inspect's recover_eval_log may save samples)
+                aside = logs_dir / "unreadable"
+                aside.mkdir(exist_ok=True)
+                file.replace(aside / file.name)
         return None
 
     @staticmethod
