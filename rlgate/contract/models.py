@@ -182,7 +182,7 @@ class TaskEntry(StrictModel):
         None, description="the name gates and reports use (default: the task, or its last path part without .py)")
     task_args: dict[str, Any] = Field(default_factory=dict, description="inspect task parameters, e.g. {category: x}")
     requires: list[Literal["docker", "network", "hub_data", "gpu"]] = Field(
-        default_factory=list, description="what running the task needs beyond rlgate's extras (rlgate validate shows it)")
+        default_factory=list, description="what the task needs beyond rlgate's extras (rlgate validate shows it)")
     metric_ranges: dict[str, tuple[float, float]] = Field(
         default_factory=dict,
         description="declared range of metrics that are not fractions in [0, 1], e.g. {score: [0, 10]}; "

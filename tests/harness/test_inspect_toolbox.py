@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 pytest.importorskip("inspect_ai")
 
-from rlgate.cli.app import app  # noqa: E402
-from rlgate.demo.agent import AGENT_CONTRACT, write_project  # noqa: E402
-from rlgate.harness import read_results  # noqa: E402
+from rlgate.cli.app import app
+from rlgate.demo.agent import AGENT_CONTRACT, write_project
+from rlgate.harness import read_results
 
 runner = CliRunner()
 POLICIES = ("baseline", "candidate", "candidate_unsafe")
@@ -115,8 +115,8 @@ def test_eval_logs_import_with_responses_and_gate(project: Path) -> None:
                                  "--out", str(project / "imported")])
     assert result.exit_code == 0, result.output
     assert "task_success" in result.output
-    code, decision, output = _gate(project, "candidate", "gate-again")
-    assert code == 3
+    code, _, output = _gate(project, "candidate", "gate-again")
+    assert code == 3, output
 
 
 def test_corrupt_and_truncated_logs_are_one_clear_error(project: Path, tmp_path: Path) -> None:

@@ -54,9 +54,24 @@ def missing(task: ResolvedTask) -> list[str]:
     if task.entry.task.startswith("inspect_evals/") and importlib.util.find_spec("inspect_evals") is None:
         out.append("inspect-evals is not installed (pip install 'rlgate[agent]')")
     out += [f"Python package {p} is not installed" for p in packages if importlib.util.find_spec(p) is None]
-    if "docker" in {*known_needs, *task.entry.requires} and shutil.which("docker") is None:
-        out.append("Docker is not installed or not on PATH")
+    if "docker" in {*known_needs, *task.entry.requires}:
+        problem = _docker_problem()
+        if problem:
+            out.append(problem)
     return out
+
+
+def _docker_problem() -> str | None:
+    """Why Docker sandboxes cannot start here (no binary, or no daemon answering), or None."""
+    import subprocess
+
+    if shutil.which("docker") is None:
+        return "Docker is not installed or not on PATH"
+    try:
+        answered = subprocess.run(["docker", "info"], capture_output=True, timeout=15).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        answered = False
+    return None if answered else "the Docker daemon does not answer (docker info failed)"
 
 
 def check_requirements(task: ResolvedTask) -> None:

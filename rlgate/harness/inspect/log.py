@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.errors import InputError
-from rlgate.results.agent_metrics import AGENT_KEY, scorer_outcome, score_task
+from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,
     DocId,
     RunProvenance,
     RunResult,
     SampleRecord,
+    SampleValue,
     TaskProtocol,
     TaskResult,
     ToolCall,
@@ -159,7 +160,7 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
         total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None))
     success, state, numeric = _scores(sample)
     completion = sample.output.completion if sample.output is not None else ""
-    scores = {NO_FILTER: {k: v for k, v in numeric.items()}}
+    scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: dict(numeric)}
     extra: dict[str, Any] = {"sample_id": sample.id,
                              AGENT_KEY: scorer_outcome(success, state, completion, numeric)}
     if sample.metadata:

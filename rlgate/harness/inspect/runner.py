@@ -18,12 +18,12 @@ from typing import Any
 
 from rlgate.contract.loader import ResolvedTask, local_task_file
 from rlgate.errors import InputError
+from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.catalog import check_requirements
-from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result
-from rlgate.files import write_text_atomic
+from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
 
 LOGS = "logs"
