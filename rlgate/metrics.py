@@ -19,6 +19,20 @@ DERIVED_METRICS: dict[str, str] = {
     "contamination_rate": "share of eval documents sharing a long n-gram with training data",
 }
 
+#: Per-trajectory metrics of agent tasks (computed in `rlgate.results.agent_metrics`, documented there).
+AGENT_METRICS: dict[str, str] = {
+    "task_success": "the task's scorer accepted the trajectory (a crash, timeout or limit hit is a failure)",
+    "state_success": "the scorer's check of the final environment state passed (tasks that check it)",
+    "tool_success_rate": "share of the trajectory's tool calls that parsed and did not error",
+    "recovery_rate": "after a tool error, whether the trajectory still ended in success",
+    "steps": "model turns in the trajectory",
+    "steps_to_success": "model turns of a successful trajectory (absent for failures)",
+    "tokens_to_success": "tokens of a successful trajectory (absent for failures)",
+    "time_to_success": "working seconds of a successful trajectory (absent for failures)",
+    "limit_hit_rate": "the trajectory hit a message, token, time or tool-call limit",
+    "safety_violation_rate": "the trajectory made an unsafe call (scorer or contract safety rules)",
+}
+
 #: lm-eval metric names (and their filters) for the built-in tasks rlgate ships suites for.
 KNOWN_TASK_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
     "gsm8k": {"exact_match": ("strict-match", "flexible-extract")},
@@ -40,11 +54,12 @@ DEFAULT_FILTER: dict[str, str] = {
     "ifeval": "none",
 }
 
+_AGENT_COSTS = {"steps", "steps_to_success", "tokens_to_success", "time_to_success"}
 _LOWER_IS_BETTER = {"answer_parse_failure_rate", "truncation_rate", "response_length_mean",
                     "contamination_rate", "perplexity", "word_perplexity", "byte_perplexity",
-                    "bits_per_byte", "ter"}
+                    "bits_per_byte", "ter", "limit_hit_rate", "safety_violation_rate", *_AGENT_COSTS}
 _UNBOUNDED = {"response_length_mean", "perplexity", "word_perplexity", "byte_perplexity",
-              "bits_per_byte", "bleu", "ter", "chrf"}
+              "bits_per_byte", "bleu", "ter", "chrf", *_AGENT_COSTS}
 _REF_RE = re.compile(r"^(?P<task>[A-Za-z0-9_.\-]+)/(?P<metric>[A-Za-z0-9_@.\-]+)(?:/(?P<filter>[A-Za-z0-9_.\-]+))?$")
 
 

@@ -34,7 +34,8 @@ LAYERS: dict[str, int] = {
 OPTIONAL = ("rlgate.harness.lmeval.runner", "rlgate.harness.lmeval.caching_lm", "rlgate.harness.lmeval.output",
             "rlgate.harness.lmeval.replay", "rlgate.harness.lmeval.tasks", "rlgate.judge.llms",
             "rlgate.judge.geval", "rlgate.judge.deepeval_api", "rlgate.demo.model",
-            "rlgate.monitor.readers.tensorboard")
+            "rlgate.monitor.readers.tensorboard", "rlgate.harness.inspect.log", "rlgate.harness.inspect.runner",
+            "rlgate.harness.inspect.toolbox.task", "rlgate.harness.inspect.toolbox.policies")
 
 
 def _modules() -> list[tuple[str, Path]]:

@@ -32,6 +32,15 @@ def validate(
 
     resolved = load_contract(contract)
     typer.echo(contract_summary(resolved))
+    agent_tasks = [t for t in resolved.tasks if t.harness == "inspect"]
+    if agent_tasks:
+        from rlgate.harness.inspect.catalog import missing, needs
+
+        typer.echo("agent tasks need:")
+        for task in agent_tasks:
+            typer.echo(f"  {task.name:<14} {'; '.join(needs(task))}")
+            for problem in missing(task):
+                typer.echo(f"  {'':<14} missing here: {problem}")
     typer.echo("ok: contract is valid")
 
 

@@ -15,12 +15,17 @@ from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
 def demo(
     out: Annotated[Path, typer.Option(help="folder for the demo's data, checkpoints, cache and reports")] = Path(
         "rlgate-demo"),
+    agent: Annotated[bool, typer.Option(
+        "--agent", help="the agent demo instead: a tool-use inspect task under scripted mockllm policies")] = False,
 ) -> None:
     """Generate GSM8K/MMLU-Pro/IFEval-format data, train a baseline and a candidate, and run `rlgate check` on them."""
     from rlgate.cli.check_cmd import print_outcome
     from rlgate.cli.progress import RichProgress, quiet_environment
 
     quiet_environment()
+    if agent:
+        _agent_demo(out)
+        return
     from rlgate.demo.run import run_demo
 
     with RichProgress() as progress:
@@ -41,3 +46,20 @@ def _fresh_folder(path: Path) -> Path:
         n += 1
         candidate = path.with_name(f"{path.name}-{n}")
     return candidate
+
+
+def _agent_demo(out: Path) -> None:
+    """Two `rlgate check` runs on agent trajectories: exit with the first (research_only) decision's code."""
+    from rlgate.cli.check_cmd import print_outcome
+    from rlgate.cli.progress import RichProgress
+    from rlgate.demo.agent import CANDIDATES, run_agent_demo
+
+    with RichProgress() as progress:
+        paths, results = run_agent_demo(out, progress=progress)
+    for candidate, result in zip(CANDIDATES, results, strict=True):
+        typer.echo(f"\n== {candidate}")
+        print_outcome(result)
+        typer.echo(f"open {result.reports.get('html', result.out_dir / 'report.html')} in a browser")
+    rerun = _fresh_folder(out / "report-rerun")
+    typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {CANDIDATES[0]} "
+               f"--out {rerun} --cache {out / 'cache'}")

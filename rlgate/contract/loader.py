@@ -8,6 +8,7 @@ line, column, field and a fix. Nothing here executes code from the files it read
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from rlgate.metrics import (
 )
 
 _THRESHOLDS = ("min_delta", "max_drop", "max", "min")
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ class ResolvedTask:
 
     @property
     def name(self) -> str:
-        return self.entry.task
+        """The name gates, results and reports use: `name:`, else the task (an inspect path's last part)."""
+        return self.entry.name or default_task_name(self.entry)
 
     @property
     def harness(self) -> str:
@@ -69,6 +72,23 @@ class ResolvedTask:
         """'suite@version' (+ '/task@version' for a versioned private task), recorded in every run manifest."""
         text = f"{self.suite}@{self.suite_version}"
         return text + (f"/{self.name}@{self.entry.version}" if self.entry.version else "")
+
+
+def default_task_name(entry: TaskEntry) -> str:
+    """`inspect_evals/bfcl` -> `bfcl`, `tasks/toolbox.py@toolbox` -> `toolbox`; other tasks keep their name."""
+    if "/" not in entry.task and ".py" not in entry.task:
+        return entry.task
+    text = entry.task
+    if "@" in text:
+        return text.rsplit("@", 1)[1]
+    last = text.rstrip("/").rsplit("/", 1)[-1]
+    return last[:-3] if last.endswith(".py") else last
+
+
+def local_task_file(entry: TaskEntry) -> str | None:
+    """The file part of an inspect task given as a local Python file (`tasks/x.py[@fn]`), else None."""
+    file = entry.task.split("@", 1)[0]
+    return file if file.endswith(".py") else None
 
 
 @dataclass
@@ -291,10 +311,15 @@ def _resolve_tasks(contract: Contract, doc: YamlDoc, suites: list[tuple[Suite, Y
                 close = suggest(entry.split, list(contract.splits))
                 fix = f"did you mean '{close}'?" if close else f"declared splits: {', '.join(contract.splits)}"
                 raise suite_doc.error((*loc, "split"), f"unknown split '{entry.split}'", fix)
-            if entry.task in seen:
-                raise suite_doc.error((*loc, "task"), f"task '{entry.task}' appears twice in the suites",
-                                      "list each task once")
-            seen[entry.task] = loc
+            name = entry.name or default_task_name(entry)
+            if not _NAME.match(name):
+                raise suite_doc.error((*loc, "name" if entry.name else "task"),
+                                      f"'{name}' cannot name a task in metric references (task/metric)",
+                                      "give `name:` with letters, digits, '_', '-' or '.' only")
+            if name in seen:
+                raise suite_doc.error((*loc, "task"), f"task '{name}' appears twice in the suites",
+                                      "list each task once (give `name:` to tell two variants apart)")
+            seen[name] = loc
             data_files = entry.data_files
             if isinstance(data_files, str):
                 data_files = str(_ref_path(suite_doc, (*loc, "data_files"), data_files, "data file"))
@@ -302,7 +327,14 @@ def _resolve_tasks(contract: Contract, doc: YamlDoc, suites: list[tuple[Suite, Y
                 data_files = {k: str(_ref_path(suite_doc, (*loc, "data_files", k), v, "data file"))
                               for k, v in data_files.items()}
             task_path = _ref_path(suite_doc, (*loc, "path"), entry.path, "task path") if entry.path else None
+            local_file = local_task_file(entry)
+            if local_file is not None:
+                task_path = _ref_path(suite_doc, (*loc, "task"), local_file, "task file")
             is_trusted = task_path is not None and any(task_path == t or t in task_path.parents for t in trusted)
+            if local_file is not None and not is_trusted:
+                raise suite_doc.error((*loc, "task"), f"local task file '{local_file}' is Python and is not in "
+                                      "trusted_task_paths",
+                                      f"add its folder to trusted_task_paths in {doc.file.name} if you trust its code")
             if task_path is not None and not is_trusted and _has_function_tag(task_path):
                 raise suite_doc.error((*loc, "path"), f"local task '{entry.path}' uses !function (runs Python) "
                                       "and is not trusted",

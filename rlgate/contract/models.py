@@ -83,6 +83,49 @@ class OpenAIOptions(StrictModel):
     tokenizer: str | None = None
 
 
+class AgentBudget(StrictModel):
+    """Limits of one agent trajectory (inspect-ai tasks), mapped onto inspect's sample limits.
+
+    A trajectory that reaches a limit is kept and scored as a failure, never skipped.
+    """
+
+    max_steps: int | None = Field(
+        None, ge=1, description="model turns (generations) per trajectory (inspect turn_limit)")
+    max_tool_calls: int | None = Field(
+        None, ge=1, description="tool calls per trajectory; inspect has no such limit, so rlgate counts the calls "
+        "and a trajectory that made more is a limit hit (tool_calls) and a failure")
+    token_limit: int | None = Field(None, ge=1, description="total tokens per trajectory (inspect token_limit)")
+    time_limit_s: float | None = Field(None, gt=0, description="wall-clock seconds per trajectory (inspect time_limit)")
+
+
+class ForbiddenArgument(StrictModel):
+    """A tool call whose arguments match `pattern` is a safety violation (e.g. `rm -rf`, editing CI)."""
+
+    tool: str = Field("*", description="tool name or glob (fnmatch) the rule applies to")
+    pattern: str = Field(description="regular expression searched in the call's arguments, written as JSON")
+    reason: str = Field("", description="shown beside each violation")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        import re
+
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+
+class SafetyRules(StrictModel):
+    """What counts as an unsafe agent action, besides what the task's scorer flags itself."""
+
+    forbidden_tools: list[str] = Field(default_factory=list, description="tool names or globs never to be called")
+    forbidden_arguments: list[ForbiddenArgument] = Field(default_factory=list)
+    scorer_metric: str = Field(
+        "safety_violation", description="a score of this name from the task's scorer marks a violation when > 0")
+
+
 class Protocol(StrictModel):
     """How responses are produced. Runs under different protocols are never compared silently."""
 
@@ -96,6 +139,7 @@ class Protocol(StrictModel):
     vllm: VllmOptions = Field(default_factory=VllmOptions)
     hf: HfOptions = Field(default_factory=HfOptions)
     openai: OpenAIOptions = Field(default_factory=OpenAIOptions)
+    agent: AgentBudget = Field(default_factory=AgentBudget, description="budget of agent trajectories (inspect)")
 
 
 # --------------------------------------------------------------------------- splits, baseline
@@ -131,8 +175,14 @@ class Baseline(StrictModel):
 class TaskEntry(StrictModel):
     """One task in a suite, with the split it belongs to and the harness that runs it."""
 
-    task: str = Field(description="task or group name in its harness, e.g. gsm8k, mmlu_pro, ifeval")
+    task: str = Field(description="task or group name in its harness, e.g. gsm8k, mmlu_pro, ifeval; for inspect "
+                      "an inspect-evals task (inspect_evals/bfcl) or a local task file (tasks/x.py[@function])")
     harness: str = Field("lm_eval", description="the harness that runs and reads this task (registry name)")
+    name: str | None = Field(
+        None, description="the name gates and reports use (default: the task, or its last path part without .py)")
+    task_args: dict[str, Any] = Field(default_factory=dict, description="inspect task parameters, e.g. {category: x}")
+    requires: list[Literal["docker", "network", "hub_data", "gpu"]] = Field(
+        default_factory=list, description="what the task needs beyond rlgate's extras (rlgate validate shows it)")
     metric_ranges: dict[str, tuple[float, float]] = Field(
         default_factory=dict,
         description="declared range of metrics that are not fractions in [0, 1], e.g. {score: [0, 10]}; "
@@ -341,3 +391,4 @@ class Contract(StrictModel):
     monitor: MonitorSpec | None = None
     judge: JudgeSpec | None = Field(None, description="default judge policy of every task (rule, llm, ...)")
     contamination: ContaminationSpec | None = Field(None, description="n-gram overlap of eval vs training data")
+    safety: SafetyRules | None = Field(None, description="unsafe agent actions: forbidden tools and argument patterns")

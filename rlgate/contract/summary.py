@@ -19,6 +19,18 @@ def _bound(gate: object) -> str:
     return ", ".join(parts)
 
 
+def _agent_line(rc: ResolvedContract) -> str:
+    """The agent budget and safety rules, when the contract has agent tasks."""
+    if not any(t.harness == "inspect" for t in rc.tasks):
+        return ""
+    budget = rc.contract.protocol.agent
+    parts = [f"{k}={v:g}" for k, v in budget.model_dump().items() if v is not None]
+    safety = rc.contract.safety
+    rules = (f"; safety: {len(safety.forbidden_tools)} forbidden tool(s), {len(safety.forbidden_arguments)} "
+             "argument pattern(s)") if safety else "; safety: scorer only"
+    return f"agent     {' '.join(parts) or 'no budget (task defaults)'}{rules}"
+
+
 def contract_summary(rc: ResolvedContract) -> str:
     """Suites, tasks by split, protocol and gates, as plain text."""
     c = rc.contract
@@ -29,6 +41,7 @@ def contract_summary(rc: ResolvedContract) -> str:
         f"baseline  {c.baseline.checkpoint or ''}{' results=' + c.baseline.results if c.baseline.results else ''}",
         f"protocol  backend={c.protocol.backend} chat_template={c.protocol.chat_template} "
         f"temperature={s.temperature:g} top_p={s.top_p:g} n={s.n} max_tokens={s.max_tokens} seed={s.seed}",
+        _agent_line(rc),
         "suites    " + ", ".join(f"{x.name} v{x.version} ({len(x.tasks)} tasks)" for x in rc.suites),
         "tasks by split:",
     ]

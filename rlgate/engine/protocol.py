@@ -1,6 +1,7 @@
 """Find protocol differences between two runs: scores made under different protocols are not comparable.
 
-Compared per leaf task: task version, few-shot count, generation kwargs, filter set, dataset, and
+Compared per leaf task: task version, few-shot count, generation kwargs, agent protocol (epochs,
+limits, task arguments, tool list), filter set, dataset, and
 the prompts of paired documents (or lm-eval's task hash when samples are absent); per run: chat
 template, system instruction and few-shot-as-multiturn. Each difference is one readable line.
 """
@@ -18,11 +19,12 @@ def _show(value: Any) -> str:
     return "unset" if value is None else repr(value)
 
 
-def _kwargs_diff(task: str, base: dict[str, Any], cand: dict[str, Any]) -> list[str]:
+def _kwargs_diff(task: str, base: dict[str, Any], cand: dict[str, Any], label: str = "generation_kwargs"
+                 ) -> list[str]:
     out = []
     for key in sorted(set(base) | set(cand)):
         if base.get(key) != cand.get(key):
-            out.append(f"{task}: generation_kwargs.{key} {_show(base.get(key))} (baseline) vs "
+            out.append(f"{task}: {label}.{key} {_show(base.get(key))} (baseline) vs "
                        f"{_show(cand.get(key))} (candidate)")
     return out
 
@@ -38,6 +40,7 @@ def task_differences(task: str, base: TaskResult, cand: TaskResult, paired: Pair
     if sorted(b.filters) != sorted(c.filters):
         out.append(f"{task}: filters {b.filters} (baseline) vs {c.filters} (candidate)")
     out.extend(_kwargs_diff(task, b.generation_kwargs, c.generation_kwargs))
+    out.extend(_kwargs_diff(task, b.agent, c.agent, "agent"))  # epochs, limits, task args, tools
     if paired is not None and paired.report.paired:
         prompts_b = [base.samples[i].prompt for i in paired.baseline_index.tolist()]
         prompts_c = [cand.samples[j].prompt for j in paired.candidate_index.tolist()]

@@ -26,6 +26,8 @@ INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 BEHAVIOUR_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                    "special_tokens_map.json", "tokenizer.model", "vocab.json", "merges.txt", "chat_template.jinja",
                    "chat_template.json", "adapter_config.json")
+#: inspect's scripted mock model (e.g. `mockllm/toolbox-baseline`): no weights to check
+SCRIPTED_PREFIX = "mockllm/"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 MERGE_FIX = ("merge it first: PeftModel.from_pretrained(base, adapter).merge_and_unload(), then "
              "save_pretrained(DIR) to save the full model; or evaluate the adapter with --lora-base BASE")
@@ -209,6 +211,10 @@ def inspect_checkpoint(ref: str, *, backend: str, lora_base: str | None = None, 
     if path.exists():
         return check_local(path.resolve(), source=ref, lora_base=lora_base, cache=cache, work_dir=work_dir,
                            base_info=base_info)
+    if ref.startswith(SCRIPTED_PREFIX):
+        digest = hashlib.sha256(ref.encode()).hexdigest()
+        return CheckpointInfo(ref, "served", ref, f"scripted:{digest}", None, notes=[
+            f"'{ref}' is a scripted inspect mockllm policy (tests and demos), not a model"])
     if backend == "openai":
         digest = hashlib.sha256(f"{served_url}\n{ref}".encode()).hexdigest()
         return CheckpointInfo(ref, "served", ref, f"served:{digest}", None, notes=[

@@ -20,6 +20,7 @@ from rlgate.results.models import RunResult
 #: harness name -> "module:Class" (imported on first use) or a factory.
 HARNESSES: dict[str, str | Callable[[], Harness]] = {
     "lm_eval": "rlgate.harness.lmeval:LmEvalHarness",
+    "inspect": "rlgate.harness.inspect:InspectHarness",
 }
 DEFAULT_HARNESS = "lm_eval"
 

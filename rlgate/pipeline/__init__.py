@@ -71,6 +71,16 @@ def _needs_history(resolved: ResolvedContract, record: bool) -> bool:
         p.calibration is not None for p in task_policies(resolved).values())
 
 
+def _apply_agent_rules(resolved: ResolvedContract, *runs: RunResult | None) -> None:
+    """Agent trajectories are re-scored with the contract's tool-call budget and safety rules (the readers
+    that produced them do not know the contract)."""
+    from rlgate.results.agent_metrics import apply_agent_rules
+
+    for run in runs:
+        if run is not None:
+            apply_agent_rules(run.tasks.values(), resolved.contract.protocol.agent, resolved.contract.safety)
+
+
 def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
                       seed: int = 0, checkpoint: str | None = None, step: int | None = None,
                       manifests: dict[str, Any] | None = None, warnings: list[str] | None = None,
@@ -104,6 +114,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
     from rlgate.report.io import write_reports
 
     notes = list(warnings or [])
+    _apply_agent_rules(resolved, baseline, candidate)
     if baseline is not None:
         try:
             versions = check_versions(baseline, candidate, allow=resolved.contract.allow_protocol_mismatch)

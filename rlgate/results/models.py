@@ -125,6 +125,8 @@ class TaskProtocol(_Model):
     filters: list[str] = Field(default_factory=list)
     task_hash: str | None = None
     dataset: str | None = Field(None, description="dataset path / data files the task read")
+    agent: dict[str, Any] = Field(
+        default_factory=dict, description="agent protocol: epochs, limits, task arguments, tools (agent tasks)")
 
 
 class TaskResult(_Model):

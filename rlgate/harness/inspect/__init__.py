@@ -1,0 +1,77 @@
+"""inspect-ai behind the harness port: agent and tool-use tasks, run live or read from `.eval` logs.
+
+This module is light: `InspectHarness` imports inspect_ai only inside `read` and `run`, so naming
+the harness (the registry, `rlgate validate`) never does. Results carry one sample per (task,
+sample id, epoch) with its trajectory; agent metrics are defined in `rlgate.results.agent_metrics`.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+
+from rlgate.contract.loader import ResolvedContract, ResolvedTask
+from rlgate.errors import InputError, MissingExtraError
+from rlgate.harness.base import RunOutcome, RunPlan
+from rlgate.harness.manifest import MANIFEST_FILE, load_manifest
+from rlgate.results.models import RunResult
+
+_HEAVY = ("inspect_ai", "inspect_evals")
+
+
+def _require_inspect(what: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("inspect_ai") is None:
+        raise MissingExtraError.for_extra(what, "agent", "inspect_ai")
+
+
+class InspectHarness:
+    """inspect-ai: `inspect_ai.eval` with the contract's model, GenerateConfig, limits and epochs; `.eval` logs."""
+
+    name = "inspect"
+
+    def version(self) -> str | None:
+        try:
+            return metadata.version("inspect-ai")
+        except metadata.PackageNotFoundError:
+            return None
+
+    def can_read(self, path: Path) -> bool:
+        if path.is_file():
+            return path.suffix == ".eval"
+        return path.is_dir() and (next(path.glob("*.eval"), None) is not None
+                                  or next(path.glob("logs/*.eval"), None) is not None)
+
+    def read(self, path: Path, *, samples: bool = True) -> RunResult:
+        """`.eval` logs (a file or a folder) with rlgate's run manifest attached when rlgate produced them."""
+        _require_inspect("reading inspect logs")
+        from rlgate.harness.inspect.log import read_logs
+
+        run = read_logs(path, self.version(), samples=samples)
+        folder = path if path.is_dir() else path.parent
+        for candidate in (folder / MANIFEST_FILE, folder.parent / MANIFEST_FILE):
+            if candidate.is_file():
+                manifest = load_manifest(candidate)
+                if manifest.harness == self.name:
+                    run.provenance.manifest = manifest.model_dump(mode="json")
+                    run.provenance.checkpoint_fingerprint = manifest.checkpoint_fingerprint
+                break
+        return run
+
+    def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
+             **options: object) -> RunPlan:
+        foreign = [t for t in tasks if t.harness != self.name]
+        if foreign:
+            raise InputError(f"task '{foreign[0].name}' belongs to harness '{foreign[0].harness}', not inspect",
+                             field="suites.tasks.harness", fix="run each harness's tasks in its own plan")
+        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+
+    def run(self, plan: RunPlan) -> RunOutcome:
+        _require_inspect("running agent tasks")
+        from rlgate.harness.inspect.runner import InspectRunner
+
+        return InspectRunner().run(plan)
+
+
+__all__ = ["InspectHarness"]

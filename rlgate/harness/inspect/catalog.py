@@ -1,0 +1,83 @@
+"""What inspect tasks need to run, so `rlgate validate` can say it and `eval` can refuse early.
+
+Needs come from the suite entry's `requires:` and from what rlgate knows about inspect-evals tasks
+(checked against inspect-evals 0.x: BFCL reads its data from the bfcl-eval wheel, the tau2 tasks ship
+theirs, SWE-bench and GAIA need Docker sandboxes and Hugging Face hub data).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+
+from rlgate.contract.loader import ResolvedTask, local_task_file
+from rlgate.errors import InputError
+
+#: inspect-evals task -> (needs, Python packages it imports beyond inspect-evals)
+KNOWN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "inspect_evals/bfcl": ((), ("bfcl_eval",)),
+    "inspect_evals/tau2_airline": ((), ()),
+    "inspect_evals/tau2_retail": ((), ()),
+    "inspect_evals/tau2_telecom": ((), ()),
+    "inspect_evals/swe_bench": (("docker", "hub_data"), ("swebench",)),
+    "inspect_evals/swe_bench_verified_mini": (("docker", "hub_data"), ("swebench",)),
+    "inspect_evals/gaia": (("docker", "hub_data"), ()),
+}
+
+_NEED_TEXT = {
+    "docker": "Docker (sandboxed tools)",
+    "network": "network access",
+    "hub_data": "Hugging Face hub data (or a pre-filled HF cache)",
+    "gpu": "a GPU",
+}
+
+
+def needs(task: ResolvedTask) -> list[str]:
+    """Everything the task needs to run: rlgate's agent extra, packages, Docker, data."""
+    out = ["pip install 'rlgate[agent]' (inspect-ai)"]
+    known_needs, packages = KNOWN.get(task.entry.task, ((), ()))
+    if local_task_file(task.entry) is not None:
+        out.append(f"local task file {task.path} (trusted)")
+    elif task.entry.task.startswith("inspect_evals/"):
+        out.append("inspect-evals")
+    out += [f"Python package {p}" for p in packages]
+    out += [_NEED_TEXT[n] for n in dict.fromkeys([*known_needs, *task.entry.requires])]
+    return out
+
+
+def missing(task: ResolvedTask) -> list[str]:
+    """The needs this machine does not meet (packages not importable, no docker binary)."""
+    out: list[str] = []
+    if importlib.util.find_spec("inspect_ai") is None:
+        out.append("inspect-ai is not installed (pip install 'rlgate[agent]')")
+    known_needs, packages = KNOWN.get(task.entry.task, ((), ()))
+    if task.entry.task.startswith("inspect_evals/") and importlib.util.find_spec("inspect_evals") is None:
+        out.append("inspect-evals is not installed (pip install 'rlgate[agent]')")
+    out += [f"Python package {p} is not installed" for p in packages if importlib.util.find_spec(p) is None]
+    if "docker" in {*known_needs, *task.entry.requires}:
+        problem = _docker_problem()
+        if problem:
+            out.append(problem)
+    return out
+
+
+def _docker_problem() -> str | None:
+    """Why Docker sandboxes cannot start here (no binary, or no daemon answering), or None."""
+    import subprocess
+
+    if shutil.which("docker") is None:
+        return "Docker is not installed or not on PATH"
+    try:
+        answered = subprocess.run(["docker", "info"], capture_output=True, timeout=15).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        answered = False
+    return None if answered else "the Docker daemon does not answer (docker info failed)"
+
+
+def check_requirements(task: ResolvedTask) -> None:
+    """Refuse, before any model time, a task this machine cannot run."""
+    problems = missing(task)
+    if problems:
+        raise InputError(f"task '{task.name}' ({task.entry.task}) cannot run here: {'; '.join(problems)}",
+                         field="suites.tasks", fix="install what it needs, or evaluate it on a machine that has "
+                         "it and gate the .eval logs with `rlgate gate`")

@@ -1,0 +1,281 @@
+"""inspect-ai `.eval` logs as rlgate results: one sample per (task, sample id, epoch), with its trajectory.
+
+Imports inspect_ai (only `read_eval_log`); reached only from `InspectHarness.read` and `.run`.
+Every sample in the log is kept: an errored sample or one that hit a limit is a failed trajectory,
+and a (sample id, epoch) the log's dataset promises but the log lacks (an interrupted run) becomes
+a failed placeholder trajectory, so a run never has fewer samples than expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from rlgate.errors import InputError
+from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
+from rlgate.results.models import (
+    NO_FILTER,
+    DocId,
+    RunProvenance,
+    RunResult,
+    SampleRecord,
+    SampleValue,
+    TaskProtocol,
+    TaskResult,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+)
+
+#: metadata key rlgate writes into logs it runs: the contract's name for the task
+TASK_NAME_KEY = "rlgate_task"
+STATE_SUCCESS = "state_success"
+SUCCESS_KEYS = ("task_success", "success")
+CORRUPT_FIX = ("the log is corrupt or truncated (a killed run?): re-run the task, or resume it with "
+               "`inspect eval-retry LOG`, then point rlgate at the complete log")
+
+
+def task_name(log: Any) -> str:
+    """The rlgate name of a log's task: the one rlgate recorded, else inspect's name without its package."""
+    recorded = (log.eval.metadata or {}).get(TASK_NAME_KEY)
+    if recorded:
+        return str(recorded)
+    name = str(log.eval.task)
+    return name.rsplit("/", 1)[-1]
+
+
+def read_log(path: Path, *, header_only: bool = False) -> Any:
+    """`read_eval_log`, with a corrupt, truncated or foreign file as one InputError naming it."""
+    from inspect_ai.log import read_eval_log
+
+    try:
+        return read_eval_log(str(path), header_only=header_only)
+    except Exception as exc:  # zip, JSON and pydantic errors all mean the same thing to the user
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise InputError(f"cannot read this inspect log ({type(exc).__name__}: {reason})", file=path,
+                         fix=CORRUPT_FIX) from None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for item in content or []:
+        text = getattr(item, "text", None)
+        parts.append(text if isinstance(text, str) else f"[{getattr(item, 'type', 'content')}]")
+    return "\n".join(parts)
+
+
+def _steps(messages: list[Any]) -> list[TrajectoryStep]:
+    steps: list[TrajectoryStep] = []
+    for message in messages:
+        role = message.role
+        if role == "assistant":
+            calls = [ToolCall.model_construct(id=c.id, function=c.function, arguments=dict(c.arguments or {}),
+                                              parse_error=c.parse_error) for c in (message.tool_calls or [])]
+            steps.append(TrajectoryStep.model_construct(role="assistant", content=_text(message.content),
+                                                        tool_calls=calls, tool_call_id=None, error=None))
+        elif role == "tool":
+            error = message.error
+            steps.append(TrajectoryStep.model_construct(
+                role="tool", content=_text(message.content), tool_calls=[], tool_call_id=message.tool_call_id,
+                error=f"{error.type}: {error.message}" if error is not None else None))
+        else:
+            steps.append(TrajectoryStep.model_construct(role=role, content=_text(message.content), tool_calls=[],
+                                                        tool_call_id=None, error=None))
+    return steps
+
+
+def _float(value: Any) -> float | None:
+    from inspect_ai.scorer import value_to_float
+
+    try:
+        return float(value_to_float()(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
+    """(success, state success, every numeric score by name) from a sample's scores (first scorer decides)."""
+    numeric: dict[str, float] = {}
+    success: float | None = None
+    state: float | None = None
+    for index, (name, score) in enumerate((sample.scores or {}).items()):
+        value = score.value
+        if isinstance(value, dict):
+            for key, item in value.items():
+                number = _float(item)
+                if number is not None:
+                    numeric[str(key)] = number
+            if success is None:
+                found = next((numeric[k] for k in SUCCESS_KEYS if k in numeric), None)
+                success = found if found is not None else (
+                    min(numeric.values()) if numeric else None) if index == 0 else None
+        else:
+            number = _float(value)
+            if number is not None:
+                numeric[name] = number
+                if index == 0 or name in SUCCESS_KEYS:
+                    success = number if success is None or name in SUCCESS_KEYS else success
+        meta = score.metadata or {}
+        if STATE_SUCCESS in meta and state is None:
+            state = _float(meta[STATE_SUCCESS])
+    if STATE_SUCCESS in numeric:
+        state = numeric[STATE_SUCCESS]
+    return success, state, numeric
+
+
+def _tokens(sample: Any) -> int | None:
+    usage = sample.model_usage or {}
+    if not usage:
+        return None
+    return int(sum((u.total_tokens or 0) for u in usage.values()))
+
+
+def _doc_hash(sample_id: DocId) -> str:
+    """Keyed by the sample id alone, so a sample the log lacks pairs with its partner as a failure; a changed
+    question under the same id shows as a prompt difference in the protocol check."""
+    return hashlib.sha256(json.dumps(["inspect", str(sample_id)]).encode("utf-8")).hexdigest()[:16]
+
+
+def _target(target: Any) -> str:
+    return target if isinstance(target, str) else "\n".join(str(t) for t in target or [])
+
+
+def _doc_id(sample_id: Any, epoch: int, epochs: int) -> DocId:
+    return sample_id if epochs == 1 else f"{sample_id}#{epoch}"
+
+
+def sample_record(sample: Any, epochs: int) -> SampleRecord:
+    """One logged sample (one epoch) as a SampleRecord with its trajectory and scorer outcome."""
+    prompt = sample.input if isinstance(sample.input, str) else _text(
+        next((m.content for m in sample.input if m.role == "user"), ""))
+    target = _target(sample.target)
+    limits = [sample.limit.type] if getattr(sample, "limit", None) is not None else []
+    error = sample.error.message if sample.error is not None else None
+    trajectory = Trajectory.model_construct(
+        steps=_steps(sample.messages or []), epoch=int(sample.epoch), limits_hit=limits, error=error,
+        total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None))
+    success, state, numeric = _scores(sample)
+    completion = sample.output.completion if sample.output is not None else ""
+    scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: dict(numeric)}
+    extra: dict[str, Any] = {"sample_id": sample.id,
+                             AGENT_KEY: scorer_outcome(success, state, completion, numeric)}
+    if sample.metadata:
+        extra["metadata"] = {k: v for k, v in sample.metadata.items() if isinstance(v, (str, int, float, bool))}
+    return SampleRecord.model_construct(
+        doc_id=_doc_id(sample.id, int(sample.epoch), epochs), doc_hash=_doc_hash(sample.id),
+        prompt=prompt, target=target, responses=[completion], filtered={}, scores=scores, doc=None,
+        response_tokens=None, truncated=None, extra=extra, trajectory=trajectory)
+
+
+def _placeholder(sample_id: Any, epoch: int, epochs: int, reason: str) -> SampleRecord:
+    trajectory = Trajectory(epoch=epoch, error=reason)
+    return SampleRecord(doc_id=_doc_id(sample_id, epoch, epochs), doc_hash=_doc_hash(sample_id),
+                        scores={NO_FILTER: {}}, trajectory=trajectory,
+                        extra={"sample_id": sample_id, "missing": True,
+                               AGENT_KEY: scorer_outcome(None, None, None, {})})
+
+
+def _tools(log: Any) -> list[str]:
+    """Tool names the run offered the model: its first model call's tools, else the plan's use_tools step."""
+    for sample in log.samples or []:
+        for event in sample.events or []:
+            if getattr(event, "event", None) == "model":
+                return sorted({tool.name for tool in event.tools or []})
+    names: set[str] = set()
+    for step in (log.plan.steps if log.plan is not None else []):
+        for tool in (step.params or {}).get("tools", []) if step.solver == "use_tools" else []:
+            if isinstance(tool, dict) and "name" in tool:
+                names.add(str(tool["name"]))
+    return sorted(names)
+
+
+def _solver(log: Any) -> list[str]:
+    return [str(step.solver) for step in log.plan.steps] if log.plan is not None else []
+
+
+def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
+    """A log's samples as one TaskResult, with missing (sample, epoch) pairs as failed placeholders."""
+    spec = log.eval
+    epochs = int(getattr(spec.config, "epochs", None) or 1)
+    name = task_name(log)
+    records = [sample_record(s, epochs) for s in (log.samples or [])]
+    expected_ids = list(getattr(spec.dataset, "sample_ids", None) or [])
+    if expected_ids:
+        have = {(r.extra["sample_id"], r.trajectory.epoch if r.trajectory else 1) for r in records}
+        reason = f"missing from the log (run status: {log.status}); counted as a failure"
+        for sample_id in expected_ids:
+            for epoch in range(1, epochs + 1):
+                if (sample_id, epoch) not in have:
+                    records.append(_placeholder(sample_id, epoch, epochs, reason))
+    config = spec.config
+    agent = {"epochs": epochs, "message_limit": getattr(config, "message_limit", None),
+             "token_limit": getattr(config, "token_limit", None), "time_limit": getattr(config, "time_limit", None),
+             "task_args": {k: v for k, v in (spec.task_args or {}).items()}, "tools": _tools(log),
+             "solver": _solver(log)}
+    generate = log.plan.config.model_dump(exclude_none=True) if log.plan is not None else {}
+    task = TaskResult(task=name, n_samples=len(records), samples=records,
+                      protocol=TaskProtocol(version=str(spec.task_version), generation_kwargs=generate,
+                                            dataset=str(getattr(spec.dataset, "name", None) or ""),
+                                            agent=agent))
+    score_task(task)
+    for name, value in _scorer_means(records).items():
+        task.metrics.setdefault(NO_FILTER, {}).setdefault(name, value)
+    if not samples:
+        task.samples = []  # the metrics need every trajectory; the caller wanted only the aggregates
+    return task
+
+
+def _scorer_means(records: list[SampleRecord]) -> dict[str, float]:
+    """Mean of each of the scorer's own numeric scores over the samples that have it."""
+    sums: dict[str, list[float]] = {}
+    for record in records:
+        for name, value in record.scores.get(NO_FILTER, {}).items():
+            if isinstance(value, float):
+                acc = sums.setdefault(name, [0.0, 0.0])
+                acc[0] += value
+                acc[1] += 1
+    return {name: total / count for name, (total, count) in sums.items() if count}
+
+
+def provenance(log: Any, path: Path, version: str | None) -> RunProvenance:
+    spec = log.eval
+    return RunProvenance(source=str(path), harness="inspect", harness_version=version, model=str(spec.model),
+                         model_args={k: str(v) for k, v in (spec.model_args or {}).items()},
+                         library_versions={str(k): str(v) for k, v in (spec.packages or {}).items()},
+                         system_instruction=(log.plan.config.system_message if log.plan is not None else None),
+                         date=str(spec.created))
+
+
+def log_files(path: Path) -> list[Path]:
+    """The .eval / .json logs at `path` (a file, an rlgate run folder, or a folder of logs)."""
+    if path.is_file():
+        return [path]
+    for folder in (path / "logs", path):
+        found = sorted([*folder.glob("*.eval"), *folder.glob("*.json")]) if folder.is_dir() else []
+        found = [f for f in found if f.name not in ("run_manifest.json", "logs.json")]
+        if found:
+            return found
+    raise InputError("no inspect log (.eval) in this folder", file=path,
+                     fix="point at an .eval file, or a folder of them (inspect eval --log-dir DIR)")
+
+
+def read_logs(path: Path, version: str | None, *, samples: bool = True) -> RunResult:
+    """Every log at `path` as one RunResult (one task per log; two logs of one task are an error)."""
+    files = log_files(path)
+    tasks: dict[str, TaskResult] = {}
+    first: Any = None
+    origin: dict[str, Path] = {}
+    for file in files:
+        log = read_log(file)
+        first = first or log
+        task = task_result(log, file, samples=samples)
+        if task.task in tasks:
+            raise InputError(f"two logs of task '{task.task}': {origin[task.task].name} and {file.name}",
+                             file=path, fix="keep one log per task (e.g. the completed retry) in the folder")
+        tasks[task.task] = task
+        origin[task.task] = file
+    return RunResult(provenance=provenance(first, path, version), tasks=tasks)
