@@ -40,12 +40,14 @@ def mcnemar_exact(n_better: int, n_worse: int, alternative: Alternative = "two-s
     discordant = int(n_better) + int(n_worse)
     if discordant == 0:
         return 1.0
+    if alternative == "two-sided":
+        # Binomial(n, 1/2) is symmetric, so the smaller tail is P(X <= min(better, worse)); computing it
+        # one way keeps the p-value identical when baseline and candidate swap places.
+        from scipy.special import bdtr
+
+        return min(1.0, 2.0 * float(bdtr(min(int(n_better), int(n_worse)), discordant, 0.5)))
     upper, lower = _binom_tails(int(n_better), discordant)
-    if alternative == "greater":
-        return upper
-    if alternative == "less":
-        return lower
-    return min(1.0, 2.0 * min(upper, lower))
+    return upper if alternative == "greater" else lower
 
 
 def paired_t(differences: np.ndarray, alternative: Alternative = "two-sided") -> tuple[float, float]:
