@@ -124,8 +124,8 @@ def fallback_summary(outcome: Outcome) -> str:
         lines += [md_inline(outcome.decision_obj.summary), ""]
         for gate in outcome.decision_obj.gates:
             if gate.verdict != "pass":
-                lines.append(f"- **{md_inline(gate.name)}** ({gate.kind}, {gate.verdict} → {gate.effect}): "
-                             f"{md_inline(gate.reason)}")
+                lines.append(f"- **{md_inline(gate.name)}** ({gate.kind}, {gate.verdict} [{md_inline(gate.outcome)}] → "
+                             f"{gate.effect}): {md_inline(gate.reason)}")
     lines += [f"- {md_inline(problem)}" for problem in outcome.problems]
     return "\n".join(lines).rstrip() + "\n"
 
