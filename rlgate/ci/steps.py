@@ -125,8 +125,8 @@ def fallback_summary(outcome: Outcome) -> str:
         lines += [md_inline(outcome.decision_obj.summary), ""]
         for gate in outcome.decision_obj.gates:
             if gate.verdict != "pass":
-                outcome = f" [{md_inline(gate.outcome)}]" if special_outcome(gate.outcome) else ""
-                lines.append(f"- **{md_inline(gate.name)}** ({gate.kind}, {gate.verdict}{outcome} → {gate.effect}): "
+                note = f" [{md_inline(gate.outcome)}]" if special_outcome(gate.outcome) else ""
+                lines.append(f"- **{md_inline(gate.name)}** ({gate.kind}, {gate.verdict}{note} → {gate.effect}): "
                              f"{md_inline(gate.reason)}")
     lines += [f"- {md_inline(problem)}" for problem in outcome.problems]
     return "\n".join(lines).rstrip() + "\n"
