@@ -10,6 +10,7 @@ from monitor_helpers import healthy_rows, write_verl_jsonl
 from typer.testing import CliRunner
 
 from rlgate.cli.app import app
+from rlgate.monitor.rules import RULES
 from rlgate.store.history import CheckpointHistory
 
 runner = CliRunner()
@@ -138,11 +139,11 @@ def test_contract_with_a_training_run_but_no_logs_checks_the_history(tmp_path: P
     contract = _history_only_contract(tmp_path, "monitor: {training_run: run-1, history: history.sqlite}\n")
     code, out, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
     assert code == 1, out + err
-    assert "no training logs: 20 log rules not run (no training logs given (monitor.logs is not set))" in out
+    assert f"no training logs: {len(RULES)} log rules not run (no training logs given (monitor.logs is not set))" in out
     assert "history of training run 'run-1': 2 gated checkpoint(s)" in out
     assert "CRITICAL safety_worse [algorithm] steps 100-200 -> pause_manual_review" in out
     report = json.loads((tmp_path / "out" / "monitor.json").read_text())
-    assert report["logs"] == [] and len(report["rules_not_run"]) == 20 and report["history_checkpoints"] == 2
+    assert report["logs"] == [] and len(report["rules_not_run"]) == len(RULES) and report["history_checkpoints"] == 2
 
 
 def test_contract_without_logs_or_training_run_names_both_settings(tmp_path: Path) -> None:
