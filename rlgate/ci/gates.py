@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlgate.ci.commands import AnnotationLevel, annotation
+from rlgate.engine.fmt import special_outcome
 from rlgate.engine.models import Decision, DecisionName, GateVerdict
 
 #: GitHub's per-step display limit for each of error and warning annotations.
@@ -73,7 +74,8 @@ def gate_annotations(decision: Decision, file: str | None, lines: dict[str, int]
         if gate.verdict == "pass":
             continue
         gate_level = LEVEL_OF[gate.effect]
-        title = f"rlgate {gate.kind} gate {gate.metric}: {gate.verdict} ({gate.effect})"
+        outcome = f"{gate.outcome} -> " if special_outcome(gate.outcome) else ""
+        title = f"rlgate {gate.kind} gate {gate.metric}: {gate.verdict} ({outcome}{gate.effect})"
         line = metric_line(gate.metric, lines) if file else None
         out.append((gate_level, annotation(gate_level, gate_message(gate), title=title, file=file, line=line)))
     return _fold(out)

@@ -26,6 +26,7 @@ from typing import TextIO
 from rlgate.ci.commands import annotation, append_summary, emit, truncate_summary, write_outputs
 from rlgate.ci.gates import gate_annotations, locate_metric
 from rlgate.cli.common import DECISION_EXIT, EXIT_BAD_INPUT
+from rlgate.engine.fmt import special_outcome
 from rlgate.engine.models import Decision
 
 DEFAULT_OUT = "rlgate-report"
@@ -124,7 +125,8 @@ def fallback_summary(outcome: Outcome) -> str:
         lines += [md_inline(outcome.decision_obj.summary), ""]
         for gate in outcome.decision_obj.gates:
             if gate.verdict != "pass":
-                lines.append(f"- **{md_inline(gate.name)}** ({gate.kind}, {gate.verdict} → {gate.effect}): "
+                note = f" [{md_inline(gate.outcome)}]" if special_outcome(gate.outcome) else ""
+                lines.append(f"- **{md_inline(gate.name)}** ({gate.kind}, {gate.verdict}{note} → {gate.effect}): "
                              f"{md_inline(gate.reason)}")
     lines += [f"- {md_inline(problem)}" for problem in outcome.problems]
     return "\n".join(lines).rstrip() + "\n"

@@ -79,6 +79,15 @@ def render_text(report: object) -> str:
         if any(r.needs for r in skipped):
             lines.append("    (a log that has such a metric under another key: --map CANONICAL=KEY, or "
                          "monitor.metrics in the contract)")
+    if not report.logs:
+        reasons = sorted({r.reason or "" for r in report.rules_not_run})
+        lines.append(f"no training logs: {len(report.rules_not_run)} log rules not run ({'; '.join(reasons)})")
+    if report.history_rules:
+        ran = [r.rule for r in report.history_rules if r.evaluated]
+        idle = [f"{r.rule}: {r.reason}" for r in report.history_rules if not r.evaluated]
+        lines.append(f"history of training run '{report.training_run}': {report.history_checkpoints or 0} gated "
+                     f"checkpoint(s); rules run: {', '.join(ran) or 'none'}"
+                     + (f"; not run: {'; '.join(idle)}" if idle else ""))
     findings = report.all_findings()
     if not findings:
         lines.append("no failure signals")

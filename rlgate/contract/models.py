@@ -235,6 +235,10 @@ class PrimaryGate(_GateBase):
 
     min_delta: float = Field(0.0, description="smallest improvement that counts, in the metric's units")
     require: Literal["significance", "lower_bound"] = "significance"
+    max_drop: float = Field(
+        0.0, ge=0.0,
+        description="a significant drop (one-sided p < alpha) larger than this is `primary_regression` "
+        "(block by default) instead of `primary_fail`; in the metric's units, 0: any significant drop")
 
 
 class HardGate(_GateBase):
@@ -279,7 +283,9 @@ class DecisionPolicy(StrictModel):
     regression_fail: DecisionName = "block"
     nodata: DecisionName = "block"
     error: DecisionName = "block"
-    primary_fail: DecisionName = "research_only"
+    primary_fail: DecisionName = Field("research_only", description="the primary improvement was not shown")
+    primary_regression: DecisionName = Field(
+        "block", description="the primary metric dropped significantly by more than primary.max_drop")
     diagnostic_fail: DecisionName = "research_only"
     monitor_critical: DecisionName = "block"
     monitor_warning: DecisionName = "research_only"
@@ -304,7 +310,10 @@ class GateSettings(StrictModel):
     hard: list[HardGate] | None = None
     regression: list[RegressionGate] | None = None
     diagnostics: list[DiagnosticGate] | None = None
-    decision: dict[str, DecisionName] | None = None
+    decision: dict[str, DecisionName] | None = Field(
+        None, description="gate outcome -> decision: hard_fail, regression_fail, nodata, error, primary_fail "
+        "(improvement not shown; default research_only), primary_regression (primary significantly worse; "
+        "default block), diagnostic_fail, monitor_critical, monitor_warning, monitor_info")
 
     @field_validator("decision")
     @classmethod

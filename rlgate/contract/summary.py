@@ -59,6 +59,7 @@ def contract_summary(rc: ResolvedContract) -> str:
     policy = g.decision
     lines.append(f"decision  hard/regression/nodata/error -> {policy.hard_fail}/{policy.regression_fail}/"
                  f"{policy.nodata}/{policy.error}; primary miss -> {policy.primary_fail}; "
+                 f"primary significantly worse -> {policy.primary_regression}; "
                  f"diagnostic -> {policy.diagnostic_fail}")
     if c.monitor:
         lines.append(f"monitor   logs: {', '.join(c.monitor.logs) or '-'} (format {c.monitor.format})")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rlgate.contract.models import GateConfig
+from rlgate.engine import fmt
 from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.gates import (
     AnyGate,
@@ -71,10 +72,16 @@ def _policy_effect(gate: GateVerdict, config: GateConfig) -> GateVerdict:
     return gate.model_copy(deep=True)  # the caller's object is never modified
 
 
+def _outcome_note(gate: GateVerdict) -> str:
+    """` [primary_regression]` when a failure's outcome is not its kind's plain `<kind>_fail`."""
+    return f" [{gate.outcome}]" if fmt.special_outcome(gate.outcome) else ""
+
+
 def _summary(decision: str, deciding: list[GateVerdict], total: int) -> str:
     if decision == "release":
         return f"release: all {total} gates passed"
-    shown = "; ".join(f"{g.kind} gate {g.name} {g.verdict} ({g.reason.split(': ', 1)[-1]})" for g in deciding[:3])
+    shown = "; ".join(f"{g.kind} gate {g.name} {g.verdict}{_outcome_note(g)} ({g.reason.split(': ', 1)[-1]})"
+                      for g in deciding[:3])
     more = f"; and {len(deciding) - 3} more" if len(deciding) > 3 else ""
     return f"{decision}: {shown}{more}"
 

@@ -61,3 +61,12 @@ def p(v: float | None) -> str:
 def deciding_p(p_value: float | None, p_adjusted: float | None) -> float | None:
     """The p a gate's verdict rests on: Holm-adjusted where the gate is in a family, else its own."""
     return p_adjusted if p_adjusted is not None else p_value
+
+
+#: Failure outcomes that are not their gate kind's plain `<kind>_fail`, with how reports name them.
+SPECIAL_OUTCOMES = {"primary_regression": "primary regression"}
+
+
+def special_outcome(outcome: str) -> str | None:
+    """How reports name a failure outcome that differs from `<kind>_fail` (e.g. primary_regression)."""
+    return SPECIAL_OUTCOMES.get(outcome)

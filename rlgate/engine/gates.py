@@ -4,6 +4,9 @@ Semantics (the issue's defaults, each overridable in the contract):
 - hard: the candidate's value (point estimate) must respect `max` / `min`.
 - primary: the improvement must be >= `min_delta` and significant (one-sided paired test,
   p < alpha); `require: lower_bound` instead needs the interval's lower bound >= `min_delta`.
+  A primary that fails because the metric significantly *dropped* (the regression test below,
+  against `primary.max_drop`, default 0) is `primary_regression` (block by default), not a
+  `primary_fail` (a missed improvement, research_only by default).
 - regression: fails when the drop exceeds `max_drop` and is significant (Holm-adjusted one-sided
   p < alpha); `test: non_inferiority` fails unless the interval's lower bound is >= -`max_drop`.
 - diagnostic: relative increase / decrease against the baseline, or absolute bounds, on point
@@ -32,12 +35,17 @@ AnyGate = PrimaryGate | HardGate | RegressionGate | DiagnosticGate
 
 
 def make_verdict(name: str, kind: GateKind, metric: str, verdict: Verdict, policy: DecisionPolicy,
-                 reason: str, **fields: Any) -> GateVerdict:
-    """A GateVerdict with its policy outcome and effect filled in."""
+                 reason: str, *, outcome: str | None = None, **fields: Any) -> GateVerdict:
+    """A GateVerdict with its policy outcome and effect filled in.
+
+    A failing verdict's outcome is `<kind>_fail` unless `outcome` names another policy key
+    (e.g. `primary_regression`).
+    """
     if verdict == "pass":
         outcome, effect = "pass", "release"
     else:
-        outcome = verdict if verdict in ("nodata", "error") else f"{kind}_fail"
+        if verdict in ("nodata", "error") or outcome is None:
+            outcome = verdict if verdict in ("nodata", "error") else f"{kind}_fail"
         effect = getattr(policy, outcome)
     return GateVerdict(name=name, kind=kind, metric=metric, verdict=verdict, outcome=outcome, effect=effect,
                        reason=reason, **fields)
@@ -88,11 +96,26 @@ def _numbers(comp: Comparison, key: MetricKey, ctx: GateContext) -> dict[str, An
             "details": details}
 
 
+def significant_drop(improvement: float, p_drop: float, limit: float, alpha: float,
+                     metric: str | fmt.Unit) -> tuple[bool, str]:
+    """The regression test: a drop larger than `limit` whose one-sided p (for a drop) is < alpha.
+
+    Shared by regression gates (with their Holm-adjusted p) and the primary gate's
+    `primary_regression` check, so both call the same change a regression.
+    """
+    drop = -improvement
+    big, sig = drop > limit, p_drop < alpha
+    size = (f"drop {fmt.delta(drop, metric).lstrip('+')} {'>' if big else '<='} max_drop "
+            f"{fmt.delta(limit, metric).lstrip('+')}"
+            if drop > 0 else f"no drop ({fmt.delta(improvement, metric)})")
+    return big and sig, f"{size}, one-sided {fmt.p(p_drop)} {'<' if sig else '>='} alpha {alpha:g}"
+
+
 def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerdict:
     key, cfg = key_of(gate), ctx.config
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     comp = ctx.compare(key)
-    improvement, imp_ci, p_imp, _ = _oriented(comp, hib)
+    improvement, imp_ci, p_imp, p_drop = _oriented(comp, hib)
     m = gate.min_delta
     if gate.require == "lower_bound":
         ok = imp_ci[0] >= m
@@ -109,9 +132,18 @@ def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerd
                  f"one-sided {fmt.p(p_imp)} {'<' if sig else '>='} alpha {cfg.alpha:g}"]
         why = ", ".join(parts)
     verdict: Verdict = "pass" if ok else "fail"
-    return make_verdict(name, "primary", str(key), verdict, cfg.decision, f"{verdict}: {why}",
-                        p_value=p_imp, mde=mde, threshold={"min_delta": m}, higher_is_better=hib,
-                        **_numbers(comp, key, ctx))
+    outcome = None
+    if not ok:
+        regressed, drop_why = significant_drop(improvement, p_drop, gate.max_drop, cfg.alpha, ctx.unit(key))
+        if regressed:
+            outcome = "primary_regression"
+            why = f"significant regression of the primary metric: {drop_why}; {why}"
+    numbers = _numbers(comp, key, ctx)
+    numbers["details"].update(p_improvement=p_imp, p_drop=p_drop)
+    # p_value is the p of the test that decided: the drop's for a primary_regression
+    return make_verdict(name, "primary", str(key), verdict, cfg.decision, f"{verdict}: {why}", outcome=outcome,
+                        p_value=p_drop if outcome else p_imp, mde=mde,
+                        threshold={"min_delta": m, "max_drop": gate.max_drop}, higher_is_better=hib, **numbers)
 
 
 @dataclass
@@ -136,20 +168,17 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
     """The regression verdict once the Holm-adjusted p across the family is known."""
     gate, key, comp, cfg = prep.gate, prep.key, prep.comp, ctx.config
     improvement, imp_ci, _, _ = _oriented(comp, prep.hib)
-    drop, limit = -improvement, gate.max_drop
+    limit = gate.max_drop
     if gate.test == "non_inferiority":
         ok = imp_ci[0] >= -limit
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
         why = (f"change {fmt.delta(improvement, ctx.unit(key))}, lower bound {fmt.delta(imp_ci[0], ctx.unit(key))} "
                f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, ctx.unit(key))}")
     else:
-        big, sig = drop > limit, p_adjusted < cfg.alpha
-        ok = not (big and sig)
+        regressed, why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, ctx.unit(key))
+        ok = not regressed
         mde = _mde(comp, cfg.alpha / max(family, 1), cfg.power)
-        size = (f"drop {fmt.delta(drop, ctx.unit(key)).lstrip('+')} {'>' if big else '<='} max_drop "
-                f"{fmt.delta(limit, ctx.unit(key)).lstrip('+')}"
-                if drop > 0 else f"no drop ({fmt.delta(improvement, ctx.unit(key))})")
-        why = f"{size}, Holm-adjusted one-sided {fmt.p(p_adjusted)} {'<' if sig else '>='} alpha {cfg.alpha:g}"
+        why = why.replace("one-sided", "Holm-adjusted one-sided", 1)
     verdict: Verdict = "pass" if ok else "fail"
     return make_verdict(prep.name, "regression", str(key), verdict, cfg.decision, f"{verdict}: {why}",
                         p_value=prep.p_drop, p_adjusted=p_adjusted, mde=mde, threshold={"max_drop": limit},

@@ -29,7 +29,13 @@ class GateVerdict(_Model):
     kind: GateKind
     metric: str = Field(description="task/metric/filter, or the monitor rule")
     verdict: Verdict
-    outcome: str = Field(description="the decision-policy key this verdict maps to, e.g. regression_fail")
+    outcome: str = Field(
+        description="the decision-policy key this verdict maps to (gates.decision in the contract): pass; "
+        "primary_fail (the primary improvement was not shown: default research_only); primary_regression "
+        "(the primary metric dropped significantly, one-sided p < alpha, by more than primary.max_drop: "
+        "default block); hard_fail, regression_fail (default block); diagnostic_fail (default research_only); "
+        "monitor_critical, monitor_warning, monitor_info; nodata, error (never release)",
+        examples=["pass", "primary_fail", "primary_regression", "regression_fail", "nodata"])
     effect: DecisionName = Field(description="what this gate alone would decide")
     baseline: float | None = None
     candidate: float | None = None

@@ -34,7 +34,7 @@ def _row(gate: GateVerdict) -> list[str]:
         _p(gate),
         fmt.delta(gate.mde, metric).lstrip("+") if gate.mde is not None and math.isfinite(gate.mde) else "-",
         str(gate.n) if gate.n is not None else "-",
-        _MARK[gate.verdict],
+        _MARK[gate.verdict] + (f" ({gate.outcome} -> {gate.effect})" if fmt.special_outcome(gate.outcome) else ""),
     ]
 
 

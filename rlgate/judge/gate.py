@@ -76,6 +76,11 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
         else:
             ok = value - CHANCE >= gate.min_delta and (wr.p_greater or 1.0) < alpha
             why = f"p={_p(wr.p_greater)} vs alpha {alpha:g}, min_delta {gate.min_delta:g}"
+        numbers["threshold"]["max_drop"] = gate.max_drop
+        if not ok and CHANCE - value > gate.max_drop and (wr.p_less if wr.p_less is not None else 1.0) < alpha:
+            fail_key = "primary_regression"  # the judge prefers the baseline, significantly
+            why = (f"significant regression: the judge prefers the baseline (drop {CHANCE - value:.3f} > max_drop "
+                   f"{gate.max_drop:g}, p={_p(wr.p_less)} < alpha {alpha:g}); {why}")
     elif kind == "regression":
         numbers |= {"threshold": {"max_drop": gate.max_drop}, "p_value": wr.p_less}
         if gate.test == "non_inferiority":

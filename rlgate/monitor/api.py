@@ -7,19 +7,20 @@ caller, opened once per decision); rules, gate mapping and plots are pure.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rlgate.contract.models import MonitorSpec
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
 from rlgate.monitor.findings import Finding
-from rlgate.monitor.history_rules import HistoryTargets, evaluate_history
+from rlgate.monitor.history_rules import HistoryTargets, evaluate_history_with_status
 from rlgate.monitor.mapping import apply_mapping, check_mapping
 from rlgate.monitor.plots import plots_for
 from rlgate.monitor.policy import MonitorPolicy, apply_overrides, load_policy_file
 from rlgate.monitor.readers import read_log
 from rlgate.monitor.report import MonitorReport, build_report
-from rlgate.monitor.rules import evaluate
+from rlgate.monitor.rules import RULES, RuleStatus, evaluate
 from rlgate.store.protocol import HistoryStore
 
 
@@ -38,18 +39,27 @@ def resolve_policy(spec: MonitorSpec | None = None, base: Path | None = None,
     return policy, name
 
 
+NO_LOGS = "no training logs given (monitor.logs is not set)"
+
+
 def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: MonitorPolicy | None = None,
                 policy_name: str = "monitor_default", history_findings: Sequence[Finding] = (),
                 training_run: str | None = None, plots: bool = True, metrics: Mapping[str, str] | None = None,
-                metrics_field: str = "--map") -> MonitorReport:
+                metrics_field: str = "--map", history: HistoryCheck | None = None) -> MonitorReport:
     """Read every log, map keys (`metrics`: canonical -> log key), run every rule, and build the report.
-    Damaged logs are kept partially and listed; a mapped key a log lacks is an error naming that log."""
-    if not paths:
+
+    Damaged logs are kept partially and listed; a mapped key a log lacks is an error naming that log.
+    Without logs, a training run's history (`history`) is still checked: the cross-checkpoint rules
+    work on gated results, and every log rule is listed as not run, with the reason.
+    """
+    if not paths and history is None:
         raise InputError("no training logs given", field="LOGS",
-                         fix="pass log files, or set monitor.logs in the contract")
+                         fix="pass log files, or set monitor.logs (or monitor.training_run) in the contract")
     policy = policy or MonitorPolicy()
     mapping = dict(metrics or {})
     check_mapping(mapping, field_prefix=metrics_field)
+    if history is not None:
+        history_findings = [*history_findings, *history.findings]
     evaluated = []
     drawn = []
     for path in paths:
@@ -58,12 +68,36 @@ def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: Monit
         evaluated.append((log, findings, statuses))
         if plots:
             drawn.extend(plots_for(log, findings))
-    return build_report(policy_name, evaluated, list(history_findings), training_run, drawn)
+    report = build_report(policy_name, evaluated, list(history_findings), training_run, drawn)
+    updates: dict[str, object] = {}
+    if history is not None:
+        updates.update(history_rules=history.statuses, history_checkpoints=history.checkpoints)
+    if not paths:
+        updates["rules_not_run"] = [RuleStatus(rule=rule.name, domain=rule.domain, evaluated=False,
+                                               reason=NO_LOGS if policy.rule(rule.name).enabled
+                                               else "disabled by the policy") for rule in RULES]
+    return report.model_copy(update=updates) if updates else report
+
+
+@dataclass(frozen=True)
+class HistoryCheck:
+    """The cross-checkpoint rules run on one training run's gated checkpoints."""
+
+    findings: list[Finding]
+    statuses: list[RuleStatus]
+    checkpoints: int
 
 
 def history_findings(history: HistoryStore, run: str, targets: HistoryTargets, policy: MonitorPolicy) -> list[Finding]:
     """Cross-checkpoint findings for one training run (a new, empty store has none)."""
-    return evaluate_history(history.history(run), targets, policy)
+    return check_history(history, run, targets, policy).findings
+
+
+def check_history(history: HistoryStore, run: str, targets: HistoryTargets, policy: MonitorPolicy) -> HistoryCheck:
+    """Cross-checkpoint findings and rule statuses for one training run (a new, empty store has none)."""
+    records = history.history(run)
+    findings, statuses = evaluate_history_with_status(records, targets, policy)
+    return HistoryCheck(findings, statuses, len(records))
 
 
 def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str | None = None,
@@ -86,17 +120,17 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
     except InputError as error:
         raise _located(error, resolved.path) from None
     paths = list(logs) or [resolved.resolve_path(p) for p in spec.logs]
-    found: list[Finding] = []
+    checked: HistoryCheck | None = None
     if spec.training_run:
         targets = targets_from_contract(resolved)
         if history is not None:
-            found = history_findings(history, spec.training_run, targets, policy)
+            checked = check_history(history, spec.training_run, targets, policy)
         else:
             from rlgate.store.open import open_contract_history
 
             store = open_contract_history(resolved)
             try:
-                found = history_findings(store, spec.training_run, targets, policy)
+                checked = check_history(store, spec.training_run, targets, policy)
             finally:
                 store.close()
     mapping = {**spec.metrics, **(metrics or {})}
@@ -104,9 +138,13 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
         check_mapping(spec.metrics, origin=resolved.path)
     except InputError as error:
         raise _located(error, resolved.path) from None
-    return run_monitor(paths, fmt=fmt or spec.format, policy=policy, policy_name=name, history_findings=found,
+    if not paths and checked is None:
+        raise InputError("no training logs given", file=resolved.path, field="monitor.logs",
+                         fix="pass log files, or set monitor.logs (or monitor.training_run, for the rules across "
+                         "gated checkpoints) in the contract")
+    return run_monitor(paths, fmt=fmt or spec.format, policy=policy, policy_name=name,
                        training_run=spec.training_run, metrics=mapping,
-                       metrics_field="--map" if metrics else "monitor.metrics")
+                       metrics_field="--map" if metrics else "monitor.metrics", history=checked)
 
 
 def _located(error: InputError, contract: Path) -> InputError:

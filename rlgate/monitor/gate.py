@@ -47,12 +47,20 @@ def monitor_gates(report: MonitorReport, policy: DecisionPolicy | None = None) -
     if not any(g.verdict != "pass" for g in gates):
         evaluated = sum(1 for log in report.logs for r in log.rules if r.evaluated)
         notes = sum(1 for g in gates if g.outcome == "monitor_info")
+        details: dict[str, Any] = {"logs": [log.path for log in report.logs]}
+        scope = f"{len(report.logs)} log(s), {evaluated} rule check(s)"
+        if not report.logs:
+            not_run = [r for r in report.rules_not_run if not r.evaluated]
+            ran = [r.rule for r in report.history_rules if r.evaluated]
+            details["not_run"] = {r.rule: r.reason for r in [*not_run, *(h for h in report.history_rules
+                                                                          if not h.evaluated)]}
+            scope = (f"no training logs, so {len(not_run)} log rule(s) not run; "
+                     f"{len(ran)} cross-checkpoint rule(s) run on {report.history_checkpoints or 0} earlier "
+                     f"gated checkpoint(s) of training run '{report.training_run}'")
         gates.insert(0, GateVerdict(
-            name="monitor", kind="monitor", metric="training_log", verdict="pass", outcome="monitor_info",
-            effect=policy.monitor_info,
-            reason=f"{len(report.logs)} log(s), {evaluated} rule check(s): no failure signal"
-                   + (f" ({notes} note(s))" if notes else ""),
-            details={"logs": [log.path for log in report.logs]}))
+            name="monitor", kind="monitor", metric="training_log" if report.logs else "checkpoint_history",
+            verdict="pass", outcome="monitor_info", effect=policy.monitor_info,
+            reason=f"{scope}: no failure signal" + (f" ({notes} note(s))" if notes else ""), details=details))
     return gates
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.policy import MonitorPolicy
+from rlgate.monitor.rules import RuleStatus
 from rlgate.monitor.rules.base import fmt, make
 from rlgate.store.history import CheckpointRecord
 
@@ -103,13 +104,17 @@ def safety_worse(history: Sequence[CheckpointRecord], targets: HistoryTargets, p
 
 def reward_up_private_down(history: Sequence[CheckpointRecord], targets: HistoryTargets,
                            policy: MonitorPolicy) -> list[Finding]:
-    """Training reward up since the previous checkpoint but a private-split score down -> roll back to the best."""
+    """Training reward up since the previous checkpoint but a private-split score down -> roll back to the best.
+
+    Without the training reward (no training logs), the private split falling between the last two
+    gated checkpoints is the signal on its own: held-out data got worse, whatever the reward did.
+    """
     cfg = policy.history.reward_up_private_down
-    rows = [r for r in history if targets.reward in r.metrics]
-    if len(rows) < 2:
+    if len(history) < 2:
         return []
-    prev, last = rows[-2], rows[-1]
-    if last.metrics[targets.reward] <= prev.metrics[targets.reward]:
+    prev, last = history[-2], history[-1]
+    reward_known = targets.reward in prev.metrics and targets.reward in last.metrics
+    if reward_known and last.metrics[targets.reward] <= prev.metrics[targets.reward]:
         return []
     out = []
     for metric, hib in sorted(targets.private.items()):
@@ -120,16 +125,22 @@ def reward_up_private_down(history: Sequence[CheckpointRecord], targets: History
             continue
         scored = [r for r in history if metric in r.metrics]
         best = max(scored, key=lambda r: _signed(r.metrics[metric], hib))
+        if reward_known:
+            reward = (f"training reward rose {fmt(prev.metrics[targets.reward])} -> "
+                      f"{fmt(last.metrics[targets.reward])} but ")
+            values = {"reward_previous": prev.metrics[targets.reward], "reward_latest": last.metrics[targets.reward]}
+        else:
+            reward, values = "", {}
+        unknown = "" if reward_known else " (training reward unknown: no training logs in the history)"
         finding = make("reward_up_private_down", "reward", cfg,
-                       f"training reward rose {fmt(prev.metrics[targets.reward])} -> "
-                       f"{fmt(last.metrics[targets.reward])}"
-                       f" but private-split {metric} fell {fmt(prev.metrics[metric])} -> {fmt(last.metrics[metric])}:"
+                       f"{reward}private-split {metric} fell {fmt(prev.metrics[metric])} -> "
+                       f"{fmt(last.metrics[metric])} from {prev.checkpoint} to {last.checkpoint}{unknown}:"
                        f" roll back to {best.checkpoint} ({metric} {fmt(best.metrics[metric])})",
                        window=(prev.step, last.step),
-                       values={"reward_previous": prev.metrics[targets.reward],
-                               "reward_latest": last.metrics[targets.reward], "private_previous": prev.metrics[metric],
+                       values={**values, "private_previous": prev.metrics[metric],
                                "private_latest": last.metrics[metric], "best_checkpoint": best.checkpoint},
-                       threshold={"min_private_drop": cfg.min_private_drop}, metrics=[targets.reward, metric])
+                       threshold={"min_private_drop": cfg.min_private_drop},
+                       metrics=[targets.reward, metric] if reward_known else [metric])
         out.append(finding.model_copy(update={"action": "rollback", "rollback_to": best.checkpoint,
                                               "source": last.run}))
     return out
@@ -168,13 +179,34 @@ def cost_over_budget(history: Sequence[CheckpointRecord], targets: HistoryTarget
 
 
 HISTORY_RULES = (primary_below_best, safety_worse, reward_up_private_down, cost_over_budget)
+#: The fault domain each cross-checkpoint rule's findings name (for the not-run list).
+DOMAINS = {"primary_below_best": "algorithm", "safety_worse": "algorithm", "reward_up_private_down": "reward",
+           "cost_over_budget": "configuration"}
 
 
 def evaluate_history(history: Sequence[CheckpointRecord], targets: HistoryTargets,
                      policy: MonitorPolicy) -> list[Finding]:
     """Every enabled cross-checkpoint rule over one run's history (ordered by step)."""
+    return evaluate_history_with_status(history, targets, policy)[0]
+
+
+def evaluate_history_with_status(history: Sequence[CheckpointRecord], targets: HistoryTargets,
+                                 policy: MonitorPolicy) -> tuple[list[Finding], list[RuleStatus]]:
+    """The findings, and for every cross-checkpoint rule whether it ran and why not (for the report)."""
     out: list[Finding] = []
+    statuses: list[RuleStatus] = []
+    enabled = policy.history.model_dump()
     for rule in HISTORY_RULES:
-        if policy.history.model_dump()[rule.__name__]["enabled"]:
-            out.extend(rule(history, targets, policy))
-    return out
+        name = rule.__name__
+        domain = DOMAINS[name]
+        if not enabled[name]["enabled"]:
+            statuses.append(RuleStatus(rule=name, domain=domain, evaluated=False, reason="disabled by the policy"))
+            continue
+        if not history:
+            statuses.append(RuleStatus(rule=name, domain=domain, evaluated=False,
+                                       reason="no gated checkpoint of this training run before this one"))
+            continue
+        found = rule(history, targets, policy)
+        out.extend(found)
+        statuses.append(RuleStatus(rule=name, domain=domain, evaluated=True, findings=len(found)))
+    return out, statuses

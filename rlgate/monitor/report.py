@@ -91,6 +91,12 @@ class MonitorReport(_Model):
     findings: list[Finding]
     history_findings: list[Finding] = Field(default_factory=list)
     training_run: str | None = None
+    history_checkpoints: int | None = Field(
+        None, description="gated checkpoints of the training run the cross-checkpoint rules looked at")
+    history_rules: list[RuleStatus] = Field(
+        default_factory=list, description="the cross-checkpoint rules (on gated results), whether each ran and why not")
+    rules_not_run: list[RuleStatus] = Field(
+        default_factory=list, description="log-based rules not run on any log, with the reason (e.g. no logs given)")
     severity: Severity | None = Field(None, description="the worst finding's severity; None when nothing was found")
     diagnosis: Diagnosis | None = None
     plots: list[Plot] = Field(default_factory=list)

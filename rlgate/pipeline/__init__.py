@@ -129,6 +129,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
     gates = resolved.gates
     for contribution in contributions.values():
         gates = contribution.gates or gates
+        notes += contribution.warnings
     decision = decide(
         gates, baseline, candidate, seed=seed, contract_name=resolved.name,
         allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,

@@ -42,6 +42,7 @@ class Contribution:
     verdicts: list[GateVerdict] = field(default_factory=list)
     report: BaseModel | None = None
     gates: GateConfig | None = None  # replaces the contract's gate settings for the engine, when set
+    warnings: list[str] = field(default_factory=list)  # joined to the decision's warnings
 
 
 class GateSource(Protocol):
@@ -72,7 +73,11 @@ class MonitorSource:
         from rlgate.monitor.gate import monitor_gates
 
         report = monitor_contract(given.resolved, history=given.history)
-        return Contribution(monitor_gates(report, given.resolved.gates.decision), report)
+        warnings = [] if report.logs else [
+            f"training monitor: no training logs (monitor.logs is not set), so its {len(report.rules_not_run)} "
+            f"log rules were not run; only the rules across gated checkpoints of training run "
+            f"'{report.training_run}' were"]
+        return Contribution(monitor_gates(report, given.resolved.gates.decision), report, warnings=warnings)
 
 
 class ContaminationSource:

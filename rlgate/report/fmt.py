@@ -64,6 +64,14 @@ def gate_label(gate: GateVerdict) -> str:
     return f"{gate.kind} gate" if same else gate.name
 
 
+def outcome_note(gate: GateVerdict) -> str:
+    """"primary regression → block" for a failure whose outcome is not its kind's plain `<kind>_fail`."""
+    from rlgate.engine.fmt import special_outcome
+
+    name = special_outcome(gate.outcome)
+    return f"{name} → {gate.effect}" if name else ""
+
+
 def gate_p(gate: GateVerdict) -> str:
     """The p the verdict rests on (Holm-adjusted in a family) — the figure the terminal and the reason quote."""
     return p_value(engine_fmt.deciding_p(gate.p_value, gate.p_adjusted))

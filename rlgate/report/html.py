@@ -37,6 +37,7 @@ def environment(template_dir: str | Path | None = None, *, autoescape: bool = Tr
     env.filters.update(value=fmt.value, delta=fmt.delta, p=fmt.p_value, count=fmt.count, seconds=fmt.seconds,
                        gate_values=fmt.gate_values, gate_label=fmt.gate_label, gate_delta=fmt.gate_delta,
                        gate_p=fmt.gate_p, gate_p_note=fmt.gate_p_note, iso_utc=fmt.iso_utc,
+                       outcome_note=fmt.outcome_note,
                        gate_bounded=fmt.gate_bounded, gate_mde=fmt.gate_mde, magnitude=fmt.magnitude,
                        ci_bar=svg.ci_bar, visible=visible_controls, svg_uri=nodes.svg_data_uri,
                        breakable=breakable, tree=nodes.to_node, flatten=nodes.flatten)

@@ -110,15 +110,23 @@ def title(key: str) -> str:
     return SECTION_TITLES.get(key, key.replace("_", " ").capitalize())
 
 
+_MONITOR_TITLES = {"history_findings": "history findings",
+                   "history_rules": "cross-checkpoint rules (on gated results)",
+                   "rules_not_run": "log rules not run"}
+
+
 def monitor_view(report: dict[str, Any]) -> Node:
     """The monitor report: verdict and findings first, plots as a gallery, per-log details collapsed."""
     items: list[tuple[str, Node]] = []
-    first = ("severity", "diagnosis", "findings", "history_findings")
+    first = ("severity", "diagnosis", "findings", "history_findings", "history_rules", "rules_not_run")
     for key in first:
         if report.get(key) not in (None, [], {}):
-            items.append((key.replace("_", " "), to_node(report[key], 1)))
+            items.append((_MONITOR_TITLES.get(key, key.replace("_", " ")), to_node(report[key], 1)))
     if report.get("severity") is None and not report.get("findings"):
         items.insert(0, ("severity", Node("text", text="no finding")))
+    if not report.get("logs") and report.get("rules_not_run"):
+        items.insert(1, ("training logs", Node("text", text="none given (monitor.logs is not set): the log rules "
+                                                          "below were not run; the cross-checkpoint rules were")))
     plots = report.get("plots")
     if isinstance(plots, list) and plots:
         gallery = Node("gallery")

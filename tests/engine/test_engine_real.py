@@ -50,7 +50,8 @@ def test_abel_7b_blocked_against_13b(abel: dict[str, RunResult]) -> None:
     regression = next(g for g in decision.gates if g.kind == "regression")
     assert regression.verdict == "fail" and regression.p_adjusted is not None and regression.p_adjusted < 0.05
     assert regression.name in decision.deciding_gates
-    assert next(g for g in decision.gates if g.kind == "primary").verdict == "fail"
+    primary = next(g for g in decision.gates if g.kind == "primary")  # 7B is 6.7 points below 13B: significant
+    assert primary.verdict == "fail" and primary.outcome == "primary_regression" and primary.effect == "block"
 
 
 def test_llama_instruct_released_over_base_on_mmlu_pro(llama: dict[str, RunResult]) -> None:
@@ -77,3 +78,30 @@ def test_cross_task_runs_are_nodata_not_release(abel: dict[str, RunResult], llam
     assert decision.decision == "block"
     assert {g.verdict for g in decision.gates} == {"nodata"}
     assert "no task 'gsm8k'" in decision.gates[0].reason
+
+
+@pytest.mark.parametrize(("broken", "drop"), [(0.6, 0.32), (0.7, 0.38)])
+def test_degraded_abel_13b_is_a_primary_regression(abel: dict[str, RunResult], tmp_path_factory: pytest.TempPathFactory,
+                                                   shared_data: Path, broken: float, drop: float) -> None:
+    """Abel-13B with 60 % / 70 % of its answers broken is 32-38 points below Abel-7B: block, not research_only."""
+    folder = cached_folder(tmp_path_factory.getbasetemp(), "gsm8k_abel", shared_data, "13b", broken=broken)
+    contract = load_contract(CONTRACTS / "abel_gsm8k.yaml")
+    decision = decide(contract.gates, abel["7b"], read_lmeval_folder(folder), seed=7, contract_name=contract.name)
+    primary = decision.gates[0]
+    assert primary.delta == pytest.approx(-drop, abs=0.015) and primary.n == 1319
+    assert primary.outcome == "primary_regression" and primary.effect == "block" and primary.p_value < 1e-10
+    assert decision.decision == "block" and primary.name in decision.deciding_gates
+
+
+def test_slightly_worse_abel_13b_is_only_a_primary_miss(abel: dict[str, RunResult],
+                                                        tmp_path_factory: pytest.TempPathFactory,
+                                                        shared_data: Path) -> None:
+    """10 % broken: 59.4 % against 59.7 %, a miss that is no shown drop -> research_only."""
+    folder = cached_folder(tmp_path_factory.getbasetemp(), "gsm8k_abel", shared_data, "13b", broken=0.1)
+    contract = load_contract(CONTRACTS / "abel_gsm8k.yaml")
+    # only the primary: the contract's hard gate on answer_parse_failure_rate would block the broken answers itself
+    gates = contract.gates.model_copy(update={"hard": [], "regression": [], "diagnostics": []})
+    decision = decide(gates, abel["7b"], read_lmeval_folder(folder), seed=7, contract_name=contract.name)
+    primary = decision.gates[0]
+    assert -0.01 < primary.delta < 0 and primary.outcome == "primary_fail"  # type: ignore[operator]
+    assert decision.decision == "research_only"

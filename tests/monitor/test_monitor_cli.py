@@ -10,6 +10,7 @@ from monitor_helpers import healthy_rows, write_verl_jsonl
 from typer.testing import CliRunner
 
 from rlgate.cli.app import app
+from rlgate.monitor.rules import RULES
 from rlgate.store.history import CheckpointHistory
 
 runner = CliRunner()
@@ -114,3 +115,39 @@ monitor:
     code, _, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
     assert code == 2
     assert f"{contract}:13:7: monitor.overrides.truncation_high.maximum" in err and "did you mean 'max'?" in err
+
+
+def _history_only_contract(tmp_path: Path, monitor: str) -> Path:
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(f"""schema_version: 1
+name: history_only
+baseline: {{checkpoint: base-model}}
+splits: {{dev: {{visibility: iteration}}}}
+suites:
+  - {{schema_version: 1, name: s, tasks: [{{task: gsm8k, split: dev}}]}}
+gates:
+  primary: {{metric: gsm8k/exact_match/flexible-extract, min_delta: 0.0}}
+  hard: [{{metric: gsm8k/answer_parse_failure_rate, max: 0.05}}]
+{monitor}""")
+    return contract
+
+
+def test_contract_with_a_training_run_but_no_logs_checks_the_history(tmp_path: Path) -> None:
+    db = CheckpointHistory(tmp_path / "history.sqlite")
+    db.record("run-1", 100, "ckpt-100", {"gsm8k/answer_parse_failure_rate": 0.01}, "release")
+    db.record("run-1", 200, "ckpt-200", {"gsm8k/answer_parse_failure_rate": 0.04}, "release")
+    contract = _history_only_contract(tmp_path, "monitor: {training_run: run-1, history: history.sqlite}\n")
+    code, out, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
+    assert code == 1, out + err
+    assert f"no training logs: {len(RULES)} log rules not run (no training logs given (monitor.logs is not set))" in out
+    assert "history of training run 'run-1': 2 gated checkpoint(s)" in out
+    assert "CRITICAL safety_worse [algorithm] steps 100-200 -> pause_manual_review" in out
+    report = json.loads((tmp_path / "out" / "monitor.json").read_text())
+    assert report["logs"] == [] and len(report["rules_not_run"]) == len(RULES) and report["history_checkpoints"] == 2
+
+
+def test_contract_without_logs_or_training_run_names_both_settings(tmp_path: Path) -> None:
+    contract = _history_only_contract(tmp_path, "monitor: {format: auto}\n")
+    code, out, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
+    assert code == 2 and "no training logs given" in err and "monitor.training_run" in err, out + err
+    assert "Traceback" not in out + err

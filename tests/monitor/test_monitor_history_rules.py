@@ -11,6 +11,7 @@ from rlgate.monitor.history_rules import (
     HistoryTargets,
     cost_over_budget,
     evaluate_history,
+    evaluate_history_with_status,
     primary_below_best,
     reward_up_private_down,
     safety_worse,
@@ -62,6 +63,32 @@ def test_reward_up_private_up_or_reward_down_is_fine() -> None:
     assert reward_up_private_down(up, TARGETS, POLICY) == []
     down = runs({"train/reward_mean": 0.5, PRIVATE: 0.42}, {"train/reward_mean": 0.4, PRIVATE: 0.40})
     assert reward_up_private_down(down, TARGETS, POLICY) == []
+
+
+def test_without_the_training_reward_a_falling_private_split_alone_rolls_back() -> None:
+    """Gated without training logs the history has no reward: the held-out fall is the signal on its own."""
+    history = runs({PRIVATE: 0.40}, {PRIVATE: 0.46}, {PRIVATE: 0.41})
+    [f] = reward_up_private_down(history, TARGETS, POLICY)
+    assert (f.action, f.rollback_to, f.severity) == ("rollback", "ckpt-200", "critical")
+    assert "training reward unknown" in f.message and "reward_previous" not in f.values
+    assert f.metrics == [PRIVATE]
+    assert reward_up_private_down(runs({PRIVATE: 0.40}, {PRIVATE: 0.46}), TARGETS, POLICY) == []
+    assert reward_up_private_down(runs({PRIVATE: 0.40}), TARGETS, POLICY) == []
+
+
+def test_rule_statuses_say_which_history_rules_ran() -> None:
+    found, statuses = evaluate_history_with_status([], TARGETS, POLICY)
+    assert found == [] and [s.rule for s in statuses] == ["primary_below_best", "safety_worse",
+                                                          "reward_up_private_down", "cost_over_budget"]
+    assert all(not s.evaluated and "no gated checkpoint" in (s.reason or "") for s in statuses)
+    disabled = POLICY.model_copy(deep=True)
+    disabled.history.safety_worse.enabled = False
+    history = runs({HARD: 0.01, PRIMARY: 0.5}, {HARD: 0.05, PRIMARY: 0.52})
+    found, statuses = evaluate_history_with_status(history, TARGETS, disabled)
+    by_rule = {s.rule: s for s in statuses}
+    assert by_rule["safety_worse"].reason == "disabled by the policy" and found == []
+    found, statuses = evaluate_history_with_status(history, TARGETS, POLICY)
+    assert {s.rule: s.findings for s in statuses}["safety_worse"] == 1 and all(s.evaluated for s in statuses)
 
 
 def test_gain_costing_over_30_percent_more_tokens_is_research_only() -> None:
