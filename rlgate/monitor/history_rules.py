@@ -102,19 +102,24 @@ def safety_worse(history: Sequence[CheckpointRecord], targets: HistoryTargets, p
     return out
 
 
+def reward_known(history: Sequence[CheckpointRecord], targets: HistoryTargets) -> bool:
+    """The training reward is recorded at the last two gated checkpoints (it comes from training logs)."""
+    return bool(history) and all(targets.reward in r.metrics for r in history[-2:])
+
+
 def reward_up_private_down(history: Sequence[CheckpointRecord], targets: HistoryTargets,
                            policy: MonitorPolicy) -> list[Finding]:
     """Training reward up since the previous checkpoint but a private-split score down -> roll back to the best.
 
-    Without the training reward (no training logs), the private split falling between the last two
-    gated checkpoints is the signal on its own: held-out data got worse, whatever the reward did.
+    It needs the training reward at both checkpoints (from training logs): without it the rule is not
+    run (`reward_known`), since a private score moving alone between two checkpoints is mostly noise,
+    which the release gate's own paired tests judge better.
     """
     cfg = policy.history.reward_up_private_down
-    if len(history) < 2:
+    if len(history) < 2 or not reward_known(history, targets):
         return []
     prev, last = history[-2], history[-1]
-    reward_known = targets.reward in prev.metrics and targets.reward in last.metrics
-    if reward_known and last.metrics[targets.reward] <= prev.metrics[targets.reward]:
+    if last.metrics[targets.reward] <= prev.metrics[targets.reward]:
         return []
     out = []
     for metric, hib in sorted(targets.private.items()):
@@ -125,22 +130,18 @@ def reward_up_private_down(history: Sequence[CheckpointRecord], targets: History
             continue
         scored = [r for r in history if metric in r.metrics]
         best = max(scored, key=lambda r: _signed(r.metrics[metric], hib))
-        if reward_known:
-            reward = (f"training reward rose {fmt(prev.metrics[targets.reward])} -> "
-                      f"{fmt(last.metrics[targets.reward])} but ")
-            values = {"reward_previous": prev.metrics[targets.reward], "reward_latest": last.metrics[targets.reward]}
-        else:
-            reward, values = "", {}
-        unknown = "" if reward_known else " (training reward unknown: no training logs in the history)"
+        reward = (f"training reward rose {fmt(prev.metrics[targets.reward])} -> "
+                  f"{fmt(last.metrics[targets.reward])} but ")
+        values = {"reward_previous": prev.metrics[targets.reward], "reward_latest": last.metrics[targets.reward]}
         finding = make("reward_up_private_down", "reward", cfg,
                        f"{reward}private-split {metric} fell {fmt(prev.metrics[metric])} -> "
-                       f"{fmt(last.metrics[metric])} from {prev.checkpoint} to {last.checkpoint}{unknown}:"
+                       f"{fmt(last.metrics[metric])} from {prev.checkpoint} to {last.checkpoint}:"
                        f" roll back to {best.checkpoint} ({metric} {fmt(best.metrics[metric])})",
                        window=(prev.step, last.step),
                        values={**values, "private_previous": prev.metrics[metric],
                                "private_latest": last.metrics[metric], "best_checkpoint": best.checkpoint},
                        threshold={"min_private_drop": cfg.min_private_drop},
-                       metrics=[targets.reward, metric] if reward_known else [metric])
+                       metrics=[targets.reward, metric])
         out.append(finding.model_copy(update={"action": "rollback", "rollback_to": best.checkpoint,
                                               "source": last.run}))
     return out
@@ -205,6 +206,11 @@ def evaluate_history_with_status(history: Sequence[CheckpointRecord], targets: H
         if not history:
             statuses.append(RuleStatus(rule=name, domain=domain, evaluated=False,
                                        reason="no gated checkpoint of this training run before this one"))
+            continue
+        if name == "reward_up_private_down" and not reward_known(history, targets):
+            statuses.append(RuleStatus(rule=name, domain=domain, evaluated=False,
+                                       reason="needs the training reward at the last two checkpoints, which only "
+                                       "training logs provide (monitor.logs)"))
             continue
         found = rule(history, targets, policy)
         out.extend(found)

@@ -89,8 +89,10 @@ def test_five_checkpoints_without_logs(folders: dict[str, Path], tmp_path: Path)
         assert len(monitor["rules_not_run"]) == len(RULES)
         assert all("no training logs" in r["reason"] and not r["evaluated"] for r in monitor["rules_not_run"])
         ran = [r["rule"] for r in monitor["history_rules"] if r["evaluated"]]
-        assert ran == ([] if i == 0 else ["primary_below_best", "safety_worse", "reward_up_private_down",
-                                          "cost_over_budget"])
+        assert ran == ([] if i == 0 else ["primary_below_best", "safety_worse", "cost_over_budget"])
+        if i > 0:  # earlier checkpoints but no reward: the rollback rule says why it did not run
+            skipped = {r["rule"]: r["reason"] for r in monitor["history_rules"] if not r["evaluated"]}
+            assert "training logs" in skipped["reward_up_private_down"]
         assert any("log rules were not run" in w for w in decision["warnings"])
     first = decisions[0]["gates"][1]
     assert first["name"] == "monitor" and first["verdict"] == "pass"
@@ -133,11 +135,11 @@ def test_private_split_falling_and_consult_budget_without_logs(folders: dict[str
                          budget=", consult_budget: 2")
     results = _gate_sequence(tmp_path, contract, [folders["0.0"], folders["0.05"], folders["0.0"]])
     decisions = [d for _, _, d in results]
-    # third gating: the private score fell from checkpoint-100 to checkpoint-200 -> roll back to checkpoint-100
-    assert ["monitor:reward_up_private_down" in _names(d) for d in decisions] == [False, False, True]
-    rollback = next(g for g in decisions[2]["gates"] if g["name"] == "monitor:reward_up_private_down")
-    assert rollback["details"]["action"] == "rollback"
-    assert rollback["details"]["rollback_to"].endswith("checkpoint-100")
-    assert "training reward unknown" in rollback["reason"] and decisions[2]["decision"] == "block"
+    # the private score fell from checkpoint-100 to checkpoint-200, but without training logs there is no
+    # reward to compare: the rollback rule is listed as not run rather than guessing
+    assert not any("monitor:reward_up_private_down" in _names(d) for d in decisions)
+    skipped = {r["rule"]: r["reason"] for r in decisions[2]["extensions"]["monitor"]["history_rules"]
+               if not r["evaluated"]}
+    assert "training logs" in skipped["reward_up_private_down"]
     budget = [[w for w in d["warnings"] if "consult_budget" in w] for d in decisions]
     assert budget[0] == [] and budget[1] == [] and "consulted 3 times" in budget[2][0]

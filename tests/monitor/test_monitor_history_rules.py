@@ -65,15 +65,14 @@ def test_reward_up_private_up_or_reward_down_is_fine() -> None:
     assert reward_up_private_down(down, TARGETS, POLICY) == []
 
 
-def test_without_the_training_reward_a_falling_private_split_alone_rolls_back() -> None:
-    """Gated without training logs the history has no reward: the held-out fall is the signal on its own."""
+def test_without_the_training_reward_the_rollback_rule_is_not_run() -> None:
+    """Gated without training logs the history has no reward: the rule says so instead of guessing."""
     history = runs({PRIVATE: 0.40}, {PRIVATE: 0.46}, {PRIVATE: 0.41})
-    [f] = reward_up_private_down(history, TARGETS, POLICY)
-    assert (f.action, f.rollback_to, f.severity) == ("rollback", "ckpt-200", "critical")
-    assert "training reward unknown" in f.message and "reward_previous" not in f.values
-    assert f.metrics == [PRIVATE]
-    assert reward_up_private_down(runs({PRIVATE: 0.40}, {PRIVATE: 0.46}), TARGETS, POLICY) == []
-    assert reward_up_private_down(runs({PRIVATE: 0.40}), TARGETS, POLICY) == []
+    assert reward_up_private_down(history, TARGETS, POLICY) == []
+    found, statuses = evaluate_history_with_status(history, TARGETS, POLICY)
+    status = next(s for s in statuses if s.rule == "reward_up_private_down")
+    assert not status.evaluated and "training logs" in (status.reason or "")
+    assert not [f for f in found if f.rule == "reward_up_private_down"]
 
 
 def test_rule_statuses_say_which_history_rules_ran() -> None:
@@ -88,7 +87,8 @@ def test_rule_statuses_say_which_history_rules_ran() -> None:
     by_rule = {s.rule: s for s in statuses}
     assert by_rule["safety_worse"].reason == "disabled by the policy" and found == []
     found, statuses = evaluate_history_with_status(history, TARGETS, POLICY)
-    assert {s.rule: s.findings for s in statuses}["safety_worse"] == 1 and all(s.evaluated for s in statuses)
+    assert {s.rule: s.findings for s in statuses}["safety_worse"] == 1
+    assert [s.rule for s in statuses if not s.evaluated] == ["reward_up_private_down"]  # no reward recorded
 
 
 def test_gain_costing_over_30_percent_more_tokens_is_research_only() -> None:
