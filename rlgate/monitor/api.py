@@ -172,6 +172,20 @@ def record_gated_checkpoint(history: HistoryStore, run: str, step: int, checkpoi
                    contract=contract or decision.contract)
 
 
+def training_metrics(report: MonitorReport | None) -> dict[str, float]:
+    """The training reward at the gated checkpoint, from its logs (the last logged mean reward), for the history.
+
+    The cross-checkpoint rollback rule compares it between checkpoints; without logs there is none.
+    """
+    from rlgate.monitor.history_rules import REWARD_KEY
+
+    for log in reversed(report.logs if report is not None else []):
+        for series in log.metrics:
+            if series.name == "reward_mean" and series.last is not None:
+                return {REWARD_KEY: series.last}
+    return {}
+
+
 def checkpoint_extra(decision: Decision) -> dict[str, object]:
     """What `rlgate history` shows beside the metrics: the summary, the deciding gates, their intervals,
     and the cross-checkpoint findings that fired."""

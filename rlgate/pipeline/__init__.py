@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
-from rlgate.pipeline.sources import GateSource, SourceInput, default_sources
+from rlgate.pipeline.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -44,10 +44,11 @@ def checkpoint_step(checkpoint: str | None) -> int | None:
 
 
 def _record_history(history: HistoryStore, resolved: ResolvedContract, decision: Decision, checkpoint: str | None,
-                    step: int | None) -> list[str]:
+                    step: int | None, monitor: Contribution | None) -> list[str]:
     """Count private-split consultations and store the gated checkpoint; return budget warnings."""
     from rlgate.badcases.discipline import record_consultations, training_run_of
-    from rlgate.monitor.api import record_gated_checkpoint
+    from rlgate.monitor.api import record_gated_checkpoint, training_metrics
+    from rlgate.monitor.report import MonitorReport
 
     spec = resolved.contract.monitor
     run = training_run_of(resolved)
@@ -57,7 +58,9 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
         step = step if step is not None else checkpoint_step(checkpoint)
         if step is None:
             step = len(history.history(run))
+        report = monitor.report if monitor is not None else None
         record_gated_checkpoint(history, run, step, checkpoint or decision.inputs[-1].source, decision,
+                                extra_metrics=training_metrics(report if isinstance(report, MonitorReport) else None),
                                 contract=resolved.name)
     return warnings
 
@@ -144,7 +147,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
         if contribution.report is not None:
             extensions[name] = contribution.report.model_dump(mode="json")
     if record and history is not None:
-        notes += _record_history(history, resolved, decision, checkpoint, step)
+        notes += _record_history(history, resolved, decision, checkpoint, step, contributions.get("monitor"))
     decision = decision.model_copy(update={
         "extensions": {**decision.extensions, **extensions},
         "warnings": [*decision.warnings, *notes],

@@ -120,6 +120,12 @@ def test_the_same_checkpoints_with_logs_keep_primary_below_best(folders: dict[st
     monitor = decisions[0]["extensions"]["monitor"]
     assert len(monitor["logs"]) == 1 and monitor["rules_not_run"] == []
     assert not any("log rules were not run" in w for w in decisions[0]["warnings"])
+    # the logs give the training reward, recorded with each checkpoint, so the rollback rule runs
+    history = CheckpointHistory(Path(os.environ["RLGATE_HISTORY"])).history("abel-rl-logged")
+    assert all("train/reward_mean" in r.metrics for r in history)
+    rollback = next(r for r in decisions[-1]["extensions"]["monitor"]["history_rules"]
+                    if r["rule"] == "reward_up_private_down")
+    assert rollback["evaluated"]
 
 
 def test_a_slight_miss_is_research_only(folders: dict[str, Path], tmp_path: Path) -> None:
