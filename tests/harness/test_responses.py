@@ -51,7 +51,8 @@ def test_unmatched_ambiguous_duplicate_and_unknown_rows_are_reported(tmp_path: P
     assert report is not None
     assert (report.rows, report.matched, report.unmatched, report.duplicates, report.unknown_task) == (6, 1, 3, 1, 1)
     text = "\n".join(report.examples)
-    assert "line 2: identical duplicate of line 1" in text and "line 3" in text and "ambiguous" in text and "arc_easy" in text
+    assert "line 2: identical duplicate of line 1" in text and "line 3" in text
+    assert "ambiguous" in text and "arc_easy" in text
 
 
 def test_repeats_allow_n_responses_per_document(tmp_path: Path) -> None:
