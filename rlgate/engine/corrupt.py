@@ -111,10 +111,12 @@ def run_warnings(corrupt: list[CorruptDocument], baseline: RunResult | None, can
         out.append(f"{role} {task}: {len(by_doc)} document{'s' if len(by_doc) != 1 else ''} with corrupt scores "
                    f"({len(items)} values): {', '.join(docs)}{more}; all listed in decision.json 'corrupt'")
     for role, run in (("baseline", baseline), ("candidate", candidate)):
-        for name, task in (run.tasks.items() if run is not None else []):
-            if task.duplicate_lines:
-                out.append(f"{role} {name}: {task.duplicate_lines} identical duplicate sample "
-                           f"line{'s' if task.duplicate_lines != 1 else ''} collapsed ({run.provenance.source})")
+        if run is None:
+            continue
+        for name, result in run.tasks.items():
+            if result.duplicate_lines:
+                out.append(f"{role} {name}: {result.duplicate_lines} identical duplicate sample "
+                           f"line{'s' if result.duplicate_lines != 1 else ''} collapsed ({run.provenance.source})")
     return out
 
 
