@@ -10,9 +10,10 @@ document or score) is an InputError naming both lines, because no rule could say
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -86,39 +87,44 @@ def quarantine(run: RunResult) -> RunResult:
 
 
 class SampleLines:
-    """Every sample line of one file, keyed by (doc_id, filter): identical repeats are collapsed, conflicts refused.
+    """Every sample line of one JSON Lines file, keyed by (doc_id, filter): identical repeats collapse, conflicts fail.
 
-    `first(doc_id, filter, line, content)` is True for a line to use and False for an identical
-    repeat (counted in `collapsed`); a repeat whose content differs raises InputError naming both
-    lines. `content` maps what must agree (response, filtered answer, document hash, each score)
-    to its value; values are compared as JSON, so two NaN scores agree.
+    `first(doc_id, filter, line, row)` is True for a line to use and False for an identical repeat
+    (counted in `collapsed`); a repeat that disagrees raises InputError naming both lines. Only line
+    numbers are kept: when a key repeats, the earlier line is read back from the file and `fields`
+    picks what must agree (response, filtered answer, document hash, each score), so a clean file
+    costs one dict lookup per line. Values are compared as JSON, so two NaN scores agree.
     """
 
-    def __init__(self, file: Path, fix: str) -> None:
+    def __init__(self, file: Path, fix: str, fields: Callable[[Any], Mapping[str, Any]] | None = None) -> None:
         self.file = file
         self.fix = fix
+        self.fields = fields or (lambda row: row if isinstance(row, Mapping) else {"value": row})
         self.collapsed = 0
-        self.examples: list[str] = []
-        self._seen: dict[tuple[DocId, str], tuple[int, Mapping[str, Any]]] = {}
+        self._seen: dict[tuple[DocId, str], int] = {}
 
-    def first(self, doc_id: DocId, filt: str, line: int, content: Mapping[str, Any]) -> bool:
+    def first(self, doc_id: DocId, filt: str, line: int, row: Any) -> bool:
         key = (doc_id, filt)
-        seen = self._seen.get(key)
-        if seen is None:
-            self._seen[key] = (line, content)
+        before_line = self._seen.get(key)
+        if before_line is None:
+            self._seen[key] = line
             return True
-        before_line, before = seen
+        before, content = self.fields(self._line(before_line)), self.fields(row)
         differs = [name for name in dict.fromkeys([*before, *content])
                    if shown_full(before.get(name)) != shown_full(content.get(name))]
         if not differs:
             self.collapsed += 1
-            if len(self.examples) < 5:
-                self.examples.append(f"line {line} repeats line {before_line} (doc {doc_id}, filter {filt})")
             return False
         what = "; ".join(f"{name} {shown(before.get(name))} vs {shown(content.get(name))}" for name in differs[:3])
         raise InputError(
             f"conflicting duplicate sample lines for doc {doc_id}, filter {filt}: {self.file}:{before_line} and "
             f"{self.file}:{line} disagree ({what})", file=self.file, line=line, fix=self.fix)
+
+    def _line(self, number: int) -> Any:
+        """Line `number` (1-based) of the file, parsed again (it parsed once already)."""
+        with open(self.file, encoding="utf-8") as handle:
+            text = next(itertools.islice(handle, number - 1, None))
+        return json.loads(text)
 
 
 def shown_full(value: Any) -> str:

@@ -146,6 +146,13 @@ def _responses(resps: Any) -> list[str]:
     return [str(r) for r in resps]
 
 
+def _agreeing(row: dict[str, Any]) -> dict[str, Any]:
+    """What two lines for the same document and filter must agree on (compared only when a line repeats)."""
+    names = row["metrics"] if isinstance(row.get("metrics"), list) else []
+    return {"response": row.get("resps"), "filtered answer": row.get("filtered_resps"),
+            "document": row.get("doc_hash"), "target": row.get("target"), **{str(m): row.get(m) for m in names}}
+
+
 class SamplesRead(NamedTuple):
     """One samples file: a record per document, the scores taken out as corrupt, identical repeats collapsed."""
 
@@ -165,9 +172,8 @@ def read_samples_file(file: Path) -> SamplesRead:
     records: dict[int, dict[str, Any]] = {}
     fix = "the samples file is corrupt or truncated; re-run lm_eval for this task"
     lines = SampleLines(file, fix="two lines for the same document and filter disagree, so neither can be trusted; "
-                        "re-run lm_eval for this task (or delete the line that is wrong)")
+                        "re-run lm_eval for this task (or delete the line that is wrong)", fields=_agreeing)
     corrupt: list[CorruptScore] = []
-    numeric: set[tuple[str, str]] = set()
     odd: list[tuple[int, int, str, str, Any]] = []  # (doc_id, line, filter, metric, value) not numbers
     where = file.name
     for number, row in iter_jsonl(file, fix=fix):
@@ -178,10 +184,7 @@ def read_samples_file(file: Path) -> SamplesRead:
         names = row.get("metrics") or []
         if not isinstance(names, list):
             names = []
-        content = {"response": row.get("resps"), "filtered answer": row.get("filtered_resps"),
-                   "document": row.get("doc_hash"), "target": row.get("target"),
-                   **{str(m): row.get(m) for m in names}}
-        if not lines.first(row["doc_id"], str(filt), number, content):
+        if not lines.first(row["doc_id"], str(filt), number, row):
             continue
         record = records.get(row["doc_id"])
         if record is None:
@@ -210,16 +213,20 @@ def read_samples_file(file: Path) -> SamplesRead:
             if metric not in row:
                 continue  # listed but not written: the sample lacks it (counted by the engine as missing)
             raw = row[metric]
+            if type(raw) is float and raw - raw == 0.0:  # the common case, finite: no call
+                scores[metric] = raw
+                continue
             value, problem = classify(raw)
             if value is not None:
                 scores[metric] = value
-                numeric.add((filt, metric))
             elif problem == "non_finite":
-                numeric.add((filt, metric))
                 corrupt.append(CorruptScore(doc_id=row["doc_id"], metric=metric, filter=filt, problem=problem,
                                             value=shown(raw), where=f"{where}:{number}"))
             else:
                 odd.append((row["doc_id"], number, filt, metric, raw))
+    numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
+    if odd:
+        numeric |= {(f, m) for r in records.values() for f, values in r["scores"].items() for m in values}
     for doc_id, number, filt, metric, raw in odd:
         if raw is None or (filt, metric) in numeric:  # a number elsewhere: this line's value is broken
             corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem="wrong_type",
