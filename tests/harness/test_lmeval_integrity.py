@@ -119,9 +119,13 @@ def test_read_results_quarantines(folder: Path, tmp_path: Path) -> None:
 def test_classify_and_sample_lines(tmp_path: Path) -> None:
     assert classify(True) == (1.0, None) and classify([1, 0]) == ([1.0, 0.0], None)
     assert classify(10**400) == (None, "non_finite") and classify("x") == (None, "wrong_type")
-    lines = SampleLines(tmp_path / "s.jsonl", fix="f")
-    assert lines.first(0, "none", 1, {"score": math.nan})
-    assert not lines.first(0, "none", 2, {"score": math.nan})  # NaN equals NaN for a repeat
-    assert lines.first(0, "other", 3, {"score": 1.0}) and lines.collapsed == 1
+    rows = [{"id": 0, "f": "none", "score": math.nan}, {"id": 0, "f": "none", "score": math.nan},
+            {"id": 0, "f": "other", "score": 1.0}, {"id": 0, "f": "other", "score": 0.0}]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lines = SampleLines(path, fix="f", fields=lambda row: {"score": row["score"]})
+    assert lines.first(0, "none", 1, rows[0])
+    assert not lines.first(0, "none", 2, rows[1])  # NaN equals NaN for a repeat
+    assert lines.first(0, "other", 3, rows[2]) and lines.collapsed == 1
     with pytest.raises(InputError, match=r"s\.jsonl:3 and .*s\.jsonl:4 disagree \(score 1\.0 vs 0\.0\)"):
-        lines.first(0, "other", 4, {"score": 0.0})
+        lines.first(0, "other", 4, rows[3])
