@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Literal
 
+import numpy as np
+
 from rlgate.contract.models import DiagnosticGate, GateConfig, HardGate
 from rlgate.engine.models import CorruptDocument, GateVerdict, PairingReport
-from rlgate.results.integrity import corrupt_in
-from rlgate.results.models import MetricKey, RunResult, doc_order
+from rlgate.engine.values import ColumnCache
+from rlgate.results.integrity import classify, shown
+from rlgate.results.models import CorruptScore, DocId, MetricKey, RunResult, TaskResult, doc_order
 
 Role = Literal["baseline", "candidate"]
 _SHOWN = 5
@@ -30,16 +33,41 @@ class CorruptData(Exception):
         self.count = count
 
 
-def collect(run: RunResult | None, role: Role) -> list[CorruptDocument]:
-    """Every corrupt score of a run, by task, document, filter and metric."""
+def collect(run: RunResult | None, role: Role, keys: list[MetricKey], cache: ColumnCache) -> list[CorruptDocument]:
+    """Every corrupt score of a run: those its reader listed, and stray non-finite ones in the gated metrics."""
     if run is None:
         return []
-    out: list[CorruptDocument] = []
+    found: dict[tuple[str, DocId, str, str], CorruptDocument] = {}
     for name, task in run.tasks.items():
-        for item in corrupt_in(task):
-            out.append(CorruptDocument(run=role, task=name, doc_id=item.doc_id, metric=item.metric,
-                                       filter=item.filter, problem=item.problem, value=item.value, where=item.where))
-    out.sort(key=lambda c: (c.run, c.task, doc_order(c.doc_id), c.filter, c.metric))
+        items = list(task.corrupt)
+        for key in keys:
+            if name in run.leaves(key.task):
+                items += _strays(task, key.metric, key.filter, cache)
+        for item in items:
+            found.setdefault((name, item.doc_id, item.filter, item.metric), CorruptDocument(
+                run=role, task=name, doc_id=item.doc_id, metric=item.metric, filter=item.filter,
+                problem=item.problem, value=item.value, where=item.where))
+    return sorted(found.values(), key=lambda c: (c.task, doc_order(c.doc_id), c.filter, c.metric))
+
+
+def _strays(task: TaskResult, metric: str, filt: str, cache: ColumnCache) -> list[CorruptScore]:
+    """NaN / inf scores still inside the samples (a result built without a reader's quarantine).
+
+    The column cache already holds the metric's values: a fully finite column (the usual case)
+    costs nothing more; only a column with gaps is walked sample by sample.
+    """
+    if not task.samples:
+        return []
+    values, _ = cache.values(task, metric, filt)
+    if values.size and bool(np.isfinite(values).all()):
+        return []
+    out: list[CorruptScore] = []
+    for sample in task.samples:
+        raw = sample.scores.get(filt, {}).get(metric)
+        problem = classify(raw)[1] if raw is not None else None
+        if problem is not None:
+            out.append(CorruptScore(doc_id=sample.doc_id, metric=metric, filter=filt, problem=problem,
+                                    value=shown(raw)))
     return out
 
 

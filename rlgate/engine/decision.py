@@ -133,7 +133,8 @@ def decide(
     """
     ctx = GateContext(config, baseline, candidate, seed)
     named = _named(config)
-    corrupt = collect(baseline, "baseline") + collect(candidate, "candidate")
+    keys = [key_of(gate) for _, gate, _ in named]
+    corrupt = collect(baseline, "baseline", keys, ctx.columns) + collect(candidate, "candidate", keys, ctx.columns)
     warnings: list[str] = run_warnings(corrupt, baseline, candidate)
     differences: list[str] = []
     if baseline is not None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rlgate.errors import InputError
-from rlgate.results.models import CorruptScore, DocId, RunResult, SampleValue, TaskResult
+from rlgate.results.models import CorruptScore, DocId, RunResult, SampleValue
 
 Problem = Literal["non_finite", "wrong_type"]
 _SHOWN = 60
@@ -54,23 +54,6 @@ def classify(value: Any) -> tuple[SampleValue | None, Problem | None]:
     if isinstance(value, list) and not value:
         return [], None  # no instructions to score: carries no value, as before
     return None, "wrong_type"
-
-
-def corrupt_in(task: TaskResult) -> list[CorruptScore]:
-    """The task's listed corrupt scores plus any non-finite score still inside its samples.
-
-    Readers quarantine as they read; this also catches results built elsewhere (a library caller,
-    a harness that skipped `quarantine`), so the engine never averages a NaN or an infinity.
-    """
-    found = list(task.corrupt)
-    for sample in task.samples:
-        for filt, metrics in sample.scores.items():
-            for metric, value in metrics.items():
-                _, problem = classify(value)
-                if problem is not None:
-                    found.append(CorruptScore(doc_id=sample.doc_id, metric=metric, filter=filt, problem=problem,
-                                              value=shown(value)))
-    return found
 
 
 def quarantine(run: RunResult) -> RunResult:

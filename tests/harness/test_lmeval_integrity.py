@@ -17,7 +17,7 @@ from fixtures.lmeval_builders import build_synthetic_folder
 from rlgate.errors import InputError
 from rlgate.harness import read_results
 from rlgate.harness.lmeval.folder import read_lmeval_folder
-from rlgate.results.integrity import SampleLines, classify, corrupt_in, quarantine
+from rlgate.results.integrity import SampleLines, classify, quarantine
 from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskResult
 
 pytest.importorskip("lm_eval")
@@ -97,16 +97,15 @@ def test_conflicting_duplicate_names_both_lines(folder: Path, tmp_path: Path, fi
 
 
 def test_every_harness_goes_through_the_same_quarantine() -> None:
-    """A result built by any adapter: read_results' quarantine and the engine's scan treat NaN / inf alike."""
+    """read_results' post-pass moves NaN / inf out of any adapter's samples into the task's corrupt list."""
     samples = [SampleRecord(doc_id=i, doc_hash=str(i), scores={"none": {"score": v}})
                for i, v in enumerate([1.0, math.nan, math.inf, 0.5])]
     run = RunResult(provenance=RunProvenance(source="x"), tasks={"t": TaskResult(task="t", samples=samples)})
-    assert [(c.doc_id, c.value) for c in corrupt_in(run.tasks["t"])] == [(1, "NaN"), (2, "Infinity")]
     quarantine(run)
     task = run.tasks["t"]
-    assert [(c.doc_id, c.problem) for c in task.corrupt] == [(1, "non_finite"), (2, "non_finite")]
+    assert [(c.doc_id, c.problem, c.value) for c in task.corrupt] == [(1, "non_finite", "NaN"),
+                                                                      (2, "non_finite", "Infinity")]
     assert [s.scores["none"].get("score") for s in task.samples] == [1.0, None, None, 0.5]
-    assert corrupt_in(task) == task.corrupt  # nothing left inside the samples
 
 
 def test_read_results_quarantines(folder: Path, tmp_path: Path) -> None:
