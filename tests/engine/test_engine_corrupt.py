@@ -50,7 +50,8 @@ def test_tolerated_corrupt_documents_are_excluded_and_counted() -> None:
     primary, hard = decision.gates
     assert primary.verdict == "pass" and primary.n == 598 and primary.delta is not None
     assert math.isfinite(primary.delta) and primary.ci is not None and all(map(math.isfinite, primary.ci))
-    assert primary.details["corrupt_excluded"] == 2 and "2 corrupt documents excluded (allow_corrupt 2)" in primary.reason
+    assert primary.details["corrupt_excluded"] == 2
+    assert "2 corrupt documents excluded (allow_corrupt 2)" in primary.reason
     assert hard.verdict == "error" and "allow_corrupt 1" in hard.reason  # the gate's own limit wins
     assert any("excluded under allow_corrupt 2" in w for w in decision.warnings)
 
