@@ -58,9 +58,12 @@ def _strays(task: TaskResult, metric: str, filt: str, cache: ColumnCache) -> lis
     """
     if not task.samples:
         return []
-    values, _ = cache.values(task, metric, filt)
-    if values.size and bool(np.isfinite(values).all()):
-        return []
+    try:
+        values, _ = cache.values(task, metric, filt)
+        if values.size and bool(np.isfinite(values).all()):
+            return []
+    except Exception:  # a metric that cannot be computed errs in its own gate; walk the raw scores
+        pass
     out: list[CorruptScore] = []
     for sample in task.samples:
         raw = sample.scores.get(filt, {}).get(metric)
