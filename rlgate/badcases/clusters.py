@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rlgate.badcases.models import BadcaseExample, ClusterStat, FailureKind
 from rlgate.badcases.taxonomy import SampleOutcome
-from rlgate.results.models import DocId, SampleRecord
+from rlgate.results.models import DocId, SampleRecord, doc_order
 from rlgate.stats.multiple import holm
 from rlgate.stats.paired_tests import mcnemar_exact
 
@@ -84,7 +84,8 @@ def _example(key: Key, data: ClusterInputs, cls: str, category: str | None) -> B
 def _examples(data: ClusterInputs, keys: Iterable[Key], new: set[Key], cls: str,
               category: str | None) -> list[BadcaseExample]:
     """Up to max_examples public documents, newly failing ones first, in a stable order."""
-    public = sorted(k for k in keys if k[0] not in data.private_tasks)
+    # ids are int | str (inspect, toy harnesses): order them like everywhere else, never by raw comparison
+    public = sorted((k for k in keys if k[0] not in data.private_tasks), key=lambda k: (k[0], doc_order(k[1])))
     ranked = [k for k in public if k in new] + [k for k in public if k not in new]
     return [_example(k, data, cls, category) for k in ranked[: data.max_examples]]
 

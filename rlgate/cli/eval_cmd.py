@@ -81,7 +81,11 @@ def eval_command(
     report = manifest.import_report
     if report is not None:
         typer.echo(f"imported {report.rows} rows: {report.matched} matched, {report.unmatched} unmatched, "
-                   f"{report.duplicates} duplicates, {report.unknown_task} for tasks not in the contract")
+                   f"{report.duplicates} identical duplicates collapsed, {report.unknown_task} for tasks not in "
+                   "the contract")
         for example in report.examples:
             typer.echo(f"  {example}")
+        if report.duplicates:
+            typer.echo(f"warning: {report.duplicates} identical duplicate row{'s' if report.duplicates != 1 else ''} "
+                       f"in {report.file} collapsed (each response used once)", err=True)
     typer.echo(f"wrote {outcome.results_file} and {out / 'run_manifest.json'}")

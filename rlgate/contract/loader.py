@@ -205,7 +205,7 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
     lists: dict[str, dict[str, tuple[Any, _Origin]]] = {"hard": {}, "regression": {}, "diagnostics": {}}
     primary: tuple[Any, _Origin] | None = None
     for settings, doc, base in layers:
-        for scalar in ("alpha", "power", "bootstrap_resamples"):
+        for scalar in ("alpha", "power", "bootstrap_resamples", "allow_corrupt"):
             value = getattr(settings, scalar)
             if value is not None:
                 merged[scalar] = value
@@ -221,6 +221,7 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
         alpha=merged.get("alpha", 0.05),
         power=merged.get("power", 0.8),
         bootstrap_resamples=merged.get("bootstrap_resamples", 10_000),
+        allow_corrupt=merged.get("allow_corrupt", 0),
         primary=primary[0] if primary else None,
         hard=[g for g, _ in lists["hard"].values()],
         regression=[g for g, _ in lists["regression"].values()],

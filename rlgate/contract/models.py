@@ -219,6 +219,9 @@ class _GateBase(StrictModel):
     metric: str = Field(description="task/metric[/filter] in lm-eval's names")
     name: str | None = Field(None, description="display name; defaults to the metric")
     higher_is_better: bool | None = Field(None, description="override the metric's known direction")
+    allow_corrupt: int | None = Field(
+        None, ge=0, description="corrupt documents (NaN, infinite or wrong-type scores) this gate tolerates; they "
+        "are then excluded and reported (default: gates.allow_corrupt, else 0: any corrupt document is an error)")
 
     @field_validator("metric")
     @classmethod
@@ -306,6 +309,9 @@ class GateSettings(StrictModel):
     alpha: float | None = Field(None, gt=0.0, le=0.5, description="significance level (default 0.05)")
     power: float | None = Field(None, gt=0.0, lt=1.0, description="power for the MDE (default 0.8)")
     bootstrap_resamples: int | None = Field(None, ge=100)
+    allow_corrupt: int | None = Field(
+        None, ge=0, description="corrupt documents (NaN, infinite or wrong-type scores) every gate tolerates "
+        "unless it sets its own (default 0: a gate whose metric has any corrupt document is an error)")
     primary: PrimaryGate | None = None
     hard: list[HardGate] | None = None
     regression: list[RegressionGate] | None = None
@@ -337,6 +343,7 @@ class GateConfig(StrictModel):
     alpha: float = 0.05
     power: float = 0.8
     bootstrap_resamples: int = 10_000
+    allow_corrupt: int = Field(0, ge=0, description="corrupt documents a gate tolerates unless it sets its own")
     primary: PrimaryGate | None = None
     hard: list[HardGate] = Field(default_factory=list)
     regression: list[RegressionGate] = Field(default_factory=list)

@@ -6,6 +6,7 @@ the decision seed and the metric name, so adding or reordering gates never chang
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass, field
 
@@ -60,6 +61,9 @@ class GateContext:
         if found.aggregate is None:
             raise NoData(f"the {role} run does not report {key.metric}/{key.filter} for {key.task}"
                          + _hint(key))
+        if not math.isfinite(found.aggregate):  # a reported NaN / inf aggregate (no samples to check)
+            raise ValueError(f"the {role} run reports a non-finite {key.metric}/{key.filter} for {key.task} "
+                             f"({found.aggregate}); its results file is corrupt")
         return found
 
     def direction(self, ref: MetricRef, override: bool | None) -> bool:

@@ -11,6 +11,17 @@ from collections.abc import Sequence
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
 from rlgate.engine.context import GateContext, NoData
+from rlgate.engine.corrupt import (
+    CorruptData,
+    allowed,
+    check,
+    collect,
+    count_in_pairing,
+    for_gate,
+    mark_excluded,
+    roles_read,
+    run_warnings,
+)
 from rlgate.engine.gates import (
     AnyGate,
     PreparedRegression,
@@ -23,7 +34,15 @@ from rlgate.engine.gates import (
     make_verdict,
     prepare_regression,
 )
-from rlgate.engine.models import DECISION_ORDER, Decision, GateKind, GateVerdict, PairingReport, RunRef
+from rlgate.engine.models import (
+    DECISION_ORDER,
+    CorruptDocument,
+    Decision,
+    GateKind,
+    GateVerdict,
+    PairingReport,
+    RunRef,
+)
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
 from rlgate.errors import InputError
@@ -56,6 +75,9 @@ def _failed(kind: GateKind, gate: AnyGate, name: str, ctx: GateContext, error: E
     metric = str(key_of(gate))
     if isinstance(error, NoData):
         return make_verdict(name, kind, metric, "nodata", ctx.config.decision, f"nodata: {error}")
+    if isinstance(error, CorruptData):
+        return make_verdict(name, kind, metric, "error", ctx.config.decision, f"error: {error}",
+                            details={"corrupt": error.count})
     return make_verdict(name, kind, metric, "error", ctx.config.decision,
                         f"error: {type(error).__name__}: {error}")
 
@@ -118,7 +140,9 @@ def decide(
     """
     ctx = GateContext(config, baseline, candidate, seed)
     named = _named(config)
-    warnings: list[str] = []
+    keys = [key_of(gate) for _, gate, _ in named]
+    corrupt = collect(baseline, "baseline", keys, ctx.columns) + collect(candidate, "candidate", keys, ctx.columns)
+    warnings: list[str] = run_warnings(corrupt, baseline, candidate)
     differences: list[str] = []
     if baseline is not None:
         named_tasks = {gate.ref.task for _, gate, _ in named}
@@ -149,8 +173,13 @@ def decide(
                                 "(not used in paired tests)")
     verdicts: dict[str, GateVerdict] = {}
     prepared: list[PreparedRegression] = []
+    tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
     for kind, gate, name in named:
         try:
+            items = for_gate(key_of(gate), roles_read(gate), corrupt, baseline, candidate)
+            check(key_of(gate), items, allowed(gate, config))  # fail closed before any number is computed
+            if items:
+                tolerated[name] = (items, allowed(gate, config))
             check_range(gate, ctx)
             if kind == "primary":
                 verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
@@ -170,6 +199,9 @@ def decide(
             verdicts[prep.name] = _failed("regression", prep.gate, prep.name, ctx, error)
     for _, gate, name in named:
         verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
+    for name, (items, limit) in tolerated.items():
+        if verdicts[name].verdict in ("pass", "fail"):
+            warnings.append(mark_excluded(verdicts[name], items, limit))
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
     for verdict in gates:
         note = _underpowered(verdict)
@@ -190,8 +222,9 @@ def decide(
         warnings.append("no baseline results: comparative gates are nodata and the decision cannot be release")
     return Decision(
         decision=decision, summary=_summary(decision, deciding, len(gates)), deciding_gates=[g.name for g in deciding],
-        gates=gates, pairing=[p.report for p in ctx.paired.values()] + list(ctx.one_sided.values()),
-        protocol_differences=differences,
+        gates=gates, pairing=[count_in_pairing(r, corrupt)
+                              for r in [p.report for p in ctx.paired.values()] + list(ctx.one_sided.values())],
+        protocol_differences=differences, corrupt=corrupt,
         contract=contract_name, contract_hash=contract_hash, inputs=inputs, alpha=config.alpha, seed=seed,
         warnings=warnings,
     )

@@ -64,7 +64,26 @@ class PairingReport(_Model):
     only_baseline: int = 0
     only_candidate: int = 0
     document_mismatch: int = Field(0, description="same doc_id but a different document hash")
+    corrupt_baseline: int = Field(0, description="baseline documents with an unusable score (see Decision.corrupt)")
+    corrupt_candidate: int = Field(0, description="candidate documents with an unusable score (see Decision.corrupt)")
     examples: list[str] = Field(default_factory=list, description="a few unpaired keys, for the report")
+
+
+class CorruptDocument(_Model):
+    """A document whose score for one metric and filter cannot be used (NaN, +-inf, wrong type).
+
+    Never averaged and never dropped quietly: a gate on that metric is `error` unless the contract's
+    `allow_corrupt` tolerates it, and then it is excluded and counted in the gate's details.
+    """
+
+    run: Literal["baseline", "candidate"]
+    task: str
+    doc_id: int | str
+    metric: str
+    filter: str
+    problem: Literal["non_finite", "wrong_type"]
+    value: str = Field(description="the stored value as written")
+    where: str | None = Field(None, description="samples file:line, where the harness knows it")
 
 
 class RunRef(_Model):
@@ -86,6 +105,8 @@ class Decision(_Model):
     gates: list[GateVerdict]
     pairing: list[PairingReport] = Field(default_factory=list)
     protocol_differences: list[str] = Field(default_factory=list)
+    corrupt: list[CorruptDocument] = Field(
+        default_factory=list, description="every unusable per-sample score of either run, by task, document, filter")
     contract: str
     contract_hash: str | None = None
     inputs: list[RunRef] = Field(default_factory=list)

@@ -40,8 +40,10 @@ def _slow_value(sample: SampleRecord, metric: str, filt: str) -> tuple[float, fl
             return (maj_at_k(per["answers"], correct, k), 1.0)
         return (math.nan, 0.0)
     if isinstance(raw, list):
-        return (float(sum(raw)), float(len(raw))) if raw else (math.nan, 0.0)
-    return (float(raw), 1.0)
+        total = float(sum(raw)) if raw else math.nan
+        return (total, float(len(raw))) if math.isfinite(total) else (math.nan, 0.0)
+    value = float(raw)
+    return (value, 1.0) if math.isfinite(value) else (math.nan, 0.0)  # corrupt: listed by the engine
 
 
 def leaf_values(task: TaskResult, metric: str, filt: str) -> tuple[np.ndarray, np.ndarray | None]:
@@ -50,7 +52,7 @@ def leaf_values(task: TaskResult, metric: str, filt: str) -> tuple[np.ndarray, n
     raw = [s.scores.get(filt, _EMPTY).get(metric) for s in samples]
     try:
         values = np.array(raw, dtype=float)  # fast path: all scalars (None -> nan)
-        if values.ndim == 1 and not np.isnan(values).any():
+        if values.ndim == 1 and np.isfinite(values).all():
             return values, None
     except (TypeError, ValueError):
         pass
@@ -103,8 +105,8 @@ def _scalar_columns(task: TaskResult, filt: str) -> dict[str, np.ndarray]:
         return {}
     if matrix.ndim != 2:
         return {}
-    # a column with gaps may hide list values or pass@k; those go the per-metric way
-    return {m: matrix[:, j] for j, m in enumerate(names) if not np.isnan(matrix[:, j]).any()}
+    # a column with gaps (or a non-finite value) may hide list values or pass@k; those go the per-metric way
+    return {m: matrix[:, j] for j, m in enumerate(names) if np.isfinite(matrix[:, j]).all()}
 
 
 def per_document(values: np.ndarray, counts: np.ndarray | None, mean_count: float | None = None) -> np.ndarray:

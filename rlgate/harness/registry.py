@@ -15,6 +15,7 @@ from pathlib import Path
 from rlgate.errors import InputError
 from rlgate.harness.base import Harness
 from rlgate.harness.manifest import MANIFEST_FILE
+from rlgate.results.integrity import quarantine
 from rlgate.results.models import RunResult
 
 #: harness name -> "module:Class" (imported on first use) or a factory.
@@ -83,6 +84,10 @@ def harness_for(path: str | Path, name: str | None = None) -> Harness:
 
 
 def read_results(path: str | Path, *, harness: str | None = None, samples: bool = True) -> RunResult:
-    """Stored results at `path` as a RunResult, through the harness that wrote them."""
-    return harness_for(path, harness).read(Path(path), samples=samples)
+    """Stored results at `path` as a RunResult, through the harness that wrote them.
+
+    Whatever the harness, unusable per-sample scores (NaN, infinity, wrong type) leave the samples
+    and are listed on their task (`TaskResult.corrupt`), so every adapter reports them the same way.
+    """
+    return quarantine(harness_for(path, harness).read(Path(path), samples=samples))
 

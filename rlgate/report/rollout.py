@@ -21,7 +21,13 @@ DEFAULT_REPORTING_RULES = (
     "Baseline and candidate samples are paired by task and document; unpaired documents are listed, "
     "never dropped silently.",
     "A gate whose metric is missing is 'nodata' and one that cannot be computed is 'error'; neither passes.",
+    "A score that is NaN, infinite or not a number marks its document corrupt for that metric: listed under "
+    "drops and in decision.json, and a gate on that metric is 'error' unless allow_corrupt tolerates it "
+    "(then the documents are excluded and counted).",
+    "Identical duplicate sample lines are collapsed and counted; duplicates that disagree are refused.",
 )
+#: corrupt documents listed one by one in the drops section (all of them stay in decision.json)
+_CORRUPT_LISTED = 100
 #: Keys of sample-level content removed from other layers' sections for release_gate_only tasks.
 SAMPLE_KEYS = frozenset({"prompt", "prompts", "response", "responses", "filtered", "target", "doc",
                          "document", "question", "answer", "example", "examples", "samples", "text",
@@ -132,9 +138,32 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
                           "only_candidate": pairing.only_candidate,
                           "document_mismatch": pairing.document_mismatch,
                           "examples": ", ".join(pairing.examples)})
+    drops += _integrity_drops(decision, baseline, candidate)
     return RolloutCard(protocol=protocol, task_protocols=task_protocols, runs=runs,
                        reporting_rules=rules or list(DEFAULT_REPORTING_RULES), drops=drops,
                        protocol_differences=list(decision.protocol_differences))
+
+
+def _integrity_drops(decision: Decision, baseline: RunResult | None,
+                     candidate: RunResult | None) -> list[dict[str, Any]]:
+    """Corrupt scores by run, task, document and filter; collapsed duplicate lines by run and task."""
+    out: list[dict[str, Any]] = []
+    grouped: dict[tuple[str, str], dict[Any, list[str]]] = {}
+    for item in decision.corrupt:
+        docs = grouped.setdefault((item.run, item.task), {})
+        docs.setdefault(item.doc_id, []).append(f"{item.metric}/{item.filter} = {item.value}"
+                                                + (f" ({item.where})" if item.where else ""))
+    for (role, task), docs in grouped.items():
+        listed = [f"doc {doc}: {'; '.join(parts)}" for doc, parts in list(docs.items())[:_CORRUPT_LISTED]]
+        if len(docs) > _CORRUPT_LISTED:
+            listed.append(f"and {len(docs) - _CORRUPT_LISTED} more documents (all in decision.json 'corrupt')")
+        out.append({"run": role, "task": task, "corrupt_documents": len(docs),
+                    "corrupt_scores": sum(len(p) for p in docs.values()), "documents": listed})
+    for role, run in (("baseline", baseline), ("candidate", candidate)):
+        for name, task_result in (run.tasks.items() if run is not None else []):
+            if task_result.duplicate_lines:
+                out.append({"run": role, "task": name, "duplicate_lines_collapsed": task_result.duplicate_lines})
+    return out
 
 
 def scrub_private(value: Any, private: frozenset[str], inside: bool = False) -> Any:

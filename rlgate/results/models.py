@@ -116,6 +116,22 @@ class SampleRecord(_Model):
         return self.scores.get(filter_name, {}).get(metric)
 
 
+class CorruptScore(_Model):
+    """A per-sample score that cannot be used: NaN / +-inf, or not a number where the metric is numeric.
+
+    The adapter takes it out of the sample's `scores` and lists it here, so it is never averaged and
+    never quietly left out: the engine counts it, fails the gates on its metric closed (unless the
+    contract's `allow_corrupt` tolerates it) and lists it in decision.json.
+    """
+
+    doc_id: DocId
+    metric: str
+    filter: str = NO_FILTER
+    problem: Literal["non_finite", "wrong_type"]
+    value: str = Field(description="the stored value as written (JSON, shortened)")
+    where: str | None = Field(None, description="file:line of the sample, where the harness knows it")
+
+
 class TaskProtocol(_Model):
     """What must match between two runs of a task for their scores to be comparable."""
 
@@ -141,6 +157,9 @@ class TaskResult(_Model):
     n_samples: int = Field(0, description="documents evaluated (lm-eval's n-samples effective)")
     protocol: TaskProtocol = Field(default_factory=TaskProtocol)
     samples: list[SampleRecord] = Field(default_factory=list)
+    corrupt: list[CorruptScore] = Field(
+        default_factory=list, description="per-sample scores taken out of `samples` because they are unusable")
+    duplicate_lines: int = Field(0, description="identical duplicate sample lines collapsed while reading")
 
     def value(self, metric: str, filter_name: str) -> float | None:
         return self.metrics.get(filter_name, {}).get(metric)

@@ -98,3 +98,27 @@ def test_vllm_backend_without_vllm_installed_is_an_install_hint(tmp_path: Path, 
                                  "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c")])
     assert result.exit_code == 2, result.output
     assert "pip install 'rlgate[vllm]'" in result.output
+
+
+def test_eval_responses_duplicates_collapse_or_exit_2(tmp_path: Path, shared_data: Path) -> None:
+    """An identical repeated row is collapsed with a warning giving the count; a conflicting one names both lines."""
+    rows = [json.dumps({"task": "gsm8k", "doc_id": i, "response": f"#### {i}"}) for i in range(3)]
+    responses = tmp_path / "r.jsonl"
+    responses.write_text("\n".join([*rows, rows[0], rows[1]]) + "\n")
+    path = contract(tmp_path, shared_data)
+
+    def args(out: str) -> list[str]:
+        return ["eval", str(path), "--responses", str(responses), "--out", str(tmp_path / out),
+                "--cache", str(tmp_path / "cache"), "--responded-only"]
+
+    result = runner.invoke(app, args("out"))
+    assert result.exit_code == 0, result.output
+    assert "imported 5 rows: 3 matched, 0 unmatched, 2 identical duplicates collapsed" in result.output
+    assert "line 4: identical duplicate of line 1 for gsm8k doc 0 (collapsed)" in result.output
+    assert f"warning: 2 identical duplicate rows in {responses} collapsed" in " ".join(result.output.split())
+    responses.write_text("\n".join([*rows, json.dumps({"task": "gsm8k", "doc_id": 1, "response": "#### 5"})]) + "\n")
+    result = runner.invoke(app, args("out2"))
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{responses}:2 and {responses}:4 give different responses" in text and "gsm8k doc 1" in text
+    assert not (tmp_path / "out2" / "run_manifest.json").exists()

@@ -81,8 +81,9 @@ def test_abel_gsm8k_generations_score_as_lm_eval_filters_give(write_contract: Co
             for row in rows:
                 ident = {"doc_id": row["id"]} if size == "7b" else {"doc": {"question": questions[row["id"]]}}
                 handle.write(json.dumps({"task": "gsm8k", **ident, "response": row["response"]}) + "\n")
-            if size == "7b":  # a duplicate and a row for no document: reported, never silently used
-                handle.write(json.dumps({"task": "gsm8k", "doc_id": 0, "response": "#### 999"}) + "\n")
+            if size == "7b":  # an identical duplicate and a row for no document: reported, never silently used
+                again = {"task": "gsm8k", "doc_id": rows[0]["id"], "response": rows[0]["response"]}
+                handle.write(json.dumps(again) + "\n")
                 handle.write(json.dumps({"task": "gsm8k", "doc": {"question": "nowhere"}, "response": "1"}) + "\n")
         out = evaluate(resolved, tasks, tmp_path / size, cache_dir=tmp_path / "cache", responses=responses)
         expected = [gsm8k_reference(r["response"], gold[r["id"]]) for r in rows]

@@ -41,7 +41,7 @@ def test_rows_match_by_doc_id_doc_fields_and_group(tmp_path: Path) -> None:
 def test_unmatched_ambiguous_duplicate_and_unknown_rows_are_reported(tmp_path: Path) -> None:
     rows = read_responses(write(tmp_path, [
         {"task": "gsm8k", "doc_id": 0, "response": "first"},
-        {"task": "gsm8k", "doc_id": 0, "response": "again"},
+        {"task": "gsm8k", "doc_id": 0, "response": "first"},
         {"task": "gsm8k", "doc_id": 9, "response": "out of range"},
         {"task": "gsm8k", "doc": {"question": "not there"}, "response": "x"},
         {"task": "mmlu_pro", "doc_id": 0, "response": "which subtask?"},
@@ -51,14 +51,32 @@ def test_unmatched_ambiguous_duplicate_and_unknown_rows_are_reported(tmp_path: P
     assert report is not None
     assert (report.rows, report.matched, report.unmatched, report.duplicates, report.unknown_task) == (6, 1, 3, 1, 1)
     text = "\n".join(report.examples)
-    assert "line 2: duplicate" in text and "line 3" in text and "ambiguous" in text and "arc_easy" in text
+    assert "line 2: identical duplicate of line 1" in text and "line 3" in text
+    assert "ambiguous" in text and "arc_easy" in text
 
 
 def test_repeats_allow_n_responses_per_document(tmp_path: Path) -> None:
-    rows = read_responses(write(tmp_path, [{"task": "gsm8k", "doc_id": 0, "response": str(i)} for i in range(3)]))
+    rows = read_responses(write(tmp_path, [{"task": "gsm8k", "doc_id": 0, "response": r} for r in "010"]))
     result = match_rows(rows, DOCS, GROUPS, repeats=2)
-    assert result.responses[("gsm8k", 0)] == ["0", "1"]
+    assert result.responses[("gsm8k", 0)] == ["0", "1"]  # the third row repeats the first: collapsed
     assert result.report is not None and result.report.duplicates == 1
+
+
+def test_conflicting_duplicate_names_both_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, [{"task": "gsm8k", "doc_id": 1, "response": "a"},
+                            {"task": "gsm8k", "doc_id": 0, "response": "first"},
+                            {"task": "gsm8k", "doc_id": 0, "response": "other"}])
+    with pytest.raises(InputError) as info:
+        match_rows(read_responses(path), DOCS, GROUPS, source=str(path))
+    assert info.value.line == 3 and f"{path}:2 and {path}:3" in str(info.value)
+    assert "gsm8k doc 0" in str(info.value)
+
+
+def test_more_distinct_responses_than_samples_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, [{"task": "gsm8k", "doc_id": 0, "response": str(i)} for i in range(3)])
+    with pytest.raises(InputError) as info:
+        match_rows(read_responses(path), DOCS, GROUPS, repeats=2, source=str(path))
+    assert "(n=2)" in str(info.value) and f"{path}:1, {path}:2 and {path}:3" in str(info.value)
 
 
 @pytest.mark.parametrize(("line", "message"), [

@@ -93,3 +93,24 @@ def test_threshold_outside_the_harness_declared_range_is_an_error_gate(tmp_path:
     hard = next(g for g in decision.gates if g.kind == "hard")
     assert hard.verdict == "error" and "min=8 does not fit score's range [0, 5]" in hard.reason
     assert decision.decision != "release"
+
+
+def test_toy_harness_corrupt_scores_and_duplicates_follow_rlgate_rules(tmp_path: Path) -> None:
+    """NaN / inf scores from any harness fail their gates closed; repeated ids collapse or are refused."""
+    scores = [6, 7, 5, 8, 6, 7, 6, 5, 7, 6] * 8
+    base = _scores(tmp_path / "toy_base.jsonl", scores)
+    cand = _scores(tmp_path / "toy_cand.jsonl", [float("nan"), float("inf"), *scores[2:]])
+    code, output, decision = _gate(tmp_path, _contract(tmp_path), base, cand)
+    assert code == 1, output
+    assert decision["decision"] == "block" and {g["verdict"] for g in decision["gates"]} == {"error"}
+    assert [(c["run"], c["doc_id"], c["value"]) for c in decision["corrupt"]] == [
+        ("candidate", 0, "NaN"), ("candidate", "essay-1", "Infinity")]
+    assert "2 corrupt documents in essay/score/none" in decision["gates"][0]["reason"]
+    lines = base.read_text().splitlines()
+    dup = tmp_path / "toy_dup.jsonl"
+    dup.write_text("\n".join([*lines, lines[0], lines[1]]) + "\n")
+    code, output, decision = _gate(tmp_path, _contract(tmp_path), base, dup)
+    assert code == 0 and "candidate essay: 2 identical duplicate sample lines collapsed" in output
+    dup.write_text("\n".join([*lines, json.dumps({"id": 0, "score": 1})]) + "\n")
+    code, output, _ = _gate(tmp_path, _contract(tmp_path), base, dup)
+    assert code == 2 and f"{dup}:1 and {dup}:81" in " ".join(output.split())

@@ -13,13 +13,22 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.per_response import add_per_response
 from rlgate.jsonl import iter_jsonl
 from rlgate.results.derived import add_derived_metrics
-from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskProtocol, TaskResult
+from rlgate.results.integrity import SampleLines, classify, shown
+from rlgate.results.models import (
+    CorruptScore,
+    RunProvenance,
+    RunResult,
+    SampleRecord,
+    TaskProtocol,
+    TaskResult,
+    doc_order,
+)
 
 _RESULTS_RE = re.compile(r"^results_(?P<ts>.+)\.json$")
 _FIX_FOLDER = "point at the folder given to lm_eval --output_path (run with --log_samples)"
@@ -137,23 +146,46 @@ def _responses(resps: Any) -> list[str]:
     return [str(r) for r in resps]
 
 
-def _score(value: Any) -> float | list[float] | None:
-    if isinstance(value, (bool, int, float)):
-        return float(value)
-    if isinstance(value, list) and all(isinstance(v, (bool, int, float)) for v in value):
-        return [float(v) for v in value]
-    return None
+def _agreeing(row: dict[str, Any]) -> dict[str, Any]:
+    """What two lines for the same document and filter must agree on (compared only when a line repeats)."""
+    names = row["metrics"] if isinstance(row.get("metrics"), list) else []
+    return {"response": row.get("resps"), "filtered answer": row.get("filtered_resps"),
+            "document": row.get("doc_hash"), "target": row.get("target"), **{str(m): row.get(m) for m in names}}
 
 
-def read_samples_file(file: Path) -> list[SampleRecord]:
-    """Merge a samples_<task>_<ts>.jsonl (one line per filter and document) into records by doc_id."""
+class SamplesRead(NamedTuple):
+    """One samples file: a record per document, the scores taken out as corrupt, identical repeats collapsed."""
+
+    samples: list[SampleRecord]
+    corrupt: list[CorruptScore]
+    duplicate_lines: int
+
+
+def read_samples_file(file: Path) -> SamplesRead:
+    """Merge a samples_<task>_<ts>.jsonl (one line per filter and document) into records by doc_id.
+
+    A line repeating (doc_id, filter) is collapsed when identical and refused (InputError naming both
+    lines) when it disagrees. A NaN / infinite score, or a non-number where the metric is numeric on
+    other lines, is listed as corrupt instead of kept; non-numeric values of a metric that is never
+    numeric (corpus metrics such as bleu keep (reference, prediction) per sample) are skipped as before.
+    """
     records: dict[int, dict[str, Any]] = {}
     fix = "the samples file is corrupt or truncated; re-run lm_eval for this task"
+    lines = SampleLines(file, fix="two lines for the same document and filter disagree, so neither can be trusted; "
+                        "re-run lm_eval for this task (or delete the line that is wrong)", fields=_agreeing)
+    corrupt: list[CorruptScore] = []
+    odd: list[tuple[int, int, str, str, Any]] = []  # (doc_id, line, filter, metric, value) not numbers
+    where = file.name
     for number, row in iter_jsonl(file, fix=fix):
         if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
             raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
                              fix="this is not an lm-eval samples file")
         filt = row.get("filter", "none")
+        names = row.get("metrics") or []
+        if not isinstance(names, list):
+            names = []
+        if not lines.first(row["doc_id"], str(filt), number, row):
+            continue
         record = records.get(row["doc_id"])
         if record is None:
             record = records[row["doc_id"]] = {
@@ -177,12 +209,32 @@ def read_samples_file(file: Path) -> list[SampleRecord]:
                 first = first[0] if first else ""
             record["filtered"][filt] = str(first)
         scores = record["scores"].setdefault(filt, {})
-        for metric in row.get("metrics") or []:
-            value = _score(row.get(metric))
+        for metric in names:
+            if metric not in row:
+                continue  # listed but not written: the sample lacks it (counted by the engine as missing)
+            raw = row[metric]
+            if type(raw) is float and raw - raw == 0.0:  # the common case, finite: no call
+                scores[metric] = raw
+                continue
+            value, problem = classify(raw)
             if value is not None:
                 scores[metric] = value
+            elif problem == "non_finite":
+                corrupt.append(CorruptScore(doc_id=row["doc_id"], metric=metric, filter=filt, problem=problem,
+                                            value=shown(raw), where=f"{where}:{number}"))
+            else:
+                odd.append((row["doc_id"], number, filt, metric, raw))
+    numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
+    if odd:
+        numeric |= {(f, m) for r in records.values() for f, values in r["scores"].items() for m in values}
+    for doc_id, number, filt, metric, raw in odd:
+        if raw is None or (filt, metric) in numeric:  # a number elsewhere: this line's value is broken
+            corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem="wrong_type",
+                                        value=shown(raw), where=f"{where}:{number}"))
+    corrupt.sort(key=lambda c: (doc_order(c.doc_id), c.filter, c.metric))
     # Every field was built above with its declared type, so validation would only cost time.
-    return [SampleRecord.model_construct(**r) for r in records.values()]
+    samples = [SampleRecord.model_construct(**r) for r in records.values()]
+    return SamplesRead(samples, corrupt, lines.collapsed)
 
 
 def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
@@ -213,7 +265,7 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         )
         sample_file = results_file.parent / f"samples_{name}_{timestamp}.jsonl"
         if samples and sample_file.exists():
-            task.samples = read_samples_file(sample_file)
+            task.samples, task.corrupt, task.duplicate_lines = read_samples_file(sample_file)
         add_derived_metrics(task, configs.get(name) or {})
         add_per_response(task, configs.get(name) or {})
         tasks[name] = task

@@ -3,8 +3,10 @@
 A row is `{"task": T, "doc_id": N, "response": "..."}` or, instead of `doc_id`,
 `"doc": {fields that identify the document}` (e.g. `question`, `prompt`, `question_id`). `task`
 may name a group (`mmlu_pro`); its leaf tasks are searched. Rows that match nothing, match
-ambiguously, or answer a document more often than the protocol samples it are reported, never
-silently dropped; documents without a response are scored as failures and counted as missing.
+ambiguously, or repeat a response already kept for their document are reported, never silently
+dropped; documents without a response are scored as failures and counted as missing. A row that
+answers a document more often than the protocol samples it with a different response is an
+InputError naming both lines: which response is the true one cannot be guessed.
 """
 
 from __future__ import annotations
@@ -100,12 +102,28 @@ def _leaf_candidates(task: str, leaves: Iterable[str], groups: Mapping[str, list
     return out
 
 
+def _conflict(row: ResponseRow, hit: tuple[str, int], kept: list[int], repeats: int, source: str) -> InputError:
+    """A row that answers a document again with a different response: no rule says which one is true."""
+    where = source or "the responses file"
+    if repeats == 1:
+        message = (f"conflicting responses for {hit[0]} doc {hit[1]}: {where}:{kept[0]} and {where}:{row.line} "
+                   "give different responses")
+    else:
+        earlier = ", ".join(f"{where}:{line}" for line in kept)
+        message = (f"{hit[0]} doc {hit[1]} has more responses than the protocol samples (n={repeats}): {earlier} "
+                   f"and {where}:{row.line}, which differs from them")
+    return InputError(message, file=source or None, line=row.line,
+                      fix="keep one response per document and sample (delete the wrong line), or raise "
+                      "protocol.sampling.n if every response is a real sample")
+
+
 def match_rows(rows: list[ResponseRow], docs: Mapping[str, list[dict[str, Any]]],
                groups: Mapping[str, list[str]], repeats: int = 1, source: str = "") -> MatchResult:
     """Resolve every row to (leaf task, doc id); `docs` holds each leaf's documents in lm-eval's order."""
     indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[str, ...], list[int]]] = {}
     result = MatchResult()
     problems: list[str] = []
+    lines: dict[tuple[str, int], list[int]] = {}  # the lines whose responses were kept, per document
     unmatched = duplicates = unknown = 0
     for row in rows:
         leaves = _leaf_candidates(row.task, docs, groups)
@@ -141,12 +159,16 @@ def match_rows(rows: list[ResponseRow], docs: Mapping[str, list[dict[str, Any]]]
             problems.append(f"line {row.line}: {row.task} row {what}")
             continue
         answers = result.responses.setdefault(hits[0], [])
+        kept = lines.setdefault(hits[0], [])
         if len(answers) >= repeats:
-            duplicates += 1
-            problems.append(f"line {row.line}: duplicate response for {hits[0][0]} doc {hits[0][1]} "
-                            f"(first {repeats} kept)")
-            continue
+            if row.response in answers:  # the same row again (e.g. a file appended twice): collapsed, counted
+                duplicates += 1
+                problems.append(f"line {row.line}: identical duplicate of line {kept[answers.index(row.response)]} "
+                                f"for {hits[0][0]} doc {hits[0][1]} (collapsed)")
+                continue
+            raise _conflict(row, hits[0], kept, repeats, source)
         answers.append(row.response)
+        kept.append(row.line)
     matched = sum(len(v) for v in result.responses.values())
     result.report = ImportReport(file=source, rows=len(rows), matched=matched, unmatched=unmatched,
                                  duplicates=duplicates, unknown_task=unknown, examples=problems[:MAX_EXAMPLES])
