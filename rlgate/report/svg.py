@@ -241,12 +241,12 @@ def trend_chart(series: TrendSeries, steps: list[int], markers: list[TrendMarker
                  'fill="#59636e">training step</text>')
     baselines = [(p.step, p.baseline) for p in series.points if p.baseline is not None]
     if len(baselines) > 1:
-        pts = " ".join(f"{x(s)},{y(b)}" for s, b in baselines)
+        pts = " ".join(f"{x(at)},{y(base)}" for at, base in baselines)
         parts.append(f'<polyline class="baseline" points="{pts}" fill="none" stroke="#6e7781" stroke-width="1.5" '
                      'stroke-dasharray="5,4"/>')
-    for s, b in baselines:
-        parts.append(f'<line class="baseline" x1="{x(s) - 12}" y1="{y(b)}" x2="{x(s) + 12}" y2="{y(b)}" '
-                     f'stroke="#6e7781" stroke-width="2"><title>baseline {escape(show(b))}</title></line>')
+    for at, base in baselines:
+        parts.append(f'<line class="baseline" x1="{x(at) - 12}" y1="{y(base)}" x2="{x(at) + 12}" y2="{y(base)}" '
+                     f'stroke="#6e7781" stroke-width="2"><title>baseline {escape(show(base))}</title></line>')
     if len(series.points) > 1:
         pts = " ".join(f"{x(p.step)},{y(p.value)}" for p in series.points)
         parts.append(f'<polyline points="{pts}" fill="none" stroke="#57606a" stroke-width="1.5"/>')

@@ -89,12 +89,15 @@ LAYOUT_JS = """() => {
   const overflow = [];
   for (const el of document.body.querySelectorAll('*')) {
     const r = el.getBoundingClientRect();
-    if (r.width && r.right > vw + 1 && !scrolls(el)) overflow.push(el.tagName + '.' + el.className + ' ' + Math.round(r.right));
+    if (r.width && r.right > vw + 1 && !scrolls(el))
+      overflow.push(el.tagName + '.' + el.className + ' ' + Math.round(r.right));
   }
-  const box = (e) => { const r = e.getBoundingClientRect(); return {l: r.left, r: r.right, t: r.top, b: r.bottom, w: r.width, h: r.height}; };
+  const box = (e) => { const r = e.getBoundingClientRect();
+    return {l: r.left, r: r.right, t: r.top, b: r.bottom, w: r.width, h: r.height}; };
   const charts = [...document.querySelectorAll('svg.trend')].map(svg => {
     const s = box(svg);
-    const inside = (b) => b.w > 0 && b.h > 0 && b.l >= s.l - 0.5 && b.r <= s.r + 0.5 && b.t >= s.t - 0.5 && b.b <= s.b + 0.5;
+    const inside = (b) => b.w > 0 && b.h > 0 && b.l >= s.l - 0.5 && b.r <= s.r + 0.5
+      && b.t >= s.t - 0.5 && b.b <= s.b + 0.5;
     const texts = (sel) => [...svg.querySelectorAll(sel)].map(t => ({text: t.textContent, ...box(t)}));
     const labels = [...texts('text.value-label'), ...texts('text.marker-label')];
     const overlaps = [];
@@ -105,11 +108,13 @@ LAYOUT_JS = """() => {
     const points = [...svg.querySelectorAll('circle.point')];
     return {width: s.w, points: points.length, pointsInside: points.filter(p => inside(box(p))).length,
             fills: points.map(p => getComputedStyle(p).fill),
-            labels: labels.map(l => l.text), clipped: [...labels, ...texts('text.tick')].filter(l => !inside(l)).map(l => l.text),
+            labels: labels.map(l => l.text),
+            clipped: [...labels, ...texts('text.tick')].filter(l => !inside(l)).map(l => l.text),
             overlaps, markers: svg.querySelectorAll('rect.marker').length};
   });
   return {docOverflow: document.documentElement.scrollWidth - vw, overflow, charts,
-          findings: document.querySelectorAll('ul.findings li').length, rows: document.querySelectorAll('table.checkpoints tbody tr').length};
+          findings: document.querySelectorAll('ul.findings li').length,
+          rows: document.querySelectorAll('table.checkpoints tbody tr').length};
 }"""
 
 
