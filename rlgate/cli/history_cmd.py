@@ -59,12 +59,14 @@ def history(
             return
         from rlgate.monitor.overview import build_overview, render_text
 
-        overview = build_overview(db, resolved, training_run)
-        typer.echo(overview.model_dump_json(indent=2) if json_out else render_text(overview))
-        if html is not None:
+        written = None
+        if html is not None:  # first, so that a path it cannot write stops before any output
             from rlgate.pipeline.history_report import write_history_html
 
             written = write_history_html(db, html, resolved, training_run)
+        overview = build_overview(db, resolved, training_run)
+        typer.echo(overview.model_dump_json(indent=2) if json_out else render_text(overview))
+        if written is not None:
             typer.echo(f"wrote {written}", err=json_out)  # stdout stays JSON with --json
     finally:
         db.close()

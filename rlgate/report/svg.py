@@ -226,7 +226,7 @@ def trend_chart(series: TrendSeries, steps: list[int], markers: list[TrendMarker
                      f'height="{plot_b - plot_t}" fill="{colour}" fill-opacity="{0.14 if about else 0.06}" '
                      f'stroke="{colour}" '
                      f'stroke-opacity="0.5" stroke-dasharray="3,2"><title>{escape(m.message)}</title></rect>')
-    for tick in nice_ticks(y_lo, y_hi):
+    for tick in nice_ticks(y_lo, y_hi, 6):
         ty = y(tick)
         parts.append(f'<line x1="{plot_l}" y1="{ty}" x2="{plot_r}" y2="{ty}" stroke="#eaeef2" stroke-width="1"/>')
         parts.append(f'<text class="tick" x="{plot_l - 6}" y="{ty + 4}" font-size="11" text-anchor="end" '
