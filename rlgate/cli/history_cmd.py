@@ -23,9 +23,13 @@ def history(
     json_out: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
     export: Annotated[Path | None, typer.Option(help="write every record to this JSON file")] = None,
     import_: Annotated[Path | None, typer.Option("--import", help="copy the records of an --export file in")] = None,
+    html: Annotated[Path | None, typer.Option(
+        help="also write a self-contained trend report: every gated metric against step, with intervals, "
+        "decisions and the cross-checkpoint rules that fired")] = None,
 ) -> None:
     """Gated checkpoints per training run: step, decision, primary metric and interval, deciding gates, the best
-    checkpoint, cross-checkpoint rules that fire, private-split consultations against their budget."""
+    checkpoint, cross-checkpoint rules that fire, private-split consultations against their budget; --html FILE
+    draws them as a trend page."""
     from rlgate.store.open import history_url, open_history
 
     resolved = None
@@ -35,6 +39,9 @@ def history(
         resolved = load_contract(contract)
     db = open_history(store or history_url(resolved))
     try:
+        if (export is not None or import_ is not None) and html is not None:
+            raise InputError("--html draws the history; --export/--import copy it", field="--html",
+                             fix="run the copy first, then rlgate history --html FILE")
         if export is not None and import_ is not None:
             raise InputError("--export and --import copy in opposite directions", field="--export/--import",
                              fix="run one, then the other with --history naming the target")
@@ -52,7 +59,14 @@ def history(
             return
         from rlgate.monitor.overview import build_overview, render_text
 
+        written = None
+        if html is not None:  # first, so that a path it cannot write stops before any output
+            from rlgate.pipeline.history_report import write_history_html
+
+            written = write_history_html(db, html, resolved, training_run)
         overview = build_overview(db, resolved, training_run)
         typer.echo(overview.model_dump_json(indent=2) if json_out else render_text(overview))
+        if written is not None:
+            typer.echo(f"wrote {written}", err=json_out)  # stdout stays JSON with --json
     finally:
         db.close()

@@ -42,6 +42,21 @@ def resolve_policy(spec: MonitorSpec | None = None, base: Path | None = None,
 NO_LOGS = "no training logs given (monitor.logs is not set)"
 
 
+def contract_policy(resolved: object) -> tuple[MonitorPolicy, str]:
+    """The monitor policy a contract sets (its `monitor.policy` file plus `monitor.overrides`), and its name;
+    the same for gating and for `rlgate history`, so both evaluate the cross-checkpoint rules alike."""
+    from rlgate.contract.loader import ResolvedContract
+
+    assert isinstance(resolved, ResolvedContract)
+    spec = resolved.contract.monitor or MonitorSpec()
+    if spec.policy:  # found as the contract's other references are (its folder, then the folders above)
+        spec = spec.model_copy(update={"policy": str(resolved.resolve_path(spec.policy))})
+    try:
+        return resolve_policy(spec, resolved.path.parent, resolved.path)
+    except InputError as error:
+        raise _located(error, resolved.path) from None
+
+
 def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: MonitorPolicy | None = None,
                 policy_name: str = "monitor_default", history_findings: Sequence[Finding] = (),
                 training_run: str | None = None, plots: bool = True, metrics: Mapping[str, str] | None = None,
@@ -113,12 +128,7 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
 
     assert isinstance(resolved, ResolvedContract)
     spec = resolved.contract.monitor or MonitorSpec()
-    if spec.policy:  # found as the contract's other references are (its folder, then the folders above)
-        spec = spec.model_copy(update={"policy": str(resolved.resolve_path(spec.policy))})
-    try:
-        policy, name = resolve_policy(spec, resolved.path.parent, resolved.path)
-    except InputError as error:
-        raise _located(error, resolved.path) from None
+    policy, name = contract_policy(resolved)
     paths = list(logs) or [resolved.resolve_path(p) for p in spec.logs]
     checked: HistoryCheck | None = None
     if spec.training_run:

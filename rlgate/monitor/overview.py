@@ -83,6 +83,11 @@ def _row(rec: CheckpointRecord, targets: HistoryTargets | None) -> CheckpointRow
                          metrics=rec.metrics, intervals=intervals, recorded_at=rec.recorded_at)
 
 
+def contract_records(store: HistoryStore, run: str, resolved: ResolvedContract | None = None) -> list[CheckpointRecord]:
+    """The run's stored checkpoints; with a contract, only those it gated (and unlabelled ones from before labels)."""
+    return [r for r in store.history(run) if resolved is None or r.contract in ("", resolved.name)]
+
+
 def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None, training_run: str | None = None,
                    policy: MonitorPolicy | None = None) -> HistoryOverview:
     """The overview of every run (or one), restricted to the contract's checkpoints when one is given."""
@@ -90,7 +95,7 @@ def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None
     runs = [training_run] if training_run else store.runs()
     out: list[RunOverview] = []
     for run in runs:
-        records = [r for r in store.history(run) if resolved is None or r.contract in ("", resolved.name)]
+        records = contract_records(store, run, resolved)
         if not records:
             continue
         rows = [_row(r, targets) for r in records]
@@ -100,6 +105,10 @@ def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None
         best = store.best(run, primary, higher) if primary else None
         overview = RunOverview(run=run, checkpoints=rows, best=best.checkpoint if best else None)
         if targets is not None:
+            if policy is None and resolved is not None:
+                from rlgate.monitor.api import contract_policy
+
+                policy = contract_policy(resolved)[0]  # the thresholds the contract gates with
             overview.rules_fired = evaluate_history(records, targets, policy or MonitorPolicy())
         else:
             overview.rules_note = "pass --contract to evaluate the cross-checkpoint rules with its gate directions"

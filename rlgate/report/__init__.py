@@ -1,7 +1,8 @@
 """Reports: one report model, rendered to HTML, Markdown (job summary), decision.json and JUnit XML.
 
 Callers (`rlgate gate`, `rlgate check`) use `write_reports(out_dir, decision, contract=..., baseline=...,
-candidate=...)`; `rlgate report OUT_DIR` uses `rerender`. Exports are lazy so importing the package
+candidate=...)`; `rlgate report OUT_DIR` uses `rerender`; `rlgate history --html` renders a `TrendReport`
+(the history's checkpoints against step) with `render_trend_html`. Exports are lazy so importing the package
 costs nothing until a report is written.
 """
 
@@ -21,6 +22,8 @@ _EXPORTS = {
     "render_markdown": "rlgate.report.markdown",
     "render_junit": "rlgate.report.junit",
     "decision_json_schema": "rlgate.report.schema",
+    "TrendReport": "rlgate.report.trend",
+    "render_trend_html": "rlgate.report.trend_html",
 }
 
 __all__ = list(_EXPORTS)

@@ -1,4 +1,4 @@
-"""Inline SVG drawn in Python (no chart library, no external resources): CI bars and the radar.
+"""Inline SVG drawn in Python (no chart library, no external resources): CI bars, the radar and the trend charts.
 
 Every piece of text that reaches the markup goes through markupsafe.escape.
 """
@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 from rlgate.engine.models import GateVerdict
 from rlgate.report import fmt
 from rlgate.report.model import RadarAxis
+from rlgate.report.trend import TrendMarker, TrendSeries
 
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "nodata": "#6e7781", "error": "#9a6700"}
 
@@ -129,5 +130,151 @@ def radar(axes: list[RadarAxis], size: int = 420, margin: int | None = None) -> 
         pts = " ".join(f"{px},{py}" for px, py in (point(i, v) for i, v in enumerate(values)))
         parts.append(f'<polygon points="{pts}" fill="{fill}" fill-opacity="0.14" stroke="{stroke}" '
                      f'stroke-width="2"{dash}/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+# --------------------------------------------------------------------------- trend (rlgate history --html)
+DECISION_COLOURS = {"release": "#1a7f37", "research_only": "#9a6700", "block": "#cf222e"}
+SEVERITY_COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
+NO_DECISION = "#6e7781"
+#: Trend chart geometry: the plot area sits inside these margins; marker labels stack in lanes above it.
+T_WIDTH, T_HEIGHT, T_LEFT, T_RIGHT, T_BOTTOM, T_LANE = 880, 250, 72, 28, 42, 14
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi] (steps of 1, 2, 2.5 or 5 times a power of ten)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo] if math.isfinite(lo) else []
+    raw = (hi - lo) / max(count - 1, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    out = []
+    k = 0
+    while first + k * step <= hi + step * 1e-9:
+        out.append(round(first + k * step, 12))
+        k += 1
+    return out
+
+
+def _lanes(spans: list[tuple[float, float]]) -> list[int]:
+    """A lane per label so that labels whose spans overlap sit on different lines."""
+    ends: list[float] = []
+    lanes = []
+    for start, end in spans:
+        lane = next((i for i, e in enumerate(ends) if e + 6 < start), len(ends))
+        if lane == len(ends):
+            ends.append(end)
+        else:
+            ends[lane] = end
+        lanes.append(lane)
+    return lanes
+
+
+def trend_chart(series: TrendSeries, steps: list[int], markers: list[TrendMarker], best: str | None = None,
+                value_labels: int = 16) -> Markup:
+    """One metric against training step: values joined by a line, intervals as whiskers, points coloured by the
+    checkpoint's decision, a red ring where this gate failed, the baseline dashed, and the monitor's findings
+    as shaded step windows labelled above the plot."""
+    if not series.points or not steps:
+        return Markup("")
+    lo_step, hi_step = min(steps), max(steps)
+    plot_l, plot_r = T_LEFT, T_WIDTH - T_RIGHT
+    span = hi_step - lo_step
+    inset = 18.0
+
+    def x(step: float) -> float:
+        if span == 0:
+            return round((plot_l + plot_r) / 2, 2)
+        return round(plot_l + inset + (step - lo_step) / span * (plot_r - plot_l - 2 * inset), 2)
+
+    placed = [m for m in markers if m.step_start is not None or m.step_end is not None]
+    windows = []
+    for m in placed:
+        a = m.step_start if m.step_start is not None else m.step_end
+        b = m.step_end if m.step_end is not None else m.step_start
+        assert a is not None and b is not None
+        x0, x1 = x(min(a, b)) - 10, x(max(a, b)) + 10
+        label = f"⚑ {m.rule}"
+        width = len(label) * CHAR_PX * 0.95
+        start = min(x0, plot_r - width)
+        windows.append((m, x0, x1, label, max(plot_l, start)))
+    lanes = _lanes([(s, s + len(lbl) * CHAR_PX * 0.95) for _, _, _, lbl, s in windows])
+    top = 10 + T_LANE * (max(lanes) + 1 if lanes else 0) + 6
+    plot_t, plot_b = top, T_HEIGHT - T_BOTTOM
+    values = [v for p in series.points for v in (p.value, p.low, p.high, p.baseline) if v is not None]
+    y_lo, y_hi = min(values), max(values)
+    pad = (y_hi - y_lo) * 0.12 or max(abs(y_hi) * 0.1, 0.01)
+    y_lo, y_hi = y_lo - pad, y_hi + pad
+    if series.bounded:
+        y_lo, y_hi = max(y_lo, 0.0) if min(values) >= 0 else y_lo, min(y_hi, 1.0) if max(values) <= 1 else y_hi
+
+    def y(v: float) -> float:
+        return round(plot_b - (v - y_lo) / (y_hi - y_lo) * (plot_b - plot_t), 2)
+
+    def show(v: float) -> str:
+        return fmt.value(v, series.bounded)
+
+    desc = f"{series.metric} against training step, {len(series.points)} checkpoint(s)"
+    parts = [f'<svg class="trend" width="{T_WIDTH}" height="{T_HEIGHT}" viewBox="0 0 {T_WIDTH} {T_HEIGHT}" '
+             f'role="img" aria-label="{escape(desc)}"><title>{escape(desc)}</title>']
+    for m, x0, x1, _, _ in windows:
+        colour = SEVERITY_COLOURS.get(m.severity, NO_DECISION)
+        about = not m.metrics or series.metric in m.metrics  # fainter on the charts of other metrics
+        parts.append(f'<rect class="marker" x="{x0}" y="{plot_t}" width="{round(x1 - x0, 2)}" '
+                     f'height="{plot_b - plot_t}" fill="{colour}" fill-opacity="{0.14 if about else 0.06}" '
+                     f'stroke="{colour}" '
+                     f'stroke-opacity="0.5" stroke-dasharray="3,2"><title>{escape(m.message)}</title></rect>')
+    for tick in nice_ticks(y_lo, y_hi, 6):
+        ty = y(tick)
+        parts.append(f'<line x1="{plot_l}" y1="{ty}" x2="{plot_r}" y2="{ty}" stroke="#eaeef2" stroke-width="1"/>')
+        parts.append(f'<text class="tick" x="{plot_l - 6}" y="{ty + 4}" font-size="11" text-anchor="end" '
+                     f'fill="#59636e">{escape(show(tick))}</text>')
+    parts.append(f'<line x1="{plot_l}" y1="{plot_b}" x2="{plot_r}" y2="{plot_b}" stroke="#8c959f" stroke-width="1"/>')
+    shown = steps if len(steps) <= 12 else [int(t) for t in nice_ticks(lo_step, hi_step, 8)]
+    for step in shown:
+        parts.append(f'<line x1="{x(step)}" y1="{plot_b}" x2="{x(step)}" y2="{plot_b + 4}" stroke="#8c959f"/>'
+                     f'<text class="tick" x="{x(step)}" y="{plot_b + 16}" font-size="11" text-anchor="middle" '
+                     f'fill="#59636e">{step}</text>')
+    parts.append(f'<text x="{(plot_l + plot_r) / 2}" y="{T_HEIGHT - 6}" font-size="11" text-anchor="middle" '
+                 'fill="#59636e">training step</text>')
+    baselines = [(p.step, p.baseline) for p in series.points if p.baseline is not None]
+    if len(baselines) > 1:
+        pts = " ".join(f"{x(at)},{y(base)}" for at, base in baselines)
+        parts.append(f'<polyline class="baseline" points="{pts}" fill="none" stroke="#6e7781" stroke-width="1.5" '
+                     'stroke-dasharray="5,4"/>')
+    for at, base in baselines:
+        parts.append(f'<line class="baseline" x1="{x(at) - 12}" y1="{y(base)}" x2="{x(at) + 12}" y2="{y(base)}" '
+                     f'stroke="#6e7781" stroke-width="2"><title>baseline {escape(show(base))}</title></line>')
+    if len(series.points) > 1:
+        pts = " ".join(f"{x(p.step)},{y(p.value)}" for p in series.points)
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="#57606a" stroke-width="1.5"/>')
+    for p in series.points:
+        colour = DECISION_COLOURS.get(p.decision or "", NO_DECISION)
+        px, py = x(p.step), y(p.value)
+        if p.low is not None and p.high is not None:
+            y0, y1 = y(p.low), y(p.high)
+            parts.append(f'<path d="M{px},{y0}V{y1}M{px - 4},{y0}H{px + 4}M{px - 4},{y1}H{px + 4}" '
+                         f'stroke="{colour}" stroke-width="2" fill="none" opacity="0.7"/>')
+        if p.verdict in ("fail", "error", "nodata"):
+            parts.append(f'<circle class="gate-fail" cx="{px}" cy="{py}" r="9" fill="none" stroke="#cf222e" '
+                         'stroke-width="2"/>')
+        tip = (f"{p.checkpoint} · step {p.step} · {show(p.value)}"
+               + (f" · interval [{show(p.low)}, {show(p.high)}]" if p.low is not None and p.high is not None else "")
+               + (f" · baseline {show(p.baseline)}" if p.baseline is not None else "")
+               + (f" · gate {p.verdict}" if p.verdict else "") + f" · decision {p.decision or 'none'}"
+               + (" · deciding gate" if p.deciding else ""))
+        parts.append(f'<circle class="point" data-decision="{escape(p.decision or "none")}" cx="{px}" cy="{py}" '
+                     f'r="5.5" fill="{colour}" stroke="#fff" stroke-width="1.5"><title>{escape(tip)}</title></circle>')
+        if len(series.points) <= value_labels:
+            right = px + 80 < plot_r
+            label = show(p.value) + (" ★ best" if best is not None and p.checkpoint == best else "")
+            parts.append(f'<text class="value-label" x="{px + 11 if right else px - 11}" y="{py - 7}" font-size="11" '
+                         f'text-anchor="{"start" if right else "end"}" fill="#1f2328">{escape(label)}</text>')
+    for (m, _, _, label, start), lane in zip(windows, lanes, strict=True):
+        colour = SEVERITY_COLOURS.get(m.severity, NO_DECISION)
+        parts.append(f'<text class="marker-label" x="{round(start, 2)}" y="{10 + T_LANE * lane + 10}" font-size="11" '
+                     f'fill="{colour}" font-weight="600"><title>{escape(m.message)}</title>{escape(label)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
