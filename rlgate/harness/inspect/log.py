@@ -134,6 +134,21 @@ def _tokens(sample: Any) -> int | None:
     return int(sum((u.total_tokens or 0) for u in usage.values()))
 
 
+def _final_state(sample: Any) -> dict[str, Any] | None:
+    """The sample's store when it ended (inspect keeps it in the log): JSON data only, for the rollout card."""
+    found = getattr(sample, "store", None)
+    if not found:
+        return None
+    return {str(k): v for k, v in found.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
+
+
+def _explanation(sample: Any) -> str | None:
+    for score in (sample.scores or {}).values():
+        if score.explanation:
+            return str(score.explanation)
+    return None
+
+
 def _doc_hash(sample_id: DocId) -> str:
     """Keyed by the sample id alone, so a sample the log lacks pairs with its partner as a failure; a changed
     question under the same id shows as a prompt difference in the protocol check."""
@@ -157,7 +172,8 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
     error = sample.error.message if sample.error is not None else None
     trajectory = Trajectory.model_construct(
         steps=_steps(sample.messages or []), epoch=int(sample.epoch), limits_hit=limits, error=error,
-        total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None))
+        total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None),
+        final_state=_final_state(sample), explanation=_explanation(sample))
     success, state, numeric = _scores(sample)
     completion = sample.output.completion if sample.output is not None else ""
     scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: dict(numeric)}
