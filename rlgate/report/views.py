@@ -21,7 +21,7 @@ from rlgate.report.rollout import WITHHELD
 #: decision.extensions keys drawn as the designed badcase sections (not as generic data).
 BADCASE_KEYS = ("badcase_top", "badcase_explanations", "badcase_clusters", "next_actions", "badcases")
 _KIND_WORDS = {"format": "format", "truncation": "truncation", "knowledge": "wrong answer",
-               "instruction": "instruction", "other": "other"}
+               "instruction": "instruction", "tool": "tool use", "safety": "safety", "other": "other"}
 #: Protocol keys that differ per subtask by construction and do not make two protocols different.
 _PER_TASK_KEYS = ("task_hash",)
 
