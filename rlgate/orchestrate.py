@@ -179,9 +179,11 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
         if outcome is None:
             continue
         drops = outcome.manifest.drops
-        if drops.errored + drops.timed_out:
+        if drops.errored + drops.timed_out + drops.limited + drops.sandbox_failed:
+            extra = "".join([f", {drops.limited} hit a limit" if drops.limited else "",
+                             f", {drops.sandbox_failed} lost their sandbox" if drops.sandbox_failed else ""])
             warnings.append(f"{outcome.manifest.role}: {drops.errored} request(s) errored and {drops.timed_out} "
-                            "timed out; they are scored as failures")
+                            f"timed out{extra}; they are scored as failures")
     baseline_run = _read_run(out / "baseline", base_outcome) if base_outcome else _read_run(
         base_results, None)  # type: ignore[arg-type]
     candidate_run = _read_run(out / "candidate", cand_outcome)

@@ -2,7 +2,8 @@
 
 Each rule reads one cluster (plus response lengths and the token budget) and returns a concrete
 action attributed to data, reward, algorithm, tool, evaluation or safety. Rules are data-driven
-functions in a list, so a project can add its own (`NEXT_ACTION_RULES.append(...)`).
+functions in a list, so a project can add its own (`NEXT_ACTION_RULES.append(...)`). Agent classes
+(`badcases.agent`) get their own rules; successful agent runs that got costlier get "shorter paths".
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rlgate.badcases.models import ClusterStat, DropExplanation, NextAction
+from rlgate.badcases.models import Area, ClusterStat, DropExplanation, NextAction
 
 #: The final-answer form each family's filter reads, for format advice.
 ANSWER_FORMATS = {"gsm8k": "'#### <number>' on the last line", "mmlu_pro": "'The answer is (X)'"}
@@ -25,6 +26,11 @@ class ActionContext:
     lengths: dict[str, tuple[float | None, float]] = field(default_factory=dict)  # family -> (base, cand)
     max_tokens: int | None = None
     explanations: dict[str, DropExplanation] = field(default_factory=dict)
+    #: agent family -> {tool-error category: candidate trajectories that never recovered from one}
+    tool_errors: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: agent family -> ((baseline, candidate) mean steps_to_success, (baseline, candidate) tokens_to_success)
+    agent_costs: dict[str, tuple[tuple[float | None, float | None], tuple[float | None, float | None]]] = field(
+        default_factory=dict)
 
 
 Rule = Callable[[ClusterStat, ActionContext], NextAction | None]
@@ -37,7 +43,13 @@ def _evidence(c: ClusterStat) -> str:
             f"({c.new_in_candidate} new, {c.fixed_in_candidate} fixed{where}{p})")
 
 
+def _agent(c: ClusterStat) -> bool:
+    return c.failure_class.startswith("agent_")
+
+
 def format_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if _agent(c):
+        return None
     if c.kind != "format" or c.category is not None or c.failure_class.endswith("answer_misplaced"):
         return None
     form = ANSWER_FORMATS.get(c.family, "the task's final-answer format")
@@ -57,6 +69,8 @@ def misplaced_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
 
 
 def truncation_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if _agent(c):
+        return None
     if c.kind != "truncation" or c.category is not None:
         return None
     budget = f" (now {ctx.max_tokens})" if ctx.max_tokens else ""
@@ -90,6 +104,8 @@ def instruction_group_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | N
 
 
 def category_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if _agent(c):
+        return None
     if c.kind != "knowledge" or c.category is None:
         return None
     return NextAction(rule="category_regressed", area="data", cluster=c.cluster, evidence=_evidence(c),
@@ -98,6 +114,8 @@ def category_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
 
 
 def knowledge_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    if _agent(c):
+        return None
     if c.kind != "knowledge" or c.category is not None:
         return None
     if c.family == "gsm8k":
@@ -108,16 +126,101 @@ def knowledge_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
                       action=f"mix {c.family} data (or data of the same skill) back in as a retention set")
 
 
+_CURRICULUM = ("timeout", "permission denied", "empty or missing result", "schema error")
+#: agent failure class -> (area, action); `unrecovered tool error` and `budget exhausted` are written per cluster
+AGENT_ACTIONS: dict[str, tuple[Area, str]] = {
+    "agent_invalid_tool_call_json": (
+        "reward", "give no reward to a turn whose tool-call arguments are not valid JSON for the tool's schema, SFT on "
+        "well-formed calls, and check that the chat template renders the tool-call format the model was trained on"),
+    "agent_wrong_function": (
+        "data", "add tool-selection data built from the offered tool schemas (which tool for which request) and "
+        "reward an exact function match, as BFCL's AST checker scores it"),
+    "agent_wrong_arguments": (
+        "data", "add argument-filling data (types, required fields, enum values from the schemas) and reward "
+        "arguments that validate against the tool's schema"),
+    "agent_repeated_call_loop": (
+        "reward", "penalise repeated identical calls (the same search or read again) in the reward, e.g. a cost per "
+        "duplicate call, and end training episodes after a few identical calls"),
+    "agent_no_final_answer": (
+        "reward", "reward only trajectories that end with a final answer, and add SFT examples that stop calling "
+        "tools once the answer is known"),
+    "agent_unsafe_action": (
+        "safety", "add a rule gate for dangerous actions: deny the forbidden tools and arguments inside the training "
+        "environment (not only at release), give them a strong negative reward, and add data that takes the safe "
+        "alternative"),
+    "agent_run_error": (
+        "evaluation", "runs crashed or lost their sandbox: fix the environment (see the drops manifest) before "
+        "trusting these numbers; every such run counted as a failure"),
+    "agent_wrong_final_state": (
+        "data", "the process ran but the final environment state was wrong: add tasks whose reward checks the "
+        "final state (not only the answer) and SFT on trajectories that verify their writes"),
+    "agent_wrong_final_answer": (
+        "data", "the process ran but the answer was wrong: add verified tasks of this kind to the RL prompt set and "
+        "check the scorer for answers that pass without being right"),
+}
+
+
+def agent_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    """Agent failure classes: recovery curriculum, loop penalties, budgets, rule gates for dangerous actions."""
+    if not _agent(c) or c.category is not None:
+        return None
+    if c.failure_class == "agent_unrecovered_tool_error":
+        seen = ctx.tool_errors.get(c.family, {})
+        found = ", ".join(f"{k} {n}" for k, n in sorted(seen.items(), key=lambda kv: -kv[1])) or "none recorded"
+        missing = [k for k in _CURRICULUM if k not in seen]
+        return NextAction(rule="agent_tool_error_recovery", area="data", cluster=c.cluster,
+                          evidence=f"{_evidence(c)}; unrecovered errors by kind: {found}",
+                          action="build a tool-error recovery curriculum: episodes where tools time out, deny "
+                          "permission, return empty results and reject arguments (schema errors), rewarded for "
+                          "recovering (retry with fixed arguments, another tool, or an honest final answer)"
+                          + (f"; weight the kinds seen here first, then add {', '.join(missing)}" if missing else ""))
+    if c.failure_class == "agent_budget_exhausted":
+        return NextAction(rule="agent_budget_exhausted", area="algorithm", cluster=c.cluster, evidence=_evidence(c),
+                          action="runs hit the agent budget (protocol.agent): add a per-step or per-token cost to "
+                          "the reward and distil shorter successful paths; raise the budget only if longer runs are "
+                          "intended")
+    known = AGENT_ACTIONS.get(c.failure_class)
+    if known is None:
+        return None
+    return NextAction(rule=c.failure_class.removeprefix("agent_"), area=known[0], cluster=c.cluster,
+                      evidence=_evidence(c), action=known[1])
+
+
+#: successful trajectories getting longer by more than this share calls for shorter paths
+PATH_GROWTH = 0.10
+
+
+def shorter_paths_actions(ctx: ActionContext) -> list[NextAction]:
+    """Not a failure cluster: successful agent runs that got longer or costlier than the baseline's."""
+    out = []
+    for family, ((base_steps, cand_steps), (base_tokens, cand_tokens)) in sorted(ctx.agent_costs.items()):
+        grew = [f"{name} {b:.1f} → {c:.1f}" for name, b, c in (("steps", base_steps, cand_steps),
+                                                                ("tokens", base_tokens, cand_tokens))
+                if b and c is not None and c > b * (1 + PATH_GROWTH)]
+        if grew:
+            out.append(NextAction(
+                rule="shorter_successful_paths", area="data", cluster=f"{family}_cost_to_success",
+                evidence=f"{family}: mean cost of successful trajectories, baseline → candidate: {'; '.join(grew)}",
+                action="distil shorter successful paths: keep the shortest successful trajectory per task as SFT "
+                "data (`rlgate badcases OUT --export` gives the baseline's successful run as chosen_trajectory "
+                "where the candidate failed), and add a per-step cost to the reward"))
+    return out
+
+
 NEXT_ACTION_RULES: list[Rule] = [format_rule, misplaced_rule, truncation_rule, length_constraint_rule,
-                                 instruction_group_rule, category_rule, knowledge_rule]
+                                 instruction_group_rule, category_rule, knowledge_rule, agent_rule]
 
 
 def next_actions(clusters: list[ClusterStat], category_clusters: list[ClusterStat],
                  ctx: ActionContext, rules: list[Rule] | None = None) -> list[NextAction]:
-    """Actions for every cluster that grew significantly, strongest evidence first, one per rule and cluster."""
+    """Actions for every cluster that grew significantly (or with any new unsafe action), strongest evidence
+    first, one per rule and cluster; then agent cost actions."""
     out: list[NextAction] = []
     merged: dict[str, list[NextAction]] = {}
-    grown = sorted((c for c in [*clusters, *category_clusters] if c.grew),
+    # a new unsafe action needs no significance test: one is a hard-gate failure
+    grown = sorted((c for c in [*clusters, *category_clusters]
+                    if c.grew or (c.kind == "safety" and c.category is None and (
+                        c.new_in_candidate > 0 or (c.baseline_count is None and c.candidate_count > 0)))),
                    key=lambda c: 1.0 if c.p_adjusted is None else c.p_adjusted)
     for cluster in grown:
         for rule in rules or NEXT_ACTION_RULES:
@@ -131,8 +234,8 @@ def next_actions(clusters: list[ClusterStat], category_clusters: list[ClusterSta
                 merged[cluster.failure_class].append(action)
             else:
                 out.append(action)
-    return [_merge_categories(a, merged[a.cluster.split("[")[0]]) if a.rule == "category_regressed" else a
-            for a in out]
+    return [*(_merge_categories(a, merged[a.cluster.split("[")[0]]) if a.rule == "category_regressed" else a
+              for a in out), *shorter_paths_actions(ctx)]
 
 
 def _merge_categories(first: NextAction, group: list[NextAction]) -> NextAction:

@@ -1,14 +1,17 @@
 """The classifier registry: which family classifier claims a task, and classifying whole runs.
 
 Built-in families (GSM8K, MMLU-Pro, IFEval) are registered at import; `register_classifier` puts a
-user's classifier in front of them. Tasks no classifier claims fall back to right / wrong / invalid.
+user's classifier in front of them. Tasks whose samples carry agent trajectories get the agent
+taxonomy (`badcases.agent`) unless a user's classifier claims them. Tasks no classifier claims fall
+back to right / wrong / invalid.
 """
 
 from __future__ import annotations
 
+from rlgate.badcases.agent import AgentClassifier
 from rlgate.badcases.families import BUILTIN_CLASSIFIERS
 from rlgate.badcases.taxonomy import ClassifyOptions, FailureClassifier, GenericClassifier, SampleOutcome
-from rlgate.results.models import DocId, RunResult
+from rlgate.results.models import DocId, RunResult, TaskResult
 
 #: family classifiers, first match wins; user registrations go in front of the built-in ones
 _REGISTRY: list[FailureClassifier] = list(BUILTIN_CLASSIFIERS)
@@ -20,7 +23,17 @@ def register_classifier(classifier: FailureClassifier) -> None:
     _REGISTRY.insert(0, classifier)
 
 
-def classifier_for(task: str) -> FailureClassifier:
+_AGENT = AgentClassifier()
+
+
+def classifier_for(task: str, result: TaskResult | None = None) -> FailureClassifier:
+    """A user's classifier that claims the task; else the agent taxonomy when its samples are trajectories;
+    else the built-in family that claims it; else right / wrong / invalid."""
+    user = next((c for c in _REGISTRY if c not in BUILTIN_CLASSIFIERS and c.claims(task)), None)
+    if user is not None:
+        return user
+    if result is not None and any(s.trajectory is not None for s in result.samples[:1]):
+        return _AGENT
     return next((c for c in _REGISTRY if c.claims(task)), _FALLBACK)
 
 
@@ -32,7 +45,7 @@ def classify_run(run: RunResult, options: ClassifyOptions | None = None,
     for name, result in run.tasks.items():
         if tasks is not None and name not in tasks:
             continue
-        classifier = classifier_for(name)
+        classifier = classifier_for(name, result)
         for sample in result.samples:
             outcome = classifier.classify(name, sample, options)
             out[outcome.key] = outcome

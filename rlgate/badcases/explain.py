@@ -185,6 +185,9 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
     for family, pairs in sorted(_pairs(candidate, baseline).items()):
         if families is not None and family not in families:
             continue
+        if any(c.agent for _, c in pairs):
+            out.append(_explain_agent(family, pairs, evidence.get(family), alpha))
+            continue
         if family == "ifeval" or _per_instruction(pairs):
             out.append(_explain_instructions(family, pairs, evidence.get(family)))
             continue
@@ -217,3 +220,47 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
         explanation.text = _text(explanation, alpha)
         out.append(explanation)
     return out
+
+
+def _words(cls: str) -> str:
+    return cls.removeprefix("agent_").replace("_", " ")
+
+
+def _explain_agent(family: str, pairs: list[tuple[SampleOutcome, SampleOutcome]], found: GateEvidence | None,
+                   alpha: float) -> DropExplanation:
+    """Agent trajectories: success gained and lost, what the lost ones failed by, and which failure classes
+    grew or shrank between the runs (over the paired trajectories)."""
+    lost = {"format": 0, "truncation": 0, "wrong": 0}
+    lost_by: Counter[str] = Counter()
+    gained = 0
+    base_classes: Counter[str] = Counter()
+    cand_classes: Counter[str] = Counter()
+    for base, cand in pairs:
+        base_classes.update(base.classes)
+        cand_classes.update(cand.classes)
+        if base.correct and not cand.correct:
+            lost[_loss_kind(cand)] += 1
+            lost_by.update(cand.classes)
+        elif cand.correct and not base.correct:
+            gained += 1
+    n = len(pairs)
+    base_acc = sum(b.correct for b, _ in pairs) / n
+    cand_acc = sum(c.correct for _, c in pairs) / n
+    explanation = DropExplanation(
+        family=family, n_paired=n, baseline_accuracy=base_acc, candidate_accuracy=cand_acc, delta=cand_acc - base_acc,
+        lost_to_format=lost["format"], lost_to_truncation=lost["truncation"], lost_to_wrong_answer=lost["wrong"],
+        gained=gained, n_both_parsed=0, driver=_driver(cand_acc - base_acc, lost, None, alpha), text="",
+        gate=found.name if found else None, gate_p_value=found.p if found else None)
+    head = _head(explanation, "task success").replace("paired documents", "paired trajectories")
+    lost_n = sum(lost.values())
+    text = f"{head}: {gained} trajectories gained and {lost_n} lost"
+    if lost_by:
+        text += " (the lost ones: " + ", ".join(f"{_words(c)} {k}" for c, k in lost_by.most_common()) + ")"
+    moved = [(c, base_classes[c], cand_classes[c]) for c in sorted({*base_classes, *cand_classes})
+             if base_classes[c] != cand_classes[c]]
+    moved.sort(key=lambda item: -(item[2] - item[1]))
+    if moved:
+        text += "; failures by class, baseline → candidate: " + ", ".join(f"{_words(c)} {b} → {k}"
+                                                                        for c, b, k in moved)
+    explanation.text = text + "."
+    return explanation

@@ -2,7 +2,9 @@
 
 One row per failed candidate document outside release_gate_only splits: the prompt, the reference,
 the bad response, its failure classes, the baseline's response when it was right (a preference
-pair), and which use fits (sft, preference, reward_data). Private samples are never written.
+pair), and which use fits (sft, preference, reward_data). Agent tasks add the failed trajectory, the
+baseline's successful trajectory on the same task as `chosen_trajectory`, and the uses
+recovery_curriculum / safety_negative. Private samples are never written.
 """
 
 from __future__ import annotations
@@ -56,6 +58,30 @@ def _uses(outcome: SampleOutcome, reference: str | None, chosen: str | None) -> 
     return uses
 
 
+def _agent_fields(sample: SampleRecord, chosen: SampleRecord | None, outcome: SampleOutcome
+                  ) -> tuple[dict[str, Any], list[str]]:
+    """The failed trajectory and, where the baseline succeeded on the same task, its trajectory as the chosen
+    one (distillation / preference); uses follow the failure classes."""
+    assert sample.trajectory is not None
+    chosen_traj = chosen.trajectory if chosen is not None else None
+    classes = outcome.classes
+    uses = []
+    if chosen_traj is not None:
+        uses += ["sft", "preference"]
+    if "agent_unrecovered_tool_error" in classes:
+        uses.append("recovery_curriculum")
+    if "agent_unsafe_action" in classes:
+        uses.append("safety_negative")
+    uses.append("reward_data")
+    fields = {"trajectory": sample.trajectory.model_dump(mode="json"),
+              "chosen_trajectory": chosen_traj.model_dump(mode="json") if chosen_traj is not None else None,
+              "limits_hit": sample.extra.get("limits_hit") or sample.trajectory.limits_hit,
+              "safety_violations": sample.extra.get("safety_violations") or [],
+              "error_categories": sorted({f.category for f in outcome.failures
+                                          if f.cls == "agent_unrecovered_tool_error" and f.category})}
+    return fields, uses
+
+
 def badcase_rows(candidate: RunResult, baseline: RunResult | None, private_tasks: frozenset[str],
                  options: ClassifyOptions | None = None, only_new: bool = False) -> Iterator[dict[str, Any]]:
     """Rows for every failed public candidate sample, in task and document order."""
@@ -79,6 +105,9 @@ def badcase_rows(candidate: RunResult, baseline: RunResult | None, private_tasks
             chosen = first_response(base_sample) if base_right and base_sample is not None else None
             reference, short = _reference(outcome, sample)
             uses = _uses(outcome, reference, chosen)
+            agent: dict[str, Any] = {}
+            if sample.trajectory is not None:
+                agent, uses = _agent_fields(sample, base_sample if base_right else None, outcome)
             yield {
                 "schema": EXPORT_SCHEMA, "task": name, "family": outcome.family, "doc_id": sample.doc_id,
                 "doc_hash": sample.doc_hash, "failure_classes": sorted(outcome.classes),
@@ -88,7 +117,7 @@ def badcase_rows(candidate: RunResult, baseline: RunResult | None, private_tasks
                 "bad_response": first_response(sample), "extracted_answer": outcome.answer,
                 "chosen_response": chosen, "baseline_correct": base_right if same_doc else None,
                 "suggested_use": uses[0] if uses else "review", "suggested_uses": uses,
-                "doc": sample.doc,
+                "doc": sample.doc, **agent,
             }
 
 

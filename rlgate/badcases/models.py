@@ -15,7 +15,7 @@ from rlgate.results.models import DocId
 
 BADCASE_SCHEMA_VERSION: Final = 1
 #: What kind of failure a class is: it decides which fix applies and how a drop is explained.
-FailureKind = Literal["format", "truncation", "knowledge", "instruction", "other"]
+FailureKind = Literal["format", "truncation", "knowledge", "instruction", "tool", "safety", "other"]
 #: Where a fix belongs, in the attribution the project uses for every failure.
 Area = Literal["data", "reward", "algorithm", "tool", "evaluation", "safety"]
 #: format / truncation: those account for most lost answers; knowledge: parsed-but-wrong answers dominate and the

@@ -17,7 +17,7 @@ from rlgate.badcases.models import AnchorShift, BadcaseReport, ClusterStat
 from rlgate.badcases.taxonomy import ClassifyOptions
 from rlgate.engine.versions import VersionCheck
 from rlgate.metrics import MetricRef, is_bounded
-from rlgate.results.models import DocId, RunResult, SampleRecord
+from rlgate.results.models import NO_FILTER, DocId, RunResult, SampleRecord
 
 if TYPE_CHECKING:
     from rlgate.contract.loader import ResolvedContract
@@ -50,6 +50,37 @@ def _mean_lengths(outcomes: Outcomes) -> dict[str, float]:
     return {family: sum(v) / len(v) for family, v in totals.items() if v}
 
 
+def _tool_errors(outcomes: Outcomes) -> dict[str, dict[str, int]]:
+    """Agent family -> tool-error category -> failed trajectories that never recovered from one."""
+    out: dict[str, dict[str, int]] = defaultdict(dict)
+    for outcome in outcomes.values():
+        for failure in outcome.failures:
+            if failure.cls == "agent_unrecovered_tool_error" and failure.category:
+                found = out[outcome.family]
+                found[failure.category] = found.get(failure.category, 0) + 1
+    return dict(out)
+
+
+def _mean_score(run: RunResult | None, task: str, metric: str) -> float | None:
+    result = run.tasks.get(task) if run is not None else None
+    values = [v for s in (result.samples if result else []) if s.trajectory is not None
+              for v in [s.scores.get(NO_FILTER, {}).get(metric)] if isinstance(v, int | float)]
+    return sum(values) / len(values) if values else None
+
+
+def _agent_costs(candidate: RunResult, baseline: RunResult | None
+                 ) -> dict[str, tuple[tuple[float | None, float | None], tuple[float | None, float | None]]]:
+    """Agent task -> mean (steps, tokens) to success in (baseline, candidate), over each run's successes."""
+    out = {}
+    for task, result in candidate.tasks.items():
+        if not any(s.trajectory is not None for s in result.samples[:1]):
+            continue
+        steps = (_mean_score(baseline, task, "steps_to_success"), _mean_score(candidate, task, "steps_to_success"))
+        tokens = (_mean_score(baseline, task, "tokens_to_success"), _mean_score(candidate, task, "tokens_to_success"))
+        out[task] = (steps, tokens)
+    return out
+
+
 def _label(run: RunResult) -> str:
     return run.provenance.model or run.provenance.source
 
@@ -74,7 +105,8 @@ def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
     cand_len = _mean_lengths(cand_out)
     base_len = _mean_lengths(base_out) if base_out is not None else {}
     ctx = ActionContext(lengths={f: (base_len.get(f), v) for f, v in cand_len.items()},
-                        max_tokens=options.max_tokens, explanations={e.family: e for e in explanations})
+                        max_tokens=options.max_tokens, explanations={e.family: e for e in explanations},
+                        tool_errors=_tool_errors(cand_out), agent_costs=_agent_costs(candidate, baseline))
     warnings = []
     if versions is not None and versions.differences:
         warnings.append("benchmark versions differ (allowed explicitly): " + "; ".join(versions.differences))

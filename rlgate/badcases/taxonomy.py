@@ -42,6 +42,7 @@ class SampleOutcome:
     categories: tuple[str, ...] = field(default=())
     answer: str | None = None
     response_chars: int = 0
+    agent: bool = False  # classified from an agent trajectory (`badcases.agent`)
 
     @property
     def key(self) -> tuple[str, DocId]:

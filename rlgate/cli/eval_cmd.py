@@ -77,7 +77,10 @@ def eval_command(
     drops = manifest.drops
     typer.echo(f"requests: {requests} ({cached} from cache; model {'loaded' if outcome.model_loaded else 'not loaded'})"
                f"; dropped: {drops.errored} errored, {drops.timed_out} timed out, {drops.empty} empty, "
-               f"{drops.missing} missing (scored as failures)")
+               f"{drops.missing} missing"
+               + (f", {drops.limited} hit a limit" if drops.limited else "")
+               + (f", {drops.sandbox_failed} sandbox failed" if drops.sandbox_failed else "")
+               + " (scored as failures)")
     report = manifest.import_report
     if report is not None:
         typer.echo(f"imported {report.rows} rows: {report.matched} matched, {report.unmatched} unmatched, "

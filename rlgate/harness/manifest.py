@@ -29,14 +29,16 @@ class Drops(_Model):
     """Requests whose response is missing or unusable; each is still scored (as a failure), never removed."""
 
     errored: int = Field(0, description="the backend raised for this request (after its retries)")
-    timed_out: int = Field(0, description="the backend timed out (after its retries)")
+    timed_out: int = Field(0, description="the backend timed out (after its retries); agents: a time limit hit")
+    limited: int = Field(0, description="agents: a message, turn, token or tool-call limit hit")
+    sandbox_failed: int = Field(0, description="agents: the sandbox (e.g. a Docker container) failed")
     empty: int = Field(0, description="the response was empty or whitespace")
     missing: int = Field(0, description="imported responses: no row answered this request")
     examples: list[str] = Field(default_factory=list, description="a few request ids with the error text")
 
     @property
     def total(self) -> int:
-        return self.errored + self.timed_out + self.empty + self.missing
+        return self.errored + self.timed_out + self.limited + self.sandbox_failed + self.empty + self.missing
 
 
 class TaskRun(_Model):
@@ -106,7 +108,7 @@ class RunManifest(_Model):
     def drops(self) -> Drops:
         total = Drops()
         for task in self.tasks:
-            for key in ("errored", "timed_out", "empty", "missing"):
+            for key in ("errored", "timed_out", "limited", "sandbox_failed", "empty", "missing"):
                 setattr(total, key, getattr(total, key) + getattr(task.drops, key))
         return total
 

@@ -112,9 +112,11 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
             record: bool) -> GateOutcome:
     """decide_and_report with the history already open (one store for every source and the recording)."""
     from rlgate.badcases.checks import decision_with_badcases
+    from rlgate.badcases.discipline import private_leaf_tasks
     from rlgate.engine.decision import decide
     from rlgate.engine.versions import check_versions
     from rlgate.report.io import write_reports
+    from rlgate.results.drops import drops_manifest
 
     notes = list(warnings or [])
     _apply_agent_rules(resolved, baseline, candidate)
@@ -141,6 +143,9 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
     )
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
+    dropped = drops_manifest(baseline, candidate, private_leaf_tasks(resolved, [candidate, baseline]))
+    if dropped.trajectories:  # agent runs: every errored, limited, timed-out or sandbox-failed one, listed
+        extensions["drops"] = dropped.model_dump(mode="json")
     if history is not None:
         extensions["history"] = history.location  # a DSN's password is already redacted to ***
     for name, contribution in contributions.items():  # each report is a versioned pydantic model

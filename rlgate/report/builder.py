@@ -16,6 +16,7 @@ from rlgate.report.fmt import gate_bounded, short_name
 from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection
 from rlgate.report.rollout import as_dict, rollout_card, scrub_private
 from rlgate.report.samples import task_origins, task_section
+from rlgate.report.trajectories import TRAJECTORY_BUDGET, apply_trajectory_budget, task_trajectories
 from rlgate.results.models import MetricKey, RunResult
 
 #: More axes than this make a radar unreadable; the raw table beside it lists everything.
@@ -182,11 +183,13 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
                  baseline: RunResult | None = None, candidate: RunResult | None = None,
                  manifests: Mapping[str, Any] | None = None, monitor: Any = None,
                  sample_limit: int | None = None, title: str | None = None, generated_at: str | None = None,
-                 text_budget: int = TEXT_BUDGET, field_cap: int = FIELD_CAP) -> ReportModel:
+                 text_budget: int = TEXT_BUDGET, field_cap: int = FIELD_CAP,
+                 trajectory_budget: int = TRAJECTORY_BUDGET) -> ReportModel:
     """The report model.
 
     Every document's verdict is kept; `sample_limit` keeps at most that many documents per task and
-    `text_budget` (UTF-8 bytes) how much prompt/response text, changed pairs first in both cases.
+    `text_budget` (UTF-8 bytes) how much prompt/response text, changed pairs first in both cases;
+    `trajectory_budget` how much agent step text (see `report.trajectories`).
     """
     origins = task_origins(contract, (baseline, candidate))
     overrides = {gate_ref(g): g.higher_is_better for g in decision.gates if g.kind != "monitor"}
@@ -198,7 +201,14 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
                           baseline.tasks.get(t) if baseline else None,
                           candidate.tasks.get(t) if candidate else None, overrides, sample_limit)
              for t in leaves]
+    trajectories = [task_trajectories(baseline.tasks.get(s.task) if baseline else None,
+                                      candidate.tasks.get(s.task) if candidate else None,
+                                      {r["doc_id"]: r["change"] for r in raw},
+                                      contract.contract.safety if contract else None) for s, raw in built]
     sections, left_out = apply_text_budget([s for s, _ in built], [raw for _, raw in built], text_budget, field_cap)
+    sections = [s.model_copy(update={"trajectories": views, "trajectories_total": total})
+                for s, (views, total) in zip(sections, trajectories, strict=True)]
+    steps_left_out = apply_trajectory_budget(sections, trajectory_budget)
     extensions = dict(decision.extensions)
     if monitor is not None and "monitor" not in extensions:
         extensions["monitor"] = as_dict(monitor)
@@ -215,10 +225,25 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
         note += (f"; to keep the report small, the text of {left_out:,} documents is not included (changed pairs "
                  "were kept first; the runs' sample files have it all)")
     return ReportModel(
+        trajectory_note=trajectory_note(sections, steps_left_out),
         generated_at=generated_at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         rlgate_version=rlgate.__version__, title=title or _title(contract_name, baseline, candidate),
         contract_name=contract_name, decision=scrubbed, metrics=metrics,
         radar=radar_axes(metrics, main_metrics(sections), set(overrides)),
         radar_note=RADAR_NOTE, top_regressions=top_regressions(decision, metrics, sections), tasks=sections,
-        rollout=rollout_card(decision, contract, baseline, candidate, manifests), sample_note=note,
+        rollout=rollout_card(decision, contract, baseline, candidate, manifests, private), sample_note=note,
         text_left_out=left_out)
+
+
+def trajectory_note(sections: list[TaskSection], steps_left_out: int) -> str:
+    """How many agent trajectories the report holds, of how many, and whose steps were left out."""
+    shown = sum(len(s.trajectories) for s in sections)
+    total = sum(s.trajectories_total for s in sections if not s.samples_withheld)
+    if not total:
+        return ""
+    note = (f"{shown} of {total} agent trajectories of shareable tasks can be opened here (regressed and improved "
+            "pairs first, then failures)")
+    if steps_left_out:
+        note += (f"; to keep the report small, {steps_left_out:,} show their outcome and cost but not their steps "
+                 "(the runs' .eval logs have them all)")
+    return note

@@ -48,7 +48,7 @@ def environment(template_dir: str | Path | None = None, *, autoescape: bool = Tr
 
 def report_sections(model: ReportModel) -> list[tuple[str, str, nodes.Node]]:
     """Other layers' sections drawn generically: not the badcases (designed sections) nor the contract path."""
-    hidden = {*views.BADCASE_KEYS, "contract_path"}
+    hidden = {*views.BADCASE_KEYS, "contract_path", "drops"}
     return nodes.sections({k: v for k, v in model.decision.extensions.items() if k not in hidden})
 
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlgate.engine.models import Decision
+from rlgate.results.drops import DropsManifest
 from rlgate.results.models import DocId
 
 REPORT_SCHEMA_VERSION: Literal[1] = 1
@@ -140,6 +141,57 @@ class SampleTable(_Model):
                                           for name in type(self).model_fields})
 
 
+StepKind = Literal["instruction", "observation", "action", "tool_result", "final"]
+
+
+class ToolCallView(_Model):
+    """A tool call as the model made it: the function and its arguments as JSON text (capped)."""
+
+    function: str
+    arguments: str = ""
+    parse_error: str | None = None
+    unsafe: list[str] = Field(default_factory=list, description="the contract's safety rules this call broke")
+
+
+class StepView(_Model):
+    """One message of a trajectory: what the agent saw, did, or got back; text capped by the size budget."""
+
+    index: int
+    role: Literal["system", "user", "assistant", "tool"]
+    kind: StepKind
+    text: str | None = Field(None, description="capped; None when the size budget left the steps out")
+    chars: int = Field(0, description="length of the full text")
+    tool_calls: list[ToolCallView] = Field(default_factory=list)
+    function: str | None = Field(None, description="for a tool result: the function that answered")
+    error: str | None = None
+    retry: bool = Field(False, description="repeats a call (same function) whose earlier attempt failed")
+
+
+class TrajectoryView(_Model):
+    """One agent run on one sample (one epoch) as a reviewer opens it: outcome, cost, then every step."""
+
+    run: Literal["baseline", "candidate"]
+    doc_id: DocId
+    epoch: int = 1
+    change: Change
+    success: float | None = None
+    scores: dict[str, float] = Field(default_factory=dict, description="per-trajectory metrics and scores")
+    answer: str | None = None
+    explanation: str | None = None
+    final_state: str | None = Field(None, description="the task's state when the run ended, as JSON text")
+    turns: int = Field(0, description="model turns")
+    tool_calls: int = 0
+    tool_errors: int = 0
+    tokens: int | None = None
+    time_s: float | None = None
+    limits_hit: list[str] = Field(default_factory=list)
+    error: str | None = None
+    safety_violations: list[str] = Field(default_factory=list)
+    steps: list[StepView] = Field(default_factory=list)
+    steps_total: int = Field(0, description="messages in the trajectory")
+    steps_left_out: bool = Field(False, description="the size budget kept the outcome but not the steps")
+
+
 class TaskSection(_Model):
     """A leaf task: aggregates, pair counts and (unless private) the per-sample drill-down."""
 
@@ -158,6 +210,9 @@ class TaskSection(_Model):
     prompt_prefixes: list[str] = Field(default_factory=list, description="few-shot context shared by prompts")
     samples_total: int = Field(0, description="documents before any sample limit")
     protocol: dict[str, Any] = Field(default_factory=dict)
+    trajectories: list[TrajectoryView] = Field(
+        default_factory=list, description="agent runs a reviewer can open, failed and changed pairs first")
+    trajectories_total: int = Field(0, description="agent trajectories of both runs before any limit")
 
     def with_rows(self, rows: list[int]) -> TaskSection:
         """The section showing only the given sample rows; prompt prefixes no row uses are dropped."""
@@ -222,6 +277,8 @@ class RolloutCard(_Model):
     runs: list[RunCard] = Field(default_factory=list)
     reporting_rules: list[str] = Field(default_factory=list)
     drops: list[dict[str, Any]] = Field(default_factory=list)
+    dropped_runs: DropsManifest | None = Field(
+        None, description="agent runs that errored, hit a limit, timed out or lost their sandbox (all counted)")
     protocol_differences: list[str] = Field(default_factory=list)
 
 
@@ -242,4 +299,5 @@ class ReportModel(_Model):
     rollout: RolloutCard = Field(default_factory=RolloutCard)
     sample_note: str = ""
     text_left_out: int = Field(0, description="documents whose text was not kept (size budget)")
+    trajectory_note: str = ""
     html_name: str = "report.html"

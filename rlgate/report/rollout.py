@@ -11,6 +11,8 @@ from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision
 from rlgate.report.fmt import iso_utc
 from rlgate.report.model import RolloutCard, RunCard
+from rlgate.results.drops import RULE as DROPS_RULE
+from rlgate.results.drops import drops_manifest
 from rlgate.results.models import RunResult
 
 #: What rlgate's gate semantics count, stated for reviewers (a run manifest's own rules replace these).
@@ -109,8 +111,12 @@ def run_card(role: str, run: RunResult | None, manifest: dict[str, Any]) -> RunC
 
 
 def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline: RunResult | None,
-                 candidate: RunResult | None, manifests: Mapping[str, Any] | None) -> RolloutCard:
-    """Protocol, seeds, versions, fingerprints, counting rules, drops, tokens and wall time."""
+                 candidate: RunResult | None, manifests: Mapping[str, Any] | None,
+                 private: frozenset[str] = frozenset()) -> RolloutCard:
+    """Protocol, seeds, versions, fingerprints, counting rules, drops, tokens and wall time.
+
+    Dropped agent runs of `private` (release_gate_only) tasks keep their ids and kind, not their error text.
+    """
     given = {role: as_dict(m) for role, m in (manifests or {}).items()}
     runs = [run_card(role, run, given.get(role, {}))
             for role, run in (("baseline", baseline), ("candidate", candidate))
@@ -139,8 +145,12 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
                           "document_mismatch": pairing.document_mismatch,
                           "examples": ", ".join(pairing.examples)})
     drops += _integrity_drops(decision, baseline, candidate)
-    return RolloutCard(protocol=protocol, task_protocols=task_protocols, runs=runs,
-                       reporting_rules=rules or list(DEFAULT_REPORTING_RULES), drops=drops,
+    dropped = drops_manifest(baseline, candidate, private)
+    rules = rules or list(DEFAULT_REPORTING_RULES)
+    if dropped.trajectories and DROPS_RULE not in rules:
+        rules.append(DROPS_RULE)
+    return RolloutCard(protocol=protocol, task_protocols=task_protocols, runs=runs, reporting_rules=rules,
+                       drops=drops, dropped_runs=dropped if dropped.trajectories else None,
                        protocol_differences=list(decision.protocol_differences))
 
 

@@ -21,7 +21,7 @@ from rlgate.report.rollout import WITHHELD
 #: decision.extensions keys drawn as the designed badcase sections (not as generic data).
 BADCASE_KEYS = ("badcase_top", "badcase_explanations", "badcase_clusters", "next_actions", "badcases")
 _KIND_WORDS = {"format": "format", "truncation": "truncation", "knowledge": "wrong answer",
-               "instruction": "instruction", "other": "other"}
+               "instruction": "instruction", "tool": "tool use", "safety": "safety", "other": "other"}
 #: Protocol keys that differ per subtask by construction and do not make two protocols different.
 _PER_TASK_KEYS = ("task_hash",)
 
@@ -303,3 +303,28 @@ def libraries(runs: list[RunCard]) -> list[tuple[str, list[str]]]:
         per_run.append(merged)
         names.update(dict.fromkeys(merged))
     return [(name, [versions.get(name, "–") for versions in per_run]) for name in sorted(names)]
+
+
+_DROP_WORDS = {"missing": "missing", "sandbox_failed": "sandbox failed", "errored": "errored",
+               "timed_out": "timed out", "limit": "limit hit"}
+
+
+def drop_lines(model: ReportModel, limit: int = 10) -> list[str]:
+    """The drops manifest in words: per run, how many agent runs did not finish normally and why; then the
+    first `limit` of them. Empty when the runs have no agent trajectories."""
+    manifest = model.rollout.dropped_runs
+    if manifest is None:
+        return []
+    lines = []
+    for run, counts in manifest.counts.items():
+        found = ", ".join(f"{n} {_DROP_WORDS.get(k, k)}" for k, n in counts.items() if n)
+        total = manifest.trajectories.get(run, 0)
+        lines.append(f"{run}: {sum(counts.values())} of {total} trajectories did not finish normally ({found}); each "
+                     "is counted as a failure" if found else f"{run}: all {total} trajectories finished normally")
+    for drop in manifest.runs[:limit]:
+        epoch = f" epoch {drop.epoch}" if drop.epoch > 1 else ""
+        lines.append(f"{drop.run} {drop.task} {drop.doc_id}{epoch}: {_DROP_WORDS.get(drop.kind, drop.kind)} — "
+                     f"{drop.detail}")
+    if len(manifest.runs) > limit:
+        lines.append(f"… and {len(manifest.runs) - limit} more (report.html and decision.json list all)")
+    return lines

@@ -81,6 +81,9 @@ class Trajectory(_Model):
     error: str | None = Field(None, description="sample error (crash, sandbox failure); scored as a failure")
     total_tokens: int | None = None
     working_time_s: float | None = None
+    final_state: dict[str, Any] | None = Field(
+        None, description="the task's state store when the run ended (e.g. a tool's database), where logged")
+    explanation: str | None = Field(None, description="the scorer's explanation of its verdict")
 
     @property
     def tool_calls(self) -> list[ToolCall]:

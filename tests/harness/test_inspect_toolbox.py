@@ -171,7 +171,27 @@ def test_agent_budget_limits_are_failures_in_the_drops(tmp_path: Path) -> None:
     (tmp_path / "contract.yaml").write_text(yaml.safe_dump(contract))
     code, output = _eval(tmp_path / "contract.yaml", "mockllm/toolbox-candidate", tmp_path / "run")
     assert code == 0, output
+    assert "6 hit a limit" in output
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
-    assert manifest["tasks"][0]["drops"]["timed_out"] == 6  # the six C orders need 6 turns
+    drops = manifest["tasks"][0]["drops"]
+    assert drops["limited"] == 6 and drops["timed_out"] == 0  # the six C orders need 6 turns: a turn limit
     m = read_results(tmp_path / "run").tasks["toolbox"].metrics["none"]
     assert m["limit_hit_rate"] == pytest.approx(6 / 24) and m["task_success"] == pytest.approx(18 / 24)
+    # the gate lists every one of them in decision.json's drops manifest and in both reports, as failures
+    code, output = _eval(tmp_path / "contract.yaml", "mockllm/toolbox-baseline", tmp_path / "base")
+    assert code == 0, output
+    result = runner.invoke(app, ["gate", str(tmp_path / "contract.yaml"), "--baseline", str(tmp_path / "base"),
+                                 "--candidate", str(tmp_path / "run"), "--out", str(tmp_path / "gate")],
+                           env={"RLGATE_HISTORY": str(tmp_path / "h.sqlite")})
+    assert result.exit_code in (0, 1, 3), result.output
+    listed = json.loads((tmp_path / "gate" / "decision.json").read_text())["extensions"]["drops"]
+    assert listed["counts"]["candidate"]["limit"] == 6 and listed["counts"]["baseline"]["limit"] == 0
+    assert listed["trajectories"] == {"baseline": 24, "candidate": 24}
+    c_orders = {f"order-{i}" for i in range(3, 25, 4)}
+    assert {(d["run"], d["doc_id"], d["kind"]) for d in listed["runs"]} == {("candidate", o, "limit") for o in c_orders}
+    assert all(d["counted_as"].startswith("failure") for d in listed["runs"])
+    html = (tmp_path / "gate" / "report.html").read_text()
+    assert 'id="drops-manifest"' in html and html.count("limits hit: turn") >= 6
+    md = (tmp_path / "gate" / "report.md").read_text()
+    assert "candidate: 6 of 24 trajectories did not finish normally (6 limit hit)" in md
+    assert "counts as a failure" in md or "counts as a failure" in html

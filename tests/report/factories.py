@@ -6,7 +6,16 @@ from pathlib import Path
 
 from rlgate.contract.loader import ResolvedContract, load_contract
 from rlgate.engine.models import Decision, GateVerdict, PairingReport, RunRef
-from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskProtocol, TaskResult
+from rlgate.results.models import (
+    RunProvenance,
+    RunResult,
+    SampleRecord,
+    TaskProtocol,
+    TaskResult,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+)
 
 #: Each of these must show up as text and do nothing.
 HOSTILE_RESPONSE = (
@@ -104,3 +113,40 @@ def decision(extensions: dict | None = None) -> Decision:
                     inputs=[RunRef(role="baseline", source="/runs/base"),
                             RunRef(role="candidate", source="/runs/cand")],
                     alpha=0.05, seed=7, extensions=extensions or {})
+
+
+HOSTILE_TOOL_RESULT = "<img src=x onerror=\"window.__pwned=31\"> </pre></details><script>window.__pwned=32</script>"
+
+
+def trajectory(doc_id: int, right: bool, private: bool = False) -> Trajectory:
+    """A small agent run: a search that errors, a retry whose result is hostile text, then the answer.
+    Document 2 crashed, document 3 hit the message limit, document 4 lost its sandbox."""
+    marker = f"{PRIVATE_MARKER} " if private else ""
+    steps = [
+        TrajectoryStep(role="system", content="You are an agent."),
+        TrajectoryStep(role="user", content=f"{marker}{HOSTILE_PROMPT}"),
+        TrajectoryStep(role="assistant", content="searching", tool_calls=[
+            ToolCall(id="c1", function="search", arguments={"q": f"{marker}<b>two plus two</b>"})]),
+        TrajectoryStep(role="tool", content="", tool_call_id="c1", error="timeout: search took too long"),
+        TrajectoryStep(role="assistant", content="retrying", tool_calls=[
+            ToolCall(id="c2", function="search", arguments={"q": "2+2"})]),
+        TrajectoryStep(role="tool", content=HOSTILE_TOOL_RESULT, tool_call_id="c2"),
+        TrajectoryStep(role="assistant", content=f"{marker}The answer is {'(B)' if right else '(A)'}."),
+    ]
+    error = {2: "RuntimeError: boom", 4: "sandbox: docker container exited (137)"}.get(doc_id) if not right else None
+    limits = ["message"] if doc_id == 3 and not right else []
+    return Trajectory(steps=steps, limits_hit=limits, error=error, total_tokens=300 + doc_id,
+                      working_time_s=1.5, final_state={"db": {"k": "<v>"}}, explanation="checked")
+
+
+def agent_run(model: str, pattern: list[bool], n: int | None = None) -> RunResult:
+    """`run`, with an agent trajectory on every sample (the private task's carry the private marker)."""
+    result = run(model, pattern, n=n)
+    for name, task in result.tasks.items():
+        for sample in task.samples:
+            right = bool(next(iter(next(iter(sample.scores.values())).values())))
+            assert isinstance(sample.doc_id, int)
+            sample.trajectory = trajectory(sample.doc_id, right, private=name == "ifeval")
+            sample.extra["agent"] = {"success": float(right), "answer": "(B)" if right else "(A)", "scores": {}}
+            sample.scores.setdefault("none", {})["task_success"] = 1.0 if right else 0.0
+    return result

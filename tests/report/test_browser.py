@@ -106,3 +106,44 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
         target = Path(os.environ["RLGATE_SCREENSHOT_DIR"])
         target.mkdir(parents=True, exist_ok=True)
         (target / "report.png").write_bytes(shot.read_bytes())
+
+
+def _open_trajectory(page: Any) -> dict[str, Any]:
+    """Open the first task, then its first trajectory, as a reviewer would, and read it step by step."""
+    page.click("#task-0 > summary")
+    checks: dict[str, Any] = {"closed_steps_visible": page.locator("#traj-0-0 li.step").first.is_visible()}
+    page.click("#traj-0-0 > summary")
+    steps = page.locator("#traj-0-0 li.step")
+    checks["steps"] = steps.count()
+    checks["step_heads"] = [steps.nth(i).locator(".step-head").inner_text() for i in range(steps.count())]
+    checks["all_visible"] = all(steps.nth(i).is_visible() for i in range(steps.count()))
+    checks["hostile_result"] = page.locator("#traj-0-0 pre.step-text", has_text="<script>window.__pwned=32").count()
+    checks["call"] = page.locator("#traj-0-0 .call").first.inner_text()
+    checks["outcome"] = page.locator("#traj-0-0 .traj-outcome").inner_text()
+    page.click("#drop-list > summary") if not page.locator("#drop-list").get_attribute("open") else None
+    checks["drop_rows"] = page.locator("#drop-list tbody tr").count()
+    checks["pwned"] = page.evaluate("window.__pwned === undefined ? null : window.__pwned")
+    checks["injected_nodes"] = page.evaluate("document.querySelectorAll('main img, main script, main iframe').length")
+    return checks
+
+
+def test_trajectories_open_step_by_step_and_stay_inert(tmp_path: Path) -> None:
+    _require_browser()
+    base = f.agent_run("base", [True, True, False, True, True, False, True, False])
+    cand = f.agent_run("cand", [True, False, True, False, False, True, True, True])
+    written = write_reports(tmp_path / "out", f.decision(), contract=f.contract(tmp_path), baseline=base,
+                            candidate=cand, step_summary=False)
+    seen = visit(written["html"], tmp_path / "traj.png", _open_trajectory)
+    checks = seen.checks
+    assert checks["closed_steps_visible"] is False
+    assert checks["steps"] == 7 and checks["all_visible"], checks
+    assert [h.split()[1] for h in checks["step_heads"]] == ["instruction", "observation", "action", "tool", "action",
+                                                           "tool", "final"]
+    assert "retry" in checks["step_heads"][4] and "tool error" in checks["step_heads"][3]
+    assert checks["hostile_result"] == 1
+    assert "search" in checks["call"] and "<b>two plus two</b>" in checks["call"]
+    assert "final state" in checks["outcome"] and "task_success = 0" in checks["outcome"]
+    assert checks["drop_rows"] > 0
+    assert checks["pwned"] is None and checks["injected_nodes"] == 0
+    assert seen.violations == [] and seen.requests == [] and seen.dialogs == []
+    assert seen.page_errors == [] and seen.console_errors == []

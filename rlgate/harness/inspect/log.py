@@ -8,10 +8,13 @@ a failed placeholder trajectory, so a run never has fewer samples than expected.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from rlgate.errors import InputError
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
@@ -68,23 +71,39 @@ def _text(content: Any) -> str:
     return "\n".join(parts)
 
 
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _built(cls: type[_M], values: dict[str, Any]) -> _M:
+    """A model from values already of the right types with every field given: what `model_construct` does,
+    without its per-field default handling, which is most of the reading time at 10^5-10^6 steps a run
+    (bench/bench_agent.py). Only for rlgate's own models filled here field by field."""
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
 def _steps(messages: list[Any]) -> list[TrajectoryStep]:
     steps: list[TrajectoryStep] = []
     for message in messages:
         role = message.role
         if role == "assistant":
-            calls = [ToolCall.model_construct(id=c.id, function=c.function, arguments=dict(c.arguments or {}),
-                                              parse_error=c.parse_error) for c in (message.tool_calls or [])]
-            steps.append(TrajectoryStep.model_construct(role="assistant", content=_text(message.content),
-                                                        tool_calls=calls, tool_call_id=None, error=None))
+            calls = [_built(ToolCall, {"id": c.id, "function": c.function, "arguments": dict(c.arguments or {}),
+                                       "parse_error": c.parse_error}) for c in (message.tool_calls or [])]
+            steps.append(_built(TrajectoryStep, {"role": "assistant", "content": _text(message.content),
+                                                 "tool_calls": calls, "tool_call_id": None, "error": None}))
         elif role == "tool":
             error = message.error
-            steps.append(TrajectoryStep.model_construct(
-                role="tool", content=_text(message.content), tool_calls=[], tool_call_id=message.tool_call_id,
-                error=f"{error.type}: {error.message}" if error is not None else None))
+            steps.append(_built(TrajectoryStep, {
+                "role": "tool", "content": _text(message.content), "tool_calls": [],
+                "tool_call_id": message.tool_call_id,
+                "error": f"{error.type}: {error.message}" if error is not None else None}))
         else:
-            steps.append(TrajectoryStep.model_construct(role=role, content=_text(message.content), tool_calls=[],
-                                                        tool_call_id=None, error=None))
+            steps.append(_built(TrajectoryStep, {"role": role, "content": _text(message.content), "tool_calls": [],
+                                                 "tool_call_id": None, "error": None}))
     return steps
 
 
@@ -134,6 +153,21 @@ def _tokens(sample: Any) -> int | None:
     return int(sum((u.total_tokens or 0) for u in usage.values()))
 
 
+def _final_state(sample: Any) -> dict[str, Any] | None:
+    """The sample's store when it ended (inspect keeps it in the log): JSON data only, for the rollout card."""
+    found = getattr(sample, "store", None)
+    if not found:
+        return None
+    return {str(k): v for k, v in found.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
+
+
+def _explanation(sample: Any) -> str | None:
+    for score in (sample.scores or {}).values():
+        if score.explanation:
+            return str(score.explanation)
+    return None
+
+
 def _doc_hash(sample_id: DocId) -> str:
     """Keyed by the sample id alone, so a sample the log lacks pairs with its partner as a failure; a changed
     question under the same id shows as a prompt difference in the protocol check."""
@@ -157,7 +191,8 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
     error = sample.error.message if sample.error is not None else None
     trajectory = Trajectory.model_construct(
         steps=_steps(sample.messages or []), epoch=int(sample.epoch), limits_hit=limits, error=error,
-        total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None))
+        total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None),
+        final_state=_final_state(sample), explanation=_explanation(sample))
     success, state, numeric = _scores(sample)
     completion = sample.output.completion if sample.output is not None else ""
     scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: dict(numeric)}
@@ -197,12 +232,24 @@ def _solver(log: Any) -> list[str]:
     return [str(step.solver) for step in log.plan.steps] if log.plan is not None else []
 
 
+def _records(samples: list[Any], epochs: int) -> list[SampleRecord]:
+    """Every sample as a record, with the cyclic garbage collector paused: building 10^5-10^6 small objects
+    beside the log's own graph otherwise triggers full collections that cost more than the building."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [sample_record(s, epochs) for s in samples]
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     """A log's samples as one TaskResult, with missing (sample, epoch) pairs as failed placeholders."""
     spec = log.eval
     epochs = int(getattr(spec.config, "epochs", None) or 1)
     name = task_name(log)
-    records = [sample_record(s, epochs) for s in (log.samples or [])]
+    records = _records(log.samples or [], epochs)
     expected_ids = list(getattr(spec.dataset, "sample_ids", None) or [])
     if expected_ids:
         have = {(r.extra["sample_id"], r.trajectory.epoch if r.trajectory else 1) for r in records}

@@ -25,6 +25,7 @@ from rlgate.harness.inspect.catalog import check_requirements
 from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result
 from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
+from rlgate.results.drops import drop_kind
 
 LOGS = "logs"
 PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
@@ -146,17 +147,15 @@ class InspectRunner:
         log = read_log(log_file)
         result = task_result(log, log_file)
         drops = Drops()
+        field = {"missing": "missing", "sandbox_failed": "sandbox_failed", "errored": "errored",
+                 "timed_out": "timed_out", "limit": "limited"}
         for sample in result.samples:
             traj = sample.trajectory
-            if traj is None:
+            kind = drop_kind(traj, bool(sample.extra.get("missing"))) if traj is not None else None
+            if traj is None or kind is None:
                 continue
-            if sample.extra.get("missing"):
-                drops.missing += 1
-            elif traj.error:
-                drops.errored += 1
-            elif traj.limits_hit:
-                drops.timed_out += 1
-            if (traj.error or traj.limits_hit) and len(drops.examples) < 5:
+            setattr(drops, field[kind], getattr(drops, field[kind]) + 1)
+            if len(drops.examples) < 5:
                 drops.examples.append(f"{sample.doc_id}: {traj.error or ', '.join(traj.limits_hit)}")
         tokens = sum((s.trajectory.total_tokens or 0) for s in result.samples if s.trajectory is not None)
         return TaskRun(task=task.name, suite_task=task.entry.task, version=str(log.eval.task_version),
