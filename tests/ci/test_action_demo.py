@@ -133,4 +133,4 @@ def test_real_check_step_on_a_missing_contract_is_an_error_decision(tmp_path: Pa
     assert result.outputs["decision"] == "error"
     assert result.outputs["out"] == str(tmp_path / "runner_temp" / "rlgate-report")
     assert result.exit_code == 2
-    assert "exited with 2 \\(bad input or usage\\)" in result.summary
+    assert "exited with 2 (bad input or usage)" in result.summary

@@ -154,7 +154,7 @@ def test_bad_input_from_rlgate_means_error_decision_and_exit_2(tmp_path: Path) -
     assert result.outputs["decision"] == "error"
     assert result.outputs["report-path"] == ""
     assert "## rlgate decision: **error**" in result.summary
-    assert "exited with 2 \\(bad input or usage\\)" in result.summary
+    assert "exited with 2 (bad input or usage)" in result.summary
     assert [a.properties["title"] for a in result.annotations] == ["rlgate: no decision"]
 
 
@@ -178,8 +178,9 @@ def test_without_report_md_the_summary_falls_back_to_the_decision(tmp_path: Path
     result = run(tmp_path, 1, {"upload-artifact": "false"})
     assert result.exit_code == 1
     assert result.summary.startswith("## rlgate decision: **block**\n")
-    expected = ("**mmlu\\_pro** (regression, fail → block): "
-                "drop of 3\\.2% on 100% ⏎ next line\\: a,b \\:\\:error\\:\\:forged")
+    # the summary file is Markdown, not workflow commands: only what GitHub would render is escaped
+    expected = ("**mmlu_pro** (regression, fail → block): "
+                "drop of 3.2% on 100% ⏎ next line: a,b ::error::forged")
     assert expected in result.summary
     assert "artifact" not in result.summary.lower()
     assert result.step("Upload the report").kind == "skipped"
