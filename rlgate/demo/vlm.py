@@ -25,10 +25,10 @@ BUILD_VERSION = 1
 @dataclass(frozen=True)
 class VlmDemoSettings:
     seed: int = 0
-    test_charts: int = 16
+    test_charts: int = 20
     mathvista: int = 16
     train_charts: int = 24
-    base_steps: int = 60
+    base_steps: int = 150
     candidate_steps: int = 40
     threads: int = 1
 
