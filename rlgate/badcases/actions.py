@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rlgate.badcases.models import ClusterStat, DropExplanation, NextAction
+from rlgate.badcases.models import Area, ClusterStat, DropExplanation, NextAction
 
 #: The final-answer form each family's filter reads, for format advice.
 ANSWER_FORMATS = {"gsm8k": "'#### <number>' on the last line", "mmlu_pro": "'The answer is (X)'",
@@ -111,7 +111,7 @@ def knowledge_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
 
 
 #: VLM failure classes (badcases/vlm_families.py) -> (area, action)
-VLM_ACTIONS: dict[str, tuple[str, str]] = {
+VLM_ACTIONS: dict[str, tuple[Area, str]] = {
     "chart_numeric_misread": (
         "data", "axis and value misreads grew: add chart-reading data on local crops around axes, ticks and value "
         "labels, and check the image protocol keeps enough resolution (image_resolution, max_pixels) with "
@@ -133,7 +133,7 @@ def vlm_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
     if found is None or c.category is not None:
         return None
     area, action = found
-    return NextAction(rule=f"{c.failure_class}_grew", area=area, cluster=c.cluster,  # type: ignore[arg-type]
+    return NextAction(rule=f"{c.failure_class}_grew", area=area, cluster=c.cluster,
                       evidence=_evidence(c), action=action)
 
 

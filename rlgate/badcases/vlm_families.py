@@ -19,7 +19,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rlgate.badcases.taxonomy import ClassifyOptions, Failure, SampleOutcome, binary_score, first_response
+from rlgate.badcases.models import FailureKind
+from rlgate.badcases.taxonomy import (
+    ClassifyOptions,
+    Failure,
+    FailureClassifier,
+    SampleOutcome,
+    binary_score,
+    first_response,
+)
 from rlgate.harness.lmeval.vlm_metrics import chartqa_final_answer, mmmu_parsed
 from rlgate.results.models import INVALID_ANSWER, SampleRecord
 
@@ -132,7 +140,7 @@ class MathVistaClassifier:
                 cls = "mathvista_numeric_off"
             else:
                 cls = "mathvista_wrong_answer"
-            kind = "format" if not parsed else "knowledge"
+            kind: FailureKind = "format" if not parsed else "knowledge"
             failures.append(Failure(cls, kind, skills[0] if parsed and skills else None))
         return SampleOutcome(task=task, family=self.family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
                              correct=bool(right), parsed=parsed, failures=tuple(failures),
@@ -159,4 +167,4 @@ class MmmuClassifier:
                              categories=(subject,) if subject else (), answer=None, response_chars=len(response))
 
 
-VLM_CLASSIFIERS = [ChartQaClassifier(), MathVistaClassifier(), MmmuClassifier()]
+VLM_CLASSIFIERS: list[FailureClassifier] = [ChartQaClassifier(), MathVistaClassifier(), MmmuClassifier()]

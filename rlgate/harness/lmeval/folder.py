@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.per_response import add_per_response
-from rlgate.jsonl import iter_jsonl
 from rlgate.harness.lmeval.vlm_metrics import add_abilities, add_vlm_metrics
+from rlgate.jsonl import iter_jsonl
 from rlgate.results.derived import add_derived_metrics
 from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import (

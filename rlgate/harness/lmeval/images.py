@@ -103,7 +103,7 @@ def select_mmmu_subject(subject: str, dataset: Any) -> Any:
     """process_docs for an mmmu_val_<subject> leaf over one local file holding every subject."""
     def keep(row: dict[str, Any]) -> bool:
         match = _MMMU_ID.match(str(row.get("id", "")))
-        return bool(match) and match.group("subject") == subject
+        return match is not None and match.group("subject") == subject
 
     return dataset.filter(keep)
 

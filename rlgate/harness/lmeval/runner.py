@@ -138,7 +138,7 @@ class LmEvalRunner:
             import_report = None
             if plan.responses is not None:
                 lm, model_name, model_args, import_report, fingerprint = self._replay(plan, suite, protocol)
-                lm.MULTIMODAL = bool(image_tasks)  # type: ignore[attr-defined]
+                lm.MULTIMODAL = bool(image_tasks)
             else:
                 lm, model_name, model_args, fingerprint = self._live(plan, suite, protocol, cache)
             tracker = new_tracker(plan.out_dir)
@@ -210,7 +210,7 @@ class LmEvalRunner:
                        tokenizer_loader=loader,
                        eager=protocol.backend == "openai",
                        model_info={"rlgate_checkpoint_fingerprint": ckpt.fingerprint})
-        lm.MULTIMODAL = protocol.multimodal  # type: ignore[attr-defined]  (lm-eval checks it per image task)
+        lm.MULTIMODAL = protocol.multimodal  # lm-eval checks it per image task
         return lm, model_name, model_args, ckpt.fingerprint
 
     # ------------------------------------------------------------------ imported responses

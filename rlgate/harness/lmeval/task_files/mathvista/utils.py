@@ -7,7 +7,10 @@ rounded to the row's precision), or for text answers the marker's line. Anything
 under the `rule_then_llm_judge` policy.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any
 
 INVALID = "[invalid]"
 _MARKER = re.compile(r"(?:final answer|answer)\s*(?:is)?\s*[:：]?\s*", re.IGNORECASE)
@@ -15,18 +18,18 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _LETTER = re.compile(r"^\(?([A-H])\)?(?:[.:)\s]|$)")
 
 
-def doc_to_text(doc):
+def doc_to_text(doc: dict[str, Any]) -> str:
     query = doc.get("query") or doc["question"]
-    return "<image>" + query + "\nEnd your response with 'Final Answer: <answer>'."
+    return "<image>" + str(query) + "\nEnd your response with 'Final Answer: <answer>'."
 
 
-def _tail(response):
+def _tail(response: str) -> str:
     """The text after the last answer marker (the whole response when there is none)."""
     found = list(_MARKER.finditer(response))
     return response[found[-1].end():].strip() if found else response.strip()
 
 
-def _number(text):
+def _number(text: str) -> float | None:
     found = _NUMBER.findall(text)
     if not found:
         return None
@@ -36,7 +39,7 @@ def _number(text):
         return None
 
 
-def extract(response, doc):
+def extract(response: str, doc: dict[str, Any]) -> str:
     """The answer the rules find in `response`, normalised; INVALID when none."""
     tail = _tail(response)
     first_line = next((line.strip() for line in tail.splitlines() if line.strip()), "")
@@ -54,18 +57,18 @@ def extract(response, doc):
         if value is None:
             return INVALID
         if answer_type == "integer":
-            return str(int(round(value)))
+            return str(round(value))
         precision = doc.get("precision")
         return f"{value:.{int(precision)}f}" if precision is not None else str(value)
     text = first_line.rstrip(".").strip()
     return text if text else INVALID
 
 
-def extract_answers(resps, docs):
-    return [[extract(r, doc) for r in rs] for rs, doc in zip(resps, docs)]
+def extract_answers(resps: list[list[str]], docs: list[dict[str, Any]]) -> list[list[str]]:
+    return [[extract(r, doc) for r in rs] for rs, doc in zip(resps, docs, strict=False)]
 
 
-def process_results(doc, results):
+def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
     pred = results[0]
     if pred == INVALID:
         return {"acc": 0.0}
