@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from rlgate.badcases.models import Area, ClusterStat, DropExplanation, NextAction
 
 #: The final-answer form each family's filter reads, for format advice.
-ANSWER_FORMATS = {"gsm8k": "'#### <number>' on the last line", "mmlu_pro": "'The answer is (X)'"}
+ANSWER_FORMATS = {"gsm8k": "'#### <number>' on the last line", "mmlu_pro": "'The answer is (X)'",
+                  "chartqa": "'Final Answer: <answer>'", "mathvista": "'Final Answer: <answer>'",
+                  "mmmu": "the option letter, e.g. '(B)'"}
 #: Relative growth of mean response length that counts as "responses got longer".
 LENGTH_GROWTH = 0.10
 
@@ -116,7 +118,7 @@ def category_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
 def knowledge_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
     if _agent(c):
         return None
-    if c.kind != "knowledge" or c.category is not None:
+    if c.kind != "knowledge" or c.category is not None or c.failure_class in VLM_ACTIONS:
         return None
     if c.family == "gsm8k":
         return NextAction(rule="reasoning_regressed", area="reward", cluster=c.cluster, evidence=_evidence(c),
@@ -207,8 +209,39 @@ def shorter_paths_actions(ctx: ActionContext) -> list[NextAction]:
     return out
 
 
+
+
+#: VLM failure classes (badcases/vlm_families.py) -> (area, action)
+VLM_ACTIONS: dict[str, tuple[Area, str]] = {
+    "chart_numeric_misread": (
+        "data", "axis and value misreads grew: add chart-reading data on local crops around axes, ticks and value "
+        "labels, and check the image protocol keeps enough resolution (image_resolution, max_pixels) with "
+        "preserve_aspect_ratio: true so thin bars and small labels survive the resize"),
+    "chart_header_binding": (
+        "data", "answers name another row or series: add questions whose distractors are the other rows' values "
+        "(hard negatives) and chart-to-table derendering data that binds each value to its header and legend"),
+    "chart_value_right_format_wrong": (
+        "reward", "the value is right but the unit or format is not: reward the bare number ChartQA asks for "
+        "(no units, % only for percentages) with an exact-match verifier, not only the relaxed one"),
+    "mathvista_numeric_off": (
+        "data", "MathVista numeric answers are off: add figure-reading arithmetic data for the failing skills and "
+        "verify intermediate values read from the figure"),
+}
+
+
+def vlm_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    found = VLM_ACTIONS.get(c.failure_class)
+    if found is None or c.category is not None:
+        return None
+    area, action = found
+    return NextAction(rule=f"{c.failure_class}_grew", area=area, cluster=c.cluster,
+                      evidence=_evidence(c), action=action)
+
+
+
+
 NEXT_ACTION_RULES: list[Rule] = [format_rule, misplaced_rule, truncation_rule, length_constraint_rule,
-                                 instruction_group_rule, category_rule, knowledge_rule, agent_rule]
+                                 instruction_group_rule, vlm_rule, category_rule, knowledge_rule, agent_rule]
 
 
 def next_actions(clusters: list[ClusterStat], category_clusters: list[ClusterStat],

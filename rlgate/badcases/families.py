@@ -166,4 +166,10 @@ class IfevalClassifier:
                              categories=tuple(dict.fromkeys(ids)), answer=None, response_chars=len(response))
 
 
-BUILTIN_CLASSIFIERS: list[FailureClassifier] = [Gsm8kClassifier(), MmluProClassifier(), IfevalClassifier()]
+def _builtin() -> list[FailureClassifier]:
+    from rlgate.badcases.vlm_families import VLM_CLASSIFIERS
+
+    return [Gsm8kClassifier(), MmluProClassifier(), IfevalClassifier(), *VLM_CLASSIFIERS]
+
+
+BUILTIN_CLASSIFIERS: list[FailureClassifier] = _builtin()

@@ -17,6 +17,9 @@ def demo(
         "rlgate-demo"),
     agent: Annotated[bool, typer.Option(
         "--agent", help="the agent demo instead: a tool-use inspect task under scripted mockllm policies")] = False,
+    vlm: Annotated[bool, typer.Option(
+        "--vlm", help="the VLM demo instead: ChartQA/MMMU/MathVista-format charts, two tiny LLaVA checkpoints, "
+        "run live through lm-eval's hf-multimodal")] = False,
 ) -> None:
     """Generate GSM8K/MMLU-Pro/IFEval-format data, train a baseline and a candidate, and run `rlgate check` on them."""
     from rlgate.cli.check_cmd import print_outcome
@@ -25,6 +28,9 @@ def demo(
     quiet_environment()
     if agent:
         _agent_demo(out)
+        return
+    if vlm:
+        _vlm_demo(out)
         return
     from rlgate.demo.run import run_demo
 
@@ -63,3 +69,17 @@ def _agent_demo(out: Path) -> None:
     rerun = _fresh_folder(out / "report-rerun")
     typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {CANDIDATES[0]} "
                f"--out {rerun} --cache {out / 'cache'}")
+
+
+def _vlm_demo(out: Path) -> None:
+    from rlgate.cli.check_cmd import print_outcome
+    from rlgate.cli.progress import RichProgress
+    from rlgate.demo.vlm import run_vlm_demo
+
+    with RichProgress() as progress:
+        paths, result = run_vlm_demo(out, progress=progress, log=progress.message)
+    print_outcome(result)
+    typer.echo(f"open {paths.root / 'report' / 'report.html'} in a browser")
+    rerun = _fresh_folder(paths.root / "report-rerun")
+    typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {paths.candidate} "
+               f"--out {rerun} --cache {paths.root / 'cache'}")

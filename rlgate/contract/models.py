@@ -126,10 +126,31 @@ class SafetyRules(StrictModel):
         "safety_violation", description="a score of this name from the task's scorer marks a violation when > 0")
 
 
+class ImageProtocol(StrictModel):
+    """How images reach a vision-language model; part of the run fingerprint, like the sampling settings.
+
+    rlgate resizes images itself before any backend sees them, so hf-multimodal and vllm-vlm get the
+    same pixels. Runs made under different image protocols are refused like any protocol mismatch.
+    """
+
+    image_resolution: int | None = Field(
+        None, ge=8, description="longest image side in pixels (images are only shrunk); None: as stored")
+    max_pixels: int | None = Field(
+        None, ge=64, description="cap on width x height, applied after image_resolution (aspect ratio kept)")
+    preserve_aspect_ratio: bool = Field(
+        True, description="false: image_resolution makes every image a square of that side (distorts charts)")
+    images_per_prompt: int = Field(1, ge=1, description="most images one prompt may carry (backend max_images)")
+
+
+#: lm-eval backends that take images (hf-multimodal on CPU/GPU, vllm-vlm on GPU)
+MULTIMODAL_BACKENDS = ("hf-multimodal", "vllm-vlm")
+
+
 class Protocol(StrictModel):
     """How responses are produced. Runs under different protocols are never compared silently."""
 
-    backend: Literal["vllm", "hf", "openai"] = "hf"
+    backend: Literal["vllm", "hf", "openai", "hf-multimodal", "vllm-vlm"] = Field(
+        "hf", description="hf | vllm | openai for text; hf-multimodal | vllm-vlm for image tasks")
     chat_template: bool = False
     system_prompt: str | None = None
     num_fewshot: int | None = Field(None, ge=0, description="override every task's few-shot count")
@@ -140,6 +161,11 @@ class Protocol(StrictModel):
     hf: HfOptions = Field(default_factory=HfOptions)
     openai: OpenAIOptions = Field(default_factory=OpenAIOptions)
     agent: AgentBudget = Field(default_factory=AgentBudget, description="budget of agent trajectories (inspect)")
+    image: ImageProtocol = Field(default_factory=ImageProtocol, description="image protocol of VLM tasks")
+
+    @property
+    def multimodal(self) -> bool:
+        return self.backend in MULTIMODAL_BACKENDS
 
 
 # --------------------------------------------------------------------------- splits, baseline

@@ -3,7 +3,8 @@
 Compared per leaf task: task version, few-shot count, generation kwargs, agent protocol (epochs,
 limits, task arguments, tool list), filter set, dataset, and
 the prompts of paired documents (or lm-eval's task hash when samples are absent); per run: chat
-template, system instruction and few-shot-as-multiturn. Each difference is one readable line.
+template, system instruction, few-shot-as-multiturn and the image protocol of VLM runs (resolution,
+max pixels, aspect ratio, images per prompt). Each difference is one readable line.
 """
 
 from __future__ import annotations
@@ -66,7 +67,15 @@ def run_differences(base: RunResult, cand: RunResult) -> list[str]:
                           ("fewshot_as_multiturn", bp.fewshot_as_multiturn, cp.fewshot_as_multiturn)):
         if bv != cv and not (bv in (None, False, "") and cv in (None, False, "")):
             out.append(f"run: {label} {_show(bv)} (baseline) vs {_show(cv)} (candidate)")
+    out.extend(_kwargs_diff("run", _image_protocol(base), _image_protocol(cand), "image protocol"))
     return out
+
+
+def _image_protocol(run: RunResult) -> dict[str, Any]:
+    """The image protocol rlgate's run manifest records for VLM runs (empty for text runs)."""
+    manifest = run.provenance.manifest or {}
+    image = (manifest.get("protocol") or {}).get("image") if isinstance(manifest, dict) else None
+    return dict(image) if isinstance(image, dict) else {}
 
 
 def protocol_differences(base: RunResult, cand: RunResult, leaves: Iterable[str],

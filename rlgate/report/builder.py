@@ -21,6 +21,9 @@ from rlgate.results.models import MetricKey, RunResult
 
 #: More axes than this make a radar unreadable; the raw table beside it lists everything.
 MAX_RADAR_AXES = 12
+#: per-ability axes (task::ability pseudo-groups of VLM runs) added after the metrics above
+MAX_ABILITY_AXES = 12
+ABILITY = "::"
 RADAR_NOTE = ("Axes: the gated metrics and each task's (or group's) per-sample metric; a group's subtasks are in "
               "their own table below. "
               "Every axis is 0–100 and higher is better. Fractions (accuracies, rates): 100 × value; "
@@ -128,8 +131,11 @@ def radar_axes(metrics: list[MetricValue], main: set[str] | None = None, gated: 
         chosen += [v for v in both if v not in chosen and v.task in tasks]
     if len(chosen) < 3:
         chosen += [v for v in both if v not in chosen]
+    chosen = chosen[:MAX_RADAR_AXES]
+    # per-ability axes (ChartQA human/augmented, MathVista skills, MMMU disciplines), MMBench-style
+    chosen += [v for v in both if ABILITY in v.task and v not in chosen][:MAX_ABILITY_AXES]
     axes: list[RadarAxis] = []
-    for value in chosen[:MAX_RADAR_AXES]:
+    for value in chosen:
         assert value.baseline is not None and value.candidate is not None
         b, rule = normalise(value.baseline, value.candidate, value.bounded, value.higher_is_better)
         c, _ = normalise(value.candidate, value.baseline, value.bounded, value.higher_is_better)

@@ -17,7 +17,8 @@ from rlgate.contract.models import Protocol
 from rlgate.errors import InputError
 
 #: lm-eval model names per backend.
-LMEVAL_MODEL = {"hf": "hf", "vllm": "vllm", "openai": "local-completions", "openai-chat": "local-chat-completions"}
+LMEVAL_MODEL = {"hf": "hf", "vllm": "vllm", "openai": "local-completions", "openai-chat": "local-chat-completions",
+                "hf-multimodal": "hf-multimodal", "vllm-vlm": "vllm-vlm"}
 
 
 def canonical_json(value: Any) -> str:
@@ -43,11 +44,13 @@ def protocol_fields(protocol: Protocol) -> dict[str, Any]:
         "fewshot_as_multiturn": protocol.fewshot_as_multiturn,
         "sampling": protocol.sampling.model_dump(),
     }
-    if protocol.backend == "vllm":
+    if protocol.backend in ("vllm", "vllm-vlm"):
         fields["dtype"] = protocol.vllm.dtype
         fields["max_model_len"] = protocol.vllm.max_model_len
-    elif protocol.backend == "hf":
+    elif protocol.backend in ("hf", "hf-multimodal"):
         fields["dtype"] = protocol.hf.dtype
+    if protocol.multimodal:  # text runs keep their hash (and their cached answers)
+        fields["image"] = protocol.image.model_dump()
     return fields
 
 
@@ -188,10 +191,18 @@ def openai_model_args(protocol: Protocol, checkpoint: str) -> dict[str, Any]:
 
 def model_spec(protocol: Protocol, checkpoint: str, lora_base: str | None = None) -> tuple[str, dict[str, Any]]:
     """(lm-eval model name, model_args) for the protocol's backend."""
-    if protocol.backend == "hf":
-        return LMEVAL_MODEL["hf"], hf_model_args(protocol, checkpoint, lora_base)
-    if protocol.backend == "vllm":
-        return LMEVAL_MODEL["vllm"], vllm_model_args(protocol, checkpoint, lora_base)
+    if protocol.backend in ("hf", "hf-multimodal"):
+        args = hf_model_args(protocol, checkpoint, lora_base)
+        if protocol.multimodal:
+            args["max_images"] = protocol.image.images_per_prompt
+            if args["batch_size"] == "auto":  # lm-eval's hf-multimodal refuses batch_size auto
+                args["batch_size"] = 1
+        return LMEVAL_MODEL[protocol.backend], args
+    if protocol.backend in ("vllm", "vllm-vlm"):
+        args = vllm_model_args(protocol, checkpoint, lora_base)
+        if protocol.multimodal:
+            args["max_images"] = protocol.image.images_per_prompt
+        return LMEVAL_MODEL[protocol.backend], args
     if lora_base:
         raise InputError("--lora-base does not apply to the openai backend: the server decides which weights it serves",
                          fix="serve the merged model (or the adapter) with vllm serve and point protocol.openai at it")

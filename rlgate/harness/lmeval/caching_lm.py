@@ -46,8 +46,20 @@ class TaskStats:
     drops: Drops = field(default_factory=Drops)
 
 
+def _pixels(value: Any) -> Any:
+    """Images in request arguments hashed by content (a PIL repr carries a memory address)."""
+    if isinstance(value, dict):
+        return {k: _pixels(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_pixels(v) for v in value]
+    if hasattr(value, "tobytes") and hasattr(value, "size") and hasattr(value, "mode"):
+        digest = hashlib.sha256(value.tobytes()).hexdigest()
+        return {"image_sha256": digest, "size": list(value.size), "mode": value.mode}
+    return value
+
+
 def request_hash(reqtype: str, args: Any) -> str:
-    return hashlib.sha256(canonical_json([reqtype, list(args)]).encode()).hexdigest()[:32]
+    return hashlib.sha256(canonical_json([reqtype, _pixels(list(args))]).encode()).hexdigest()[:32]
 
 
 def _encode_result(reqtype: str, result: Any) -> str:
@@ -124,6 +136,10 @@ class CachingLM(LM):
             self.progress.message("loading the model (a request is not in the cache)")
             self._inner = self._factory()
             self._inner.set_cache_hook(self._hook)
+            if self._chat_tokenizer is not None and hasattr(self._inner, "chat_applied"):
+                # prompts were formatted with the processor's template here; hf-multimodal must not
+                # re-place image tokens as it does for untemplated prompts
+                self._inner.chat_applied = True
             self.model_loaded = True
         return self._inner
 

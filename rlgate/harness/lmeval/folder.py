@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.per_response import add_per_response
+from rlgate.harness.lmeval.vlm_metrics import add_abilities, add_vlm_metrics
 from rlgate.jsonl import iter_jsonl
 from rlgate.results.derived import add_derived_metrics
 from rlgate.results.integrity import SampleLines, classify, shown
@@ -267,12 +268,14 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         if samples and sample_file.exists():
             task.samples, task.corrupt, task.duplicate_lines = read_samples_file(sample_file)
         add_derived_metrics(task, configs.get(name) or {})
+        add_vlm_metrics(task)
         add_per_response(task, configs.get(name) or {})
         tasks[name] = task
     group_metrics = {g: _nested_metrics(doc["results"].get(g) or {})[0] for g in groups}
     run = RunResult(provenance=_provenance(results_file, doc), tasks=tasks, groups=groups,
                     group_metrics=group_metrics)
     _add_group_derived(run)
+    add_abilities(run)
     return run
 
 

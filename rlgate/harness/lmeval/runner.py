@@ -30,6 +30,7 @@ from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_mani
 from rlgate.harness.lmeval.replay import ReplayLM
 from rlgate.harness.lmeval.responses import match_rows, read_responses
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
+from rlgate.harness.lmeval.vlm_checks import check_processor, processor_chat_loader, refuse_text_backend
 from rlgate.harness.manifest import Drops, ImportReport, RunManifest, TaskRun
 from rlgate.store.cache import GenerationCache
 
@@ -86,7 +87,7 @@ def _hf_factory(model_name: str, model_args: dict[str, Any]) -> Any:
         import lm_eval.models  # noqa: F401  (registers lm-eval's built-in backends)
 
         args = dict(model_args)
-        if model_name == "hf" and "device" not in args:
+        if model_name in ("hf", "hf-multimodal") and "device" not in args:
             import torch
 
             args["device"] = "cuda" if torch.cuda.is_available() else "cpu"
@@ -129,10 +130,15 @@ class LmEvalRunner:
         plan.out_dir.mkdir(parents=True, exist_ok=True)
         with quiet_libraries(), GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
             plan.progress.message("loading tasks and data")
-            suite = load_suite(plan.tasks, protocol, cache, limit=plan.limit or protocol.limit)
+            suite = load_suite(plan.tasks, protocol, cache, limit=plan.limit or protocol.limit,
+                               decode_images=plan.responses is None)
+            image_tasks = [leaf for leaf, task in suite.leaves.items() if getattr(task, "MULTIMODAL", False)]
+            if plan.responses is None:
+                refuse_text_backend(protocol, image_tasks)
             import_report = None
             if plan.responses is not None:
                 lm, model_name, model_args, import_report, fingerprint = self._replay(plan, suite, protocol)
+                lm.MULTIMODAL = bool(image_tasks)
             else:
                 lm, model_name, model_args, fingerprint = self._live(plan, suite, protocol, cache)
             tracker = new_tracker(plan.out_dir)
@@ -179,7 +185,7 @@ class LmEvalRunner:
         if ckpt is None:
             raise InputError("no checkpoint to evaluate", fix="pass --checkpoint PATH or --responses FILE")
         model_name, model_args = model_spec(protocol, ckpt.load_path, ckpt.lora_base)
-        if protocol.backend == "vllm":
+        if protocol.backend in ("vllm", "vllm-vlm"):
             _check_vllm()
         if protocol.backend == "openai" and protocol.openai.api_key_env:
             import os
@@ -190,14 +196,21 @@ class LmEvalRunner:
                                  fix=f"export {protocol.openai.api_key_env}=...")
             os.environ["OPENAI_API_KEY"] = key
         loader = None
-        if protocol.chat_template and protocol.backend in ("hf", "vllm"):
-            trust = protocol.hf.trust_remote_code if protocol.backend == "hf" else False
+        trust = protocol.hf.trust_remote_code if protocol.backend in ("hf", "hf-multimodal") else False
+        if protocol.multimodal:
+            processor = check_processor(ckpt.lora_base or ckpt.load_path, chat_template=protocol.chat_template,
+                                        trust_remote_code=trust)
+            if protocol.chat_template:
+                loader = processor_chat_loader(processor, protocol.image.images_per_prompt, ckpt.load_path)
+        elif protocol.chat_template and protocol.backend in ("hf", "vllm"):
             loader = _tokenizer_loader(ckpt.lora_base or ckpt.load_path, trust)
         lm = CachingLM(_hf_factory(model_name, model_args), cache=cache, fingerprint=ckpt.fingerprint,
                        protocol_hash=protocol_hash(protocol), task_hashes=suite.task_hash, progress=plan.progress,
-                       chunk_size=VLLM_CHUNK if protocol.backend == "vllm" else None, tokenizer_loader=loader,
+                       chunk_size=VLLM_CHUNK if protocol.backend in ("vllm", "vllm-vlm") else None,
+                       tokenizer_loader=loader,
                        eager=protocol.backend == "openai",
                        model_info={"rlgate_checkpoint_fingerprint": ckpt.fingerprint})
+        lm.MULTIMODAL = protocol.multimodal  # lm-eval checks it per image task
         return lm, model_name, model_args, ckpt.fingerprint
 
     # ------------------------------------------------------------------ imported responses

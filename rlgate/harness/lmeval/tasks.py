@@ -33,11 +33,14 @@ from rlgate.contract.loader import ResolvedTask
 from rlgate.contract.models import Protocol
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.backends import canonical_json, generation_kwargs
+from rlgate.harness.lmeval.images import check_images, load_images, select_mmmu_subject
 from rlgate.harness.lmeval.nltk_data import ensure_punkt_tab, seed_langdetect
 from rlgate.store.cache import GenerationCache
 
 log = logging.getLogger(__name__)
 TASKS_DIR = Path(lm_eval.tasks.__file__).parent
+#: lm-eval tasks rlgate ships itself (MathVista testmini); found after lm-eval's own
+RLGATE_TASKS_DIR = Path(__file__).parent / "task_files"
 _NAME_LINE = re.compile(r"^(?:task|group|tag):\s*['\"]?([\w.\-]+)['\"]?\s*$", re.M)
 
 
@@ -61,14 +64,15 @@ class LoadedSuite:
 def _name_scan() -> dict[str, Path]:
     """task/group/tag name -> top-level lm-eval task folder, by a text scan of the YAML files (~0.6 s)."""
     names: dict[str, Path] = {}
-    for path in sorted(TASKS_DIR.rglob("*.yaml")):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        top = TASKS_DIR / path.relative_to(TASKS_DIR).parts[0]
-        for match in _NAME_LINE.finditer(text):
-            names.setdefault(match.group(1), top)
+    for root in (TASKS_DIR, RLGATE_TASKS_DIR):
+        for path in sorted(root.rglob("*.yaml")):
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            top = root / path.relative_to(root).parts[0]
+            for match in _NAME_LINE.finditer(text):
+                names.setdefault(match.group(1), top)
     return names
 
 
@@ -161,7 +165,19 @@ def _data_files(task: ResolvedTask, cfg: dict[str, Any], shots: int) -> dict[str
     return files
 
 
-def _rewrite_leaf(manager: TaskManager, leaf: str, task: ResolvedTask, protocol: Protocol) -> dict[str, Any]:
+def _local_images(cfg: dict[str, Any], files: dict[str, str], protocol: Protocol, decode: bool) -> None:
+    """Point an image task's doc_to_image at image files beside the local data (see images.py)."""
+    test_split = cfg.get("test_split") or cfg.get("validation_split") or "test"
+    base = str(Path(files.get(test_split) or next(iter(files.values()))).parent)
+    cfg["doc_to_image"] = functools.partial(load_images, cfg["doc_to_image"], base,
+                                            protocol.image.model_dump(), decode)
+    subject = cfg.get("dataset_name")
+    if subject and str(cfg.get("task", "")).startswith("mmmu_val_") and not cfg.get("process_docs"):
+        cfg["process_docs"] = functools.partial(select_mmmu_subject, subject)
+
+
+def _rewrite_leaf(manager: TaskManager, leaf: str, task: ResolvedTask, protocol: Protocol,
+                  decode_images: bool = True) -> dict[str, Any]:
     entry = manager.task_index[leaf]
     if entry.kind == Kind.PY_TASK:
         if task.data_files:
@@ -173,7 +189,10 @@ def _rewrite_leaf(manager: TaskManager, leaf: str, task: ResolvedTask, protocol:
     cfg["num_fewshot"] = shots
     if task.data_files:
         files = _data_files(task, cfg, shots)
-        cfg["dataset_path"] = "json"
+        if cfg.get("doc_to_image") is not None:
+            _local_images(cfg, files, protocol, decode_images)
+        parquet = all(str(f).endswith(".parquet") for f in files.values())
+        cfg["dataset_path"] = "parquet" if parquet else "json"
         cfg["dataset_name"] = None
         cfg["dataset_kwargs"] = {"data_files": files}
         if shots == 0:
@@ -191,6 +210,10 @@ def _rewrite_leaf(manager: TaskManager, leaf: str, task: ResolvedTask, protocol:
 # --------------------------------------------------------------------------- hashing
 def _stable(value: Any) -> Any:
     """A JSON-able, address-free view of a task config (functions by module, name and source hash)."""
+    if isinstance(value, functools.partial) and value.func is load_images:
+        # the image protocol is in the protocol hash and the pixels in every request hash; the
+        # folder and whether images are decoded (live vs imported) must not split task identity
+        return {"local_images": _stable(value.args[0])}
     if isinstance(value, functools.partial):
         return {"partial": _stable(value.func), "args": _stable(list(value.args)),
                 "kwargs": _stable(dict(value.keywords))}
@@ -211,7 +234,7 @@ def _stable(value: Any) -> Any:
 def _dataset_identity(cfg: dict[str, Any], digests: GenerationCache | None) -> tuple[str, str]:
     """(description, hash) of the data a task reads: file contents for local data, path/name/revision else."""
     kwargs = cfg.get("dataset_kwargs") or {}
-    files = kwargs.get("data_files") if cfg.get("dataset_path") == "json" else None
+    files = kwargs.get("data_files") if cfg.get("dataset_path") in ("json", "parquet") else None
     if isinstance(files, dict):
         parts = []
         for split, path in sorted(files.items()):
@@ -254,9 +277,34 @@ def _load_one(manager: TaskManager, name: str) -> tuple[list[Task | Group], dict
     return top, dict(tasks), dict(loaded.get("group_map", {}))
 
 
+def _check_local_images(suite: LoadedSuite, configs: dict[str, tuple[ResolvedTask, dict[str, Any]]]) -> None:
+    """Every image of local data exists and decodes (checked once per data file, before model time)."""
+    done: set[tuple[str, str]] = set()
+    for leaf, obj in suite.leaves.items():
+        owner, cfg = configs.get(leaf, (None, {}))
+        loader = cfg.get("doc_to_image") if cfg else None
+        if owner is None or not isinstance(loader, functools.partial) or loader.func is not load_images:
+            continue
+        files = (cfg.get("dataset_kwargs") or {}).get("data_files") or {}
+        data_file = str(next(iter(files.values()), ""))
+        key = (data_file, leaf if cfg.get("process_docs") else "")
+        if key in done:
+            continue
+        done.add(key)
+        docs = obj.eval_docs
+        picked = suite.samples.get(leaf)
+        rows = (docs[i] for i in picked) if picked is not None else iter(docs)
+        check_images(leaf, loader.args[0], rows, Path(loader.args[1]), data_file,
+                     f"suites.tasks[{owner.name}].data_files")
+
+
 def load_suite(tasks: list[ResolvedTask], protocol: Protocol, digests: GenerationCache | None = None,
-               limit: int | None = None) -> LoadedSuite:
-    """Build every suite task with rlgate's per-task settings applied; datasets are loaded here."""
+               limit: int | None = None, decode_images: bool = True) -> LoadedSuite:
+    """Build every suite task with rlgate's per-task settings applied; datasets are loaded here.
+
+    Images of local image tasks are checked here (exist, decode) and, for imported responses
+    (`decode_images=False`), passed on as references only.
+    """
     if any("ifeval" in t.name or t.path is not None for t in tasks):
         ensure_punkt_tab()
         seed_langdetect()
@@ -270,7 +318,7 @@ def load_suite(tasks: list[ResolvedTask], protocol: Protocol, digests: Generatio
             raise InputError(f"'{task.name}' names no lm-eval task with documents", field="suites.tasks",
                              fix="check the task or group name")
         for leaf in leaves:
-            configs[leaf] = (task, _rewrite_leaf(manager, leaf, task, protocol))
+            configs[leaf] = (task, _rewrite_leaf(manager, leaf, task, protocol, decode_images))
     suite = LoadedSuite(manager, [], {}, {})
     for task in tasks:
         top, built, group_map = _load_one(manager, task.name)
@@ -290,4 +338,5 @@ def load_suite(tasks: list[ResolvedTask], protocol: Protocol, digests: Generatio
         if cap is not None:
             total = len(obj.eval_docs)
             suite.samples[leaf] = list(range(min(cap, total)))
+    _check_local_images(suite, configs)
     return suite
