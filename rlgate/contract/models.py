@@ -287,7 +287,11 @@ class RegressionGate(_GateBase):
     """A capability that must not drop against the baseline."""
 
     max_drop: float = Field(ge=0.0, description="largest tolerated drop, in the metric's units")
-    test: Literal["significance", "non_inferiority"] = "significance"
+    test: Literal["three_way", "significance", "non_inferiority"] = Field(
+        "three_way", description="three_way (default): pass only when non-inferiority is shown (Holm-adjusted "
+        "lower bound >= -max_drop), fail on a significant drop larger than max_drop, else "
+        "regression_inconclusive; significance: fail only on a significant drop larger than max_drop, else pass; "
+        "non_inferiority: pass only when non-inferiority is shown, else fail")
 
 
 class DiagnosticGate(_GateBase):
@@ -310,6 +314,9 @@ class DecisionPolicy(StrictModel):
 
     hard_fail: DecisionName = "block"
     regression_fail: DecisionName = "block"
+    regression_inconclusive: DecisionName = Field(
+        "research_only", description="a three_way regression gate showed neither non-inferiority nor a "
+        "significant drop beyond max_drop: the suite is too small to tell")
     nodata: DecisionName = "block"
     error: DecisionName = "block"
     primary_fail: DecisionName = Field("research_only", description="the primary improvement was not shown")
@@ -343,7 +350,7 @@ class GateSettings(StrictModel):
     regression: list[RegressionGate] | None = None
     diagnostics: list[DiagnosticGate] | None = None
     decision: dict[str, DecisionName] | None = Field(
-        None, description="gate outcome -> decision: hard_fail, regression_fail, nodata, error, primary_fail "
+        None, description="gate outcome -> decision: hard_fail, regression_fail, regression_inconclusive, nodata, error, primary_fail "
         "(improvement not shown; default research_only), primary_regression (primary significantly worse; "
         "default block), diagnostic_fail, monitor_critical, monitor_warning, monitor_info")
 

@@ -48,6 +48,7 @@ from rlgate.engine.protocol import protocol_differences
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
+from rlgate.stats.noninferiority import holm_levels
 
 _THRESHOLD_KEY = {"primary": "min_delta", "regression": "max_drop"}
 
@@ -192,9 +193,11 @@ def decide(
         except Exception as error:  # one gate's failure never stops the others
             verdicts[name] = _failed(kind, gate, name, ctx, error)
     adjusted = holm([p.p_drop for p in prepared])
-    for prep, p_adj in zip(prepared, adjusted, strict=True):
+    ni_p = [p.p_noninferior for p in prepared]
+    ni_levels, ni_adjusted = holm_levels(ni_p, config.alpha), holm(ni_p)
+    for prep, p_adj, level, ni_adj in zip(prepared, adjusted, ni_levels, ni_adjusted, strict=True):
         try:
-            verdicts[prep.name] = finish_regression(prep, p_adj, len(prepared), ctx)
+            verdicts[prep.name] = finish_regression(prep, p_adj, len(prepared), ctx, level, ni_adj)
         except Exception as error:
             verdicts[prep.name] = _failed("regression", prep.gate, prep.name, ctx, error)
     for _, gate, name in named:

@@ -64,7 +64,7 @@ def deciding_p(p_value: float | None, p_adjusted: float | None) -> float | None:
 
 
 #: Failure outcomes that are not their gate kind's plain `<kind>_fail`, with how reports name them.
-SPECIAL_OUTCOMES = {"primary_regression": "primary regression"}
+SPECIAL_OUTCOMES = {"primary_regression": "primary regression", "regression_inconclusive": "regression inconclusive"}
 
 
 def special_outcome(outcome: str) -> str | None:

@@ -7,8 +7,13 @@ Semantics (the issue's defaults, each overridable in the contract):
   A primary that fails because the metric significantly *dropped* (the regression test below,
   against `primary.max_drop`, default 0) is `primary_regression` (block by default), not a
   `primary_fail` (a missed improvement, research_only by default).
-- regression: fails when the drop exceeds `max_drop` and is significant (Holm-adjusted one-sided
-  p < alpha); `test: non_inferiority` fails unless the interval's lower bound is >= -`max_drop`.
+- regression (`test: three_way`, the default): passes only when non-inferiority is shown (the
+  one-sided lower bound of the change at its Holm step level, i.e. Holm across the regression
+  family, is >= -`max_drop`); fails when the drop exceeds `max_drop` and is significant
+  (Holm-adjusted one-sided p < alpha); otherwise `inconclusive` (outcome `regression_inconclusive`,
+  research_only by default) with the way it leans and roughly how many more paired samples would
+  settle it. `test: significance` is the fail rule alone (else pass); `test: non_inferiority`
+  fails unless the bootstrap interval's lower bound is >= -`max_drop`.
 - diagnostic: relative increase / decrease against the baseline, or absolute bounds, on point
   estimates.
 Intervals are two-sided at 1 - alpha. "Improvement" follows the metric's direction.
@@ -29,7 +34,13 @@ from rlgate.engine.context import GateContext
 from rlgate.engine.models import GateKind, GateVerdict, Verdict
 from rlgate.results.models import MetricKey
 from rlgate.stats.intervals import normal_quantile, wilson_interval
-from rlgate.stats.power import mde_one_sample, mde_paired
+from rlgate.stats.noninferiority import (
+    binary_lower_bound,
+    binary_noninferiority_p,
+    continuous_noninferiority,
+    normal_noninferiority,
+)
+from rlgate.stats.power import mde_one_sample, mde_paired, samples_to_settle
 
 AnyGate = PrimaryGate | HardGate | RegressionGate | DiagnosticGate
 
@@ -154,6 +165,30 @@ class PreparedRegression:
     hib: bool
     comp: Comparison
     p_drop: float
+    p_noninferior: float
+
+
+def _oriented_counts(comp: Comparison, hib: bool) -> tuple[int, int]:
+    """(pairs where only the candidate was better, only the baseline) in the metric's direction."""
+    up = int(comp.details.get("candidate_only_right", 0))
+    down = int(comp.details.get("baseline_only_right", 0))
+    return (up, down) if hib else (down, up)
+
+
+def noninferiority(comp: Comparison, hib: bool, margin: float, alpha: float) -> tuple[float, float]:
+    """(one-sided p that the change is above -margin, its one-sided 1 - alpha lower bound), oriented.
+
+    Binary: Tango's score test; continuous: shifted paired t; unpaired: normal on the stderrs.
+    """
+    improvement = comp.delta if hib else -comp.delta
+    if comp.binary and comp.paired:
+        up, down = _oriented_counts(comp, hib)
+        return (float(binary_noninferiority_p(up, down, comp.n, margin)),
+                float(binary_lower_bound(up, down, comp.n, alpha)))
+    if comp.paired:
+        p, bound = continuous_noninferiority(improvement, comp.sd_difference, comp.n, margin, alpha)
+        return float(p), float(bound)
+    return normal_noninferiority(improvement, float(comp.details.get("standard_error", 0.0)), margin, alpha)
 
 
 def prepare_regression(gate: RegressionGate, ctx: GateContext, name: str) -> PreparedRegression:
@@ -161,28 +196,63 @@ def prepare_regression(gate: RegressionGate, ctx: GateContext, name: str) -> Pre
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     comp = ctx.compare(key)
     _, _, _, p_drop = _oriented(comp, hib)
-    return PreparedRegression(gate, name, key, hib, comp, p_drop)
+    p_ni, _ = noninferiority(comp, hib, gate.max_drop, ctx.config.alpha)
+    return PreparedRegression(gate, name, key, hib, comp, p_drop, p_ni)
 
 
-def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, ctx: GateContext) -> GateVerdict:
-    """The regression verdict once the Holm-adjusted p across the family is known."""
+def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, ctx: GateContext,
+                      ni_level: float | None = None, p_ni_adjusted: float | None = None) -> GateVerdict:
+    """The regression verdict once the Holm-adjusted p (and, for three_way, the Holm level of the
+    non-inferiority test) across the family is known."""
     gate, key, comp, cfg = prep.gate, prep.key, prep.comp, ctx.config
     improvement, imp_ci, _, _ = _oriented(comp, prep.hib)
-    limit = gate.max_drop
+    limit, unit = gate.max_drop, ctx.unit(key)
+    extra: dict[str, Any] = {}
+    outcome: str | None = None
+    verdict: Verdict
     if gate.test == "non_inferiority":
         ok = imp_ci[0] >= -limit
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
-        why = (f"change {fmt.delta(improvement, ctx.unit(key))}, lower bound {fmt.delta(imp_ci[0], ctx.unit(key))} "
-               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, ctx.unit(key))}")
-    else:
-        regressed, why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, ctx.unit(key))
-        ok = not regressed
+        why = (f"change {fmt.delta(improvement, unit)}, lower bound {fmt.delta(imp_ci[0], unit)} "
+               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, unit)}")
+        verdict = "pass" if ok else "fail"
+    elif gate.test == "significance":
+        regressed, why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, unit)
         mde = _mde(comp, cfg.alpha / max(family, 1), cfg.power)
         why = why.replace("one-sided", "Holm-adjusted one-sided", 1)
-    verdict: Verdict = "pass" if ok else "fail"
+        verdict = "fail" if regressed else "pass"
+    else:
+        level = ni_level if ni_level is not None and ni_level == ni_level else cfg.alpha / max(family, 1)
+        _, bound = noninferiority(comp, prep.hib, limit, level)
+        shown = bound >= -limit
+        regressed, drop_why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, unit)
+        drop_why = drop_why.replace("one-sided", "Holm-adjusted one-sided", 1)
+        mde = _mde(comp, level, cfg.power)
+        ni_why = (f"Holm-adjusted lower bound {fmt.delta(bound, unit)} {'>=' if shown else '<'} -max_drop "
+                  f"{fmt.delta(-limit, unit)} (one-sided level {level:.3g})")
+        extra = {"noninferiority_p": prep.p_noninferior, "noninferiority_p_adjusted": p_ni_adjusted,
+                 "lower_bound_holm": bound, "lower_bound_level": 1 - level}
+        if shown:
+            verdict, why = "pass", f"non-inferior: {ni_why}"
+        elif regressed:
+            verdict, why = "fail", f"regression: {drop_why}; {ni_why}"
+        else:
+            leaning, more = samples_to_settle(comp.n, improvement, limit, level, cfg.power, binary=comp.binary,
+                                              discordant_rate=comp.discordant_rate,
+                                              sd_difference=comp.sd_difference)
+            towards = ("non-inferiority" if leaning == "non_inferior"
+                       else f"a drop beyond max_drop {fmt.delta(limit, unit).lstrip('+')}")
+            settle = (f"about {more} more paired samples would settle it (projected at power {cfg.power:g} "
+                      f"from the observed {'discordance' if comp.binary else 'variance'})"
+                      if more is not None else "the change sits on the margin: no suite size is likely to settle it")
+            verdict, outcome = "inconclusive", "regression_inconclusive"
+            why = f"leaning towards {towards}: neither shown; {ni_why}; {drop_why}; {settle}"
+            extra |= {"leaning": leaning, "more_samples": more}
+    fields = _numbers(comp, key, ctx)
+    fields["details"].update(extra, regression_test=gate.test)
     return make_verdict(prep.name, "regression", str(key), verdict, cfg.decision, f"{verdict}: {why}",
-                        p_value=prep.p_drop, p_adjusted=p_adjusted, mde=mde, threshold={"max_drop": limit},
-                        higher_is_better=prep.hib, **_numbers(comp, key, ctx))
+                        outcome=outcome, p_value=prep.p_drop, p_adjusted=p_adjusted, mde=mde,
+                        threshold={"max_drop": limit}, higher_is_better=prep.hib, **fields)
 
 
 def _relative(base: float, cand: float) -> float:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 DECISION_SCHEMA_VERSION = 1
 DecisionName = Literal["release", "research_only", "block"]
 GateKind = Literal["primary", "hard", "regression", "diagnostic", "monitor", "contamination"]
-Verdict = Literal["pass", "fail", "nodata", "error"]
+Verdict = Literal["pass", "fail", "inconclusive", "nodata", "error"]
 #: Worst first; the decision is the worst effect of any gate.
 DECISION_ORDER: tuple[DecisionName, ...] = ("block", "research_only", "release")
 
@@ -33,7 +33,8 @@ class GateVerdict(_Model):
         description="the decision-policy key this verdict maps to (gates.decision in the contract): pass; "
         "primary_fail (the primary improvement was not shown: default research_only); primary_regression "
         "(the primary metric dropped significantly, one-sided p < alpha, by more than primary.max_drop: "
-        "default block); hard_fail, regression_fail (default block); diagnostic_fail (default research_only); "
+        "default block); hard_fail, regression_fail (default block); regression_inconclusive (a three_way "
+        "regression gate showed neither non-inferiority nor a significant drop: default research_only); diagnostic_fail (default research_only); "
         "monitor_critical, monitor_warning, monitor_info; nodata, error (never release)",
         examples=["pass", "primary_fail", "primary_regression", "regression_fail", "nodata"])
     effect: DecisionName = Field(description="what this gate alone would decide")

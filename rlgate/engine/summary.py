@@ -12,7 +12,7 @@ import math
 from rlgate.engine import fmt
 from rlgate.engine.models import Decision, GateVerdict
 
-_MARK = {"pass": "PASS", "fail": "FAIL", "nodata": "NODATA", "error": "ERROR"}
+_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NODATA", "error": "ERROR"}
 
 
 def _p(gate: GateVerdict) -> str:

@@ -83,12 +83,23 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
                    f"{gate.max_drop:g}, p={_p(wr.p_less)} < alpha {alpha:g}); {why}")
     elif kind == "regression":
         numbers |= {"threshold": {"max_drop": gate.max_drop}, "p_value": wr.p_less}
+        dropped = CHANCE - value > gate.max_drop and (wr.p_less or 1.0) < alpha
         if gate.test == "non_inferiority":
             ok = ci[0] >= CHANCE - gate.max_drop
             why = f"lower bound {ci[0]:.3f} {'>=' if ok else '<'} {CHANCE - gate.max_drop:.3f}"
-        else:
-            ok = not (CHANCE - value > gate.max_drop and (wr.p_less or 1.0) < alpha)
+        elif gate.test == "significance":
+            ok = not dropped
             why = f"drop {CHANCE - value:.3f} vs max_drop {gate.max_drop:g}, p={_p(wr.p_less)}"
+        else:  # three_way: one-sided bound at alpha (the interval is two-sided at 1 - alpha)
+            lower = wilson_interval(wr.successes, wr.n, 1 - 2 * alpha)
+            assert lower is not None
+            ok = lower[0] >= CHANCE - gate.max_drop
+            why = (f"one-sided lower bound {lower[0]:.3f} {'>=' if ok else '<'} {CHANCE - gate.max_drop:.3f}; "
+                   f"drop {CHANCE - value:.3f} vs max_drop {gate.max_drop:g}, p={_p(wr.p_less)}")
+            if not ok and not dropped:
+                return out("inconclusive", "regression_inconclusive",
+                           f"{ref}: {summary}; inconclusive: neither non-inferiority nor a significant drop; {why}",
+                           **numbers)
     else:
         bounds = {k: getattr(gate, k) for k in ("min", "max", "max_relative_increase", "max_relative_decrease")
                   if getattr(gate, k, None) is not None}

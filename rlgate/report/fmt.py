@@ -10,7 +10,7 @@ from rlgate.engine.models import GateVerdict
 from rlgate.metrics import MetricRef, is_bounded
 
 DECISION_LABEL = {"release": "RELEASE", "research_only": "RESEARCH ONLY", "block": "BLOCK"}
-VERDICT_LABEL = {"pass": "pass", "fail": "FAIL", "nodata": "NO DATA", "error": "ERROR"}
+VERDICT_LABEL = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NO DATA", "error": "ERROR"}
 
 
 def gate_bounded(gate: GateVerdict) -> bool:

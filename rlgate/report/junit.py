@@ -1,6 +1,6 @@
 """junit.xml: one testcase per gate, so CI systems show gates natively.
 
-`fail` → `<failure>`, `nodata`/`error` → `<error>` (the gate could not be evaluated), `pass` → a
+`fail` and `inconclusive` → `<failure>` (type: the outcome), `nodata`/`error` → `<error>` (the gate could not be evaluated), `pass` → a
 plain testcase. Built with ElementTree, which escapes markup; control characters XML 1.0 cannot
 carry are written as visible `\\uXXXX` text.
 """
@@ -34,7 +34,7 @@ def _details(gate: GateVerdict) -> str:
 def render_junit(model: ReportModel) -> str:
     """The JUnit XML document (testsuites > testsuite > testcase per gate)."""
     d = model.decision
-    failures = sum(g.verdict == "fail" for g in d.gates)
+    failures = sum(g.verdict in ("fail", "inconclusive") for g in d.gates)
     errors = sum(g.verdict in ("nodata", "error") for g in d.gates)
     counts = {"tests": str(len(d.gates)), "failures": str(failures), "errors": str(errors), "skipped": "0",
               "time": "0"}
@@ -49,7 +49,7 @@ def render_junit(model: ReportModel) -> str:
         case = ET.SubElement(suite, "testcase", {"name": xml_text(gate.name), "classname": f"rlgate.{gate.kind}",
                                                  "time": "0"})
         details = _details(gate)
-        if gate.verdict == "fail":
+        if gate.verdict in ("fail", "inconclusive"):
             failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": gate.outcome})
             failure.text = details
         elif gate.verdict in ("nodata", "error"):

@@ -17,7 +17,7 @@ from rlgate.report.html import environment
 from rlgate.report.model import ReportModel
 from rlgate.report.text import md_inline
 
-VERDICT_ICON = {"pass": "✅", "fail": "❌", "nodata": "⚪", "error": "⚠️"}
+VERDICT_ICON = {"pass": "✅", "fail": "❌", "inconclusive": "❔", "nodata": "⚪", "error": "⚠️"}
 DECISION_ICON = {"release": "🟢", "research_only": "🟡", "block": "🔴"}
 TEXT_LIMIT = 300
 TABLE_ROWS = 20

@@ -14,7 +14,7 @@ from rlgate.report import fmt
 from rlgate.report.model import RadarAxis
 from rlgate.report.trend import TrendMarker, TrendSeries
 
-COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "nodata": "#6e7781", "error": "#9a6700"}
+COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "inconclusive": "#bf8700", "nodata": "#6e7781", "error": "#9a6700"}
 
 
 def _thresholds(gate: GateVerdict) -> list[float]:

@@ -43,3 +43,31 @@ def mde_one_sample(n: int, alpha: float, power: float, *, binary: bool, value: f
         p = min(max(value, 0.0), 1.0)
         return max(z * math.sqrt(p * (1 - p) / n), z * z / n)
     return z * max(sd, 0.0) / math.sqrt(n)
+
+
+def samples_to_settle(n: int, improvement: float, margin: float, alpha: float, power: float, *, binary: bool,
+                      discordant_rate: float = 0.0, sd_difference: float = 0.0) -> tuple[str, int | None]:
+    """Which way an inconclusive regression leans, and about how many more paired samples would settle it.
+
+    Projected from the observed change and its per-pair spread (discordance for 0/1 outcomes), as if
+    both stayed the same: leaning `non_inferior` (change above -margin) needs n with the
+    non-inferiority test at `power`; leaning `regression` (change below -margin) needs n for the
+    drop to become significant. None when the change sits on the margin (no finite n settles it).
+    """
+    z = _z_sum(alpha, power)
+    if binary:
+        spread = max(discordant_rate - improvement * improvement, 0.0)
+        floor = margin * (1 - margin) if improvement > -margin else abs(improvement)
+        sd = math.sqrt(max(spread, floor, 1.0 / max(n, 1)))
+    else:
+        sd = max(sd_difference, 0.0)
+    if improvement > -margin:
+        leaning, distance = "non_inferior", improvement + margin
+    else:
+        leaning, distance = "regression", -improvement
+    if abs(improvement + margin) <= 1e-12 or distance <= 1e-12 or sd == 0:
+        return leaning, None
+    needed = (z * sd / distance) ** 2
+    if not math.isfinite(needed) or needed > 1e9:
+        return leaning, None
+    return leaning, max(1, math.ceil(needed - n))

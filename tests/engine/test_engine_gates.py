@@ -96,18 +96,35 @@ def test_direction_lower_is_better() -> None:
 
 
 def test_regression_significance_and_non_inferiority() -> None:
-    b, c = pair(4000, delta=-0.04, seed=2)
+    b, c = pair(4000, delta=-0.04, seed=2)  # observed drop 4.9 points over 4000 pairs
     base, cand = runs({"acc": b}, {"acc": c})
-    d = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)]), base, cand, seed=0, contract_name="x")
-    assert d.decision == "block" and one(d).p_adjusted < 0.05  # type: ignore[operator]
-    within = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.06)]), base, cand, seed=0,
-                    contract_name="x")
+    for test in ("three_way", "significance"):
+        d = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01, test=test)]), base, cand, seed=0,
+                   contract_name="x")
+        assert d.decision == "block" and one(d).p_adjusted < 0.05 and one(d).verdict == "fail"  # type: ignore[operator]
+    # significance alone releases a drop within the margin, though its lower bound (-6.4) is below -6
+    within = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.06, test="significance")]), base, cand,
+                    seed=0, contract_name="x")
     assert within.decision == "release" and "<= max_drop" in one(within).reason
+    # the default three-way test does not: neither shown, so inconclusive, leaning non-inferior
+    three = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.06)]), base, cand, seed=0,
+                   contract_name="x")
+    gate = one(three)
+    assert three.decision == "research_only" and gate.verdict == "inconclusive"
+    assert gate.outcome == "regression_inconclusive" and gate.details["leaning"] == "non_inferior"
+    assert -0.06 > gate.details["lower_bound_holm"] > -0.07 and gate.details["more_samples"] > 1000
+    assert "more paired samples would settle it" in gate.reason
+    wide = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.08)]), base, cand, seed=0,
+                  contract_name="x")
+    assert wide.decision == "release" and one(wide).reason.startswith("pass: non-inferior")
     # identical small runs: no drop at all, but the interval is too wide to show non-inferiority at 1 point
     b, c = pair(80, delta=0.0, seed=4)
     same = runs({"acc": b}, {"acc": b})
-    sig = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)]), *same, seed=0, contract_name="x")
+    sig = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01, test="significance")]), *same, seed=0,
+                 contract_name="x")
     assert sig.decision == "release"
+    small = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)]), *same, seed=0, contract_name="x")
+    assert one(small).verdict == "inconclusive" and small.decision == "research_only"
     base, cand = runs({"acc": b}, {"acc": c})
     ni = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01, test="non_inferiority")]), base, cand,
                 seed=0, contract_name="x")

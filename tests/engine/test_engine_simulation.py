@@ -52,6 +52,13 @@ def test_true_regression_beyond_margin_is_rarely_released() -> None:
     assert rate <= _bound(ALPHA, REPLICATIONS), rate
 
 
+def test_default_three_way_regression_rarely_releases_a_drop_beyond_the_margin() -> None:
+    """The default regression test (three_way), true drop 4 points, margin 2: false release <= alpha."""
+    config = GateConfig(alpha=ALPHA, bootstrap_resamples=200, regression=[RegressionGate(metric="t/acc", max_drop=0.02)])
+    rate = _release_rate(config, delta=-0.04, seed=14)
+    assert rate <= _bound(ALPHA, REPLICATIONS), rate
+
+
 def test_no_true_gain_rarely_passes_the_primary() -> None:
     """Primary gate with no true improvement: P(release) <= alpha (one-sided exact McNemar)."""
     config = GateConfig(alpha=ALPHA, bootstrap_resamples=200, primary=PrimaryGate(metric="t/acc", min_delta=0.0))
@@ -60,10 +67,10 @@ def test_no_true_gain_rarely_passes_the_primary() -> None:
 
 
 def test_simulation_can_detect_a_leaky_gate() -> None:
-    """The same harness flags a gate without statistics: the default significance regression test only
+    """The same harness flags a leaky gate: `test: significance` (the default before three_way) only
     blocks significant drops, so at this sample size a true 4-point drop is often released. This is
-    why contracts that need the guarantee use `test: non_inferiority`, and why every gate reports its MDE."""
+    why the default is three_way, and why every gate reports its MDE."""
     config = GateConfig(alpha=ALPHA, bootstrap_resamples=200,
-                        regression=[RegressionGate(metric="t/acc", max_drop=0.02)])
+                        regression=[RegressionGate(metric="t/acc", max_drop=0.02, test="significance")])
     rate = _release_rate(config, delta=-0.04, seed=13)
     assert rate > _bound(ALPHA, REPLICATIONS)
