@@ -13,6 +13,7 @@ and artifact upload still happen for a block; `finish` turns the decision into t
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -123,6 +124,8 @@ def fallback_summary(outcome: Outcome) -> str:
     lines = [f"## rlgate decision: **{outcome.decision}**", ""]
     if outcome.decision_obj is not None:
         lines += [md_inline(outcome.decision_obj.summary), ""]
+        lines += [f"- capability **{md_inline(c.name)}** ({c.scope}): {c.decision}"
+                  + (f" — `{c.flag}`" if c.flag else "") for c in outcome.decision_obj.capabilities]
         for gate in outcome.decision_obj.gates:
             if gate.verdict != "pass":
                 note = f" [{md_inline(gate.outcome)}]" if special_outcome(gate.outcome) else ""
@@ -179,7 +182,11 @@ def run_report(env: Mapping[str, str], stream: TextIO) -> int:
 
     html = out / "report.html"
     report_path = html if html.is_file() else (report_md if report_md.is_file() else None)
-    write_outputs({"decision": outcome.decision, "report-path": str(report_path or "")}, env)
+    scoped = outcome.decision_obj if outcome.decision_obj is not None and not outcome.problems else None
+    write_outputs({"decision": outcome.decision, "report-path": str(report_path or ""),
+                   "flags": " ".join(scoped.flags) if scoped else "",
+                   "capabilities": json.dumps({c.name: c.decision for c in scoped.capabilities} if scoped else {},
+                                              sort_keys=True)}, env)
     return 0
 
 

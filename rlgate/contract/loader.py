@@ -346,6 +346,25 @@ def _resolve_tasks(contract: Contract, doc: YamlDoc, suites: list[tuple[Suite, Y
     return out
 
 
+def _with_capabilities(contract: Contract, doc: YamlDoc, gates: GateConfig, by_task: dict[str, ResolvedTask],
+                       all_gates: list[Any]) -> GateConfig:
+    """Check the contract's capabilities against its tasks and hand them to the engine with the gates."""
+    if not contract.capabilities:
+        return gates
+    for name, cap in contract.capabilities.items():
+        for index, task in enumerate(cap.tasks):
+            if task not in by_task:
+                raise doc.error(("capabilities", name, "tasks", index), f"capability {name!r} lists task {task!r}, "
+                                "which no suite of the contract runs",
+                                f"use one of the suite's task names: {', '.join(sorted(by_task)) or '(none)'}")
+    feature = {t for cap in contract.capabilities.values() if cap.scope == "feature" for t in cap.tasks}
+    if feature and gates.primary is None and all(MetricRef.parse(g.metric).task in feature for g in all_gates):
+        raise doc.error(("capabilities",), "every gate belongs to a scope: feature capability, so nothing would "
+                        "decide for the model as a whole",
+                        "keep at least one capability (or the primary gate) at scope: model")
+    return gates.model_copy(update={"capabilities": dict(contract.capabilities)})
+
+
 def load_contract(path: str | Path) -> ResolvedContract:
     """Load, resolve and check a contract; raises InputError on the first problem."""
     file = Path(path).resolve()
@@ -380,6 +399,7 @@ def load_contract(path: str | Path) -> ResolvedContract:
         _check_metric(gate.metric, origins[id(gate)], by_task, gate)
     if gates.primary is None and not (gates.hard or gates.regression or gates.diagnostics):
         raise doc.error(("gates",), "the contract has no gates", "add gates.primary or a hard/regression gate")
+    gates = _with_capabilities(contract, doc, gates, by_task, all_gates)
     baseline_results = None
     if contract.baseline.results:
         baseline_results = _ref_path(doc, ("baseline", "results"), contract.baseline.results, "baseline results")

@@ -350,7 +350,8 @@ class GateSettings(StrictModel):
     regression: list[RegressionGate] | None = None
     diagnostics: list[DiagnosticGate] | None = None
     decision: dict[str, DecisionName] | None = Field(
-        None, description="gate outcome -> decision: hard_fail, regression_fail, regression_inconclusive, nodata, error, primary_fail "
+        None, description="gate outcome -> decision: hard_fail, regression_fail, regression_inconclusive, nodata, "
+        "error, primary_fail "
         "(improvement not shown; default research_only), primary_regression (primary significantly worse; "
         "default block), diagnostic_fail, monitor_critical, monitor_warning, monitor_info")
 
@@ -370,6 +371,21 @@ class GatePolicy(GateSettings):
     description: str = ""
 
 
+class Capability(StrictModel):
+    """Tasks that together make one capability, and whether its gates decide for the whole model.
+
+    scope `model` (default) behaves as if no capability were declared: a failing gate decides the
+    global decision. scope `feature`: its gates decide only this capability; the global decision
+    ignores them and flags the capability `block_for_<name>` (or `research_only_for_<name>`).
+    """
+
+    tasks: list[str] = Field(min_length=1, description="task names (as gates refer to them) of this capability")
+    scope: Literal["model", "feature"] = Field(
+        "model", description="model: its failing gates decide the global decision (default); feature: they "
+        "block only this capability, the model can still be released with `block_for_<capability>`")
+    description: str = ""
+
+
 class GateConfig(StrictModel):
     """Gate settings after policies and the contract are merged: what the engine reads."""
 
@@ -382,6 +398,8 @@ class GateConfig(StrictModel):
     regression: list[RegressionGate] = Field(default_factory=list)
     diagnostics: list[DiagnosticGate] = Field(default_factory=list)
     decision: DecisionPolicy = Field(default_factory=DecisionPolicy)
+    capabilities: dict[str, Capability] = Field(
+        default_factory=dict, description="the contract's capabilities (scoped decisions), copied by the loader")
 
 
 # --------------------------------------------------------------------------- monitor
@@ -441,3 +459,23 @@ class Contract(StrictModel):
     judge: JudgeSpec | None = Field(None, description="default judge policy of every task (rule, llm, ...)")
     contamination: ContaminationSpec | None = Field(None, description="n-gram overlap of eval vs training data")
     safety: SafetyRules | None = Field(None, description="unsafe agent actions: forbidden tools and argument patterns")
+    capabilities: dict[str, Capability] = Field(
+        default_factory=dict, description="capability name -> its tasks and scope; a verdict per capability is "
+        "reported beside the global one, and scope: feature capabilities block only themselves")
+
+    @field_validator("capabilities")
+    @classmethod
+    def _capability_names(cls, value: dict[str, Capability]) -> dict[str, Capability]:
+        import re
+
+        seen: dict[str, str] = {}
+        for name, cap in value.items():
+            if not re.fullmatch(r"[A-Za-z0-9_\-]+", name):
+                raise ValueError(f"capability name {name!r}: use letters, digits, _ and - "
+                                 f"(it becomes block_for_{name})")
+            for task in cap.tasks:
+                if task in seen:
+                    raise ValueError(f"task {task!r} is in two capabilities ({seen[task]} and {name}); a task "
+                                     "belongs to one capability")
+                seen[task] = name
+        return value

@@ -36,6 +36,7 @@ from rlgate.engine.gates import (
 )
 from rlgate.engine.models import (
     DECISION_ORDER,
+    CapabilityVerdict,
     CorruptDocument,
     Decision,
     GateKind,
@@ -45,6 +46,7 @@ from rlgate.engine.models import (
 )
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
+from rlgate.engine.scope import scope_gates
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
@@ -100,13 +102,20 @@ def _outcome_note(gate: GateVerdict) -> str:
     return f" [{gate.outcome}]" if fmt.special_outcome(gate.outcome) else ""
 
 
-def _summary(decision: str, deciding: list[GateVerdict], total: int) -> str:
+def _summary(decision: str, deciding: list[GateVerdict], total: int, flags: Sequence[str] = (),
+             capabilities: Sequence[CapabilityVerdict] = ()) -> str:
+    scoped = ""
+    if flags:
+        feature = {c.flag: c for c in capabilities if c.flag}
+        scoped = "; " + "; ".join(f"{flag} ({feature[flag].summary})" for flag in flags)
     if decision == "release":
+        if flags:
+            return f"release: all {total} model-scope gates passed{scoped}"
         return f"release: all {total} gates passed"
     shown = "; ".join(f"{g.kind} gate {g.name} {g.verdict}{_outcome_note(g)} ({g.reason.split(': ', 1)[-1]})"
                       for g in deciding[:3])
     more = f"; and {len(deciding) - 3} more" if len(deciding) > 3 else ""
-    return f"{decision}: {shown}{more}"
+    return f"{decision}: {shown}{more}{scoped}"
 
 
 def _underpowered(gate: GateVerdict) -> str | None:
@@ -214,8 +223,9 @@ def decide(
         if verdict.test and verdict.test.startswith("unpaired"):
             warnings.append(f"{verdict.name}: compared without per-sample results (unpaired z-test); "
                             "re-run lm_eval with --log_samples for paired tests")
-    decision = min((g.effect for g in gates), key=DECISION_ORDER.index, default="release")
-    deciding = [g for g in gates if g.effect == decision] if decision != "release" else []
+    deciding_pool, capabilities, flags = scope_gates(gates, config.capabilities)
+    decision = min((g.effect for g in deciding_pool), key=DECISION_ORDER.index, default="release")
+    deciding = [g for g in deciding_pool if g.effect == decision] if decision != "release" else []
     inputs = [RunRef(role="candidate", source=candidate.provenance.source, model=candidate.provenance.model,
                      checkpoint_fingerprint=candidate.provenance.checkpoint_fingerprint)]
     if baseline is not None:
@@ -224,7 +234,8 @@ def decide(
     else:
         warnings.append("no baseline results: comparative gates are nodata and the decision cannot be release")
     return Decision(
-        decision=decision, summary=_summary(decision, deciding, len(gates)), deciding_gates=[g.name for g in deciding],
+        decision=decision, summary=_summary(decision, deciding, len(deciding_pool), flags, capabilities),
+        deciding_gates=[g.name for g in deciding], capabilities=capabilities, flags=flags,
         gates=gates, pairing=[count_in_pairing(r, corrupt)
                               for r in [p.report for p in ctx.paired.values()] + list(ctx.one_sided.values())],
         protocol_differences=differences, corrupt=corrupt,

@@ -34,7 +34,8 @@ class GateVerdict(_Model):
         "primary_fail (the primary improvement was not shown: default research_only); primary_regression "
         "(the primary metric dropped significantly, one-sided p < alpha, by more than primary.max_drop: "
         "default block); hard_fail, regression_fail (default block); regression_inconclusive (a three_way "
-        "regression gate showed neither non-inferiority nor a significant drop: default research_only); diagnostic_fail (default research_only); "
+        "regression gate showed neither non-inferiority nor a significant drop: default research_only); "
+        "diagnostic_fail (default research_only); "
         "monitor_critical, monitor_warning, monitor_info; nodata, error (never release)",
         examples=["pass", "primary_fail", "primary_regression", "regression_fail", "nodata"])
     effect: DecisionName = Field(description="what this gate alone would decide")
@@ -87,6 +88,21 @@ class CorruptDocument(_Model):
     where: str | None = Field(None, description="samples file:line, where the harness knows it")
 
 
+class CapabilityVerdict(_Model):
+    """The decision on one capability (a group of tasks declared in the contract's `capabilities`)."""
+
+    name: str
+    scope: Literal["model", "feature"]
+    tasks: list[str]
+    decision: DecisionName = Field(description="the worst effect of this capability's gates (release if none)")
+    gates: list[str] = Field(default_factory=list, description="names of the gates on this capability's tasks")
+    deciding_gates: list[str] = Field(default_factory=list)
+    flag: str | None = Field(
+        None, description="block_for_<name> / research_only_for_<name> when a scope: feature capability is not "
+        "release (the global decision then ignores its gates)")
+    summary: str = ""
+
+
 class RunRef(_Model):
     """Provenance of one input run, as recorded in the decision."""
 
@@ -115,6 +131,11 @@ class Decision(_Model):
     seed: int
     engine_version: str = "rlgate-engine/1"
     warnings: list[str] = Field(default_factory=list)
+    capabilities: list[CapabilityVerdict] = Field(
+        default_factory=list, description="a verdict per capability of the contract, beside the global one")
+    flags: list[str] = Field(
+        default_factory=list, description="block_for_<capability> (or research_only_for_<capability>) for each "
+        "scope: feature capability that is not released; the global decision excludes their gates")
     extensions: dict[str, Any] = Field(
         default_factory=dict,
         description="sections added by other layers: badcase_top, next_actions, monitor, judge, contamination",

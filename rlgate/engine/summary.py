@@ -48,8 +48,19 @@ def decision_table(decision: Decision) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append("")
+    lines += scoped_lines(decision)
     lines.append(f"decision: {decision.decision.upper()}  ({decision.summary})")
     return "\n".join(lines)
+
+
+def scoped_lines(decision: Decision) -> list[str]:
+    """One line per capability (scoped decisions), then a blank line; nothing without capabilities."""
+    if not decision.capabilities:
+        return []
+    width = max(len(c.name) for c in decision.capabilities)
+    out = [f"capability {c.name.ljust(width)}  {c.scope:<7}  {c.decision.upper()}"
+           f"{(' [' + c.flag + ']') if c.flag else ''}  ({c.summary})" for c in decision.capabilities]
+    return [*out, ""]
 
 
 def _md(text: str) -> str:
@@ -71,6 +82,11 @@ def decision_markdown(decision: Decision) -> str:
         cells = _row(gate)
         cells[1] = _md(cells[1])
         lines.append("| " + " | ".join(cells) + " |")
+    if decision.capabilities:
+        lines += ["", "## Capabilities", "", "| capability | scope | tasks | decision | flag |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {_md(c.name)} | {c.scope} | {_md(', '.join(c.tasks))} | {c.decision} | {c.flag or '-'} |"
+                  for c in decision.capabilities]
     lines += ["", "## Reasons", ""]
     lines += [f"- **{_md(g.name)}** ({g.kind}, {g.test or 'n/a'}): {_md(g.reason)}" for g in decision.gates]
     if decision.pairing:

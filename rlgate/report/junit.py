@@ -1,7 +1,9 @@
 """junit.xml: one testcase per gate, so CI systems show gates natively.
 
-`fail` and `inconclusive` → `<failure>` (type: the outcome), `nodata`/`error` → `<error>` (the gate could not be evaluated), `pass` → a
-plain testcase. Built with ElementTree, which escapes markup; control characters XML 1.0 cannot
+`fail` and `inconclusive` → `<failure>` (type: the outcome), `nodata`/`error` → `<error>` (the
+gate could not be evaluated), `pass` → a plain testcase; then one testcase per capability
+(scoped decisions), a `<failure>` typed with its flag when the capability is not released.
+Built with ElementTree, which escapes markup; control characters XML 1.0 cannot
 carry are written as visible `\\uXXXX` text.
 """
 
@@ -35,15 +37,18 @@ def render_junit(model: ReportModel) -> str:
     """The JUnit XML document (testsuites > testsuite > testcase per gate)."""
     d = model.decision
     failures = sum(g.verdict in ("fail", "inconclusive") for g in d.gates)
+    failures += sum(c.decision != "release" for c in d.capabilities)
     errors = sum(g.verdict in ("nodata", "error") for g in d.gates)
-    counts = {"tests": str(len(d.gates)), "failures": str(failures), "errors": str(errors), "skipped": "0",
+    counts = {"tests": str(len(d.gates) + len(d.capabilities)), "failures": str(failures), "errors": str(errors),
+              "skipped": "0",
               "time": "0"}
     root = ET.Element("testsuites", {"name": "rlgate", **counts})
     suite = ET.SubElement(root, "testsuite", {"name": xml_text(f"rlgate.{model.contract_name}"), **counts,
                                               "timestamp": model.generated_at[:19]})
     props = ET.SubElement(suite, "properties")
     for name, value in (("decision", d.decision), ("summary", d.summary), ("contract", d.contract),
-                        ("alpha", f"{d.alpha:g}"), ("seed", str(d.seed)), ("engine", d.engine_version)):
+                        ("alpha", f"{d.alpha:g}"), ("seed", str(d.seed)), ("engine", d.engine_version),
+                        *((("flags", " ".join(d.flags)),) if d.flags else ())):
         ET.SubElement(props, "property", {"name": name, "value": xml_text(value)})
     for gate in d.gates:
         case = ET.SubElement(suite, "testcase", {"name": xml_text(gate.name), "classname": f"rlgate.{gate.kind}",
@@ -57,5 +62,15 @@ def render_junit(model: ReportModel) -> str:
             error.text = details
         else:
             ET.SubElement(case, "system-out").text = details
+    for cap in d.capabilities:  # scoped verdicts: one testcase per capability
+        case = ET.SubElement(suite, "testcase", {"name": xml_text(f"capability {cap.name}"),
+                                                 "classname": f"rlgate.capability.{cap.scope}", "time": "0"})
+        text = xml_text(f"scope: {cap.scope}\ntasks: {', '.join(cap.tasks)}\ndecision: {cap.decision}\n"
+                        f"gates: {', '.join(cap.gates) or '(none)'}\n{cap.summary}")
+        if cap.decision != "release":
+            ET.SubElement(case, "failure", {"message": xml_text(cap.summary),
+                                            "type": cap.flag or f"{cap.decision}_capability"}).text = text
+        else:
+            ET.SubElement(case, "system-out").text = text
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

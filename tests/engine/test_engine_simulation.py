@@ -54,7 +54,8 @@ def test_true_regression_beyond_margin_is_rarely_released() -> None:
 
 def test_default_three_way_regression_rarely_releases_a_drop_beyond_the_margin() -> None:
     """The default regression test (three_way), true drop 4 points, margin 2: false release <= alpha."""
-    config = GateConfig(alpha=ALPHA, bootstrap_resamples=200, regression=[RegressionGate(metric="t/acc", max_drop=0.02)])
+    config = GateConfig(alpha=ALPHA, bootstrap_resamples=200,
+                        regression=[RegressionGate(metric="t/acc", max_drop=0.02)])
     rate = _release_rate(config, delta=-0.04, seed=14)
     assert rate <= _bound(ALPHA, REPLICATIONS), rate
 

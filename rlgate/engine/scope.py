@@ -1,0 +1,71 @@
+"""Scoped decisions: a verdict per capability beside the global one.
+
+A contract groups tasks into capabilities. Gates of a `scope: model` capability (and gates on no
+capability, the primary gate wherever it is, monitor verdicts) decide the global decision as before. Gates of a
+`scope: feature` capability decide only that capability: when it is not release, the model can
+still be released, flagged `block_for_<capability>` — how a reviewer writes "release, block for
+chart tasks". Fail-closed holds per scope: a feature's nodata/error gates block that feature.
+Pure: GateVerdicts and the capability table in, verdicts out (reused by any harness's gates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rlgate.contract.models import Capability
+from rlgate.engine.models import DECISION_ORDER, CapabilityVerdict, DecisionName, GateVerdict
+
+
+def gate_task(gate: GateVerdict) -> str:
+    """The task a gate reads: the first part of its `task/metric[/filter]`."""
+    return gate.metric.split("/", 1)[0]
+
+
+def capability_of(gate: GateVerdict, capabilities: Mapping[str, Capability]) -> str | None:
+    """The capability whose tasks a gate reads (None for monitor rules and tasks on no capability)."""
+    if gate.kind == "monitor":
+        return None
+    task = gate_task(gate)
+    for name, cap in capabilities.items():
+        if task in cap.tasks:
+            return name
+    return None
+
+
+def worst(effects: Sequence[DecisionName]) -> DecisionName:
+    return min(effects, key=DECISION_ORDER.index, default="release")
+
+
+def flag_for(name: str, decision: DecisionName) -> str:
+    return f"{decision}_for_{name}" if decision != "release" else ""
+
+
+def scope_gates(gates: Sequence[GateVerdict], capabilities: Mapping[str, Capability]
+                ) -> tuple[list[GateVerdict], list[CapabilityVerdict], list[str]]:
+    """(gates that decide globally, a verdict per capability, flags of feature capabilities not released)."""
+    owner = {id(g): capability_of(g, capabilities) for g in gates}
+    # the primary gate always decides for the model: it is why the checkpoint exists
+    def decides_globally(gate: GateVerdict) -> bool:
+        cap = owner[id(gate)]
+        return gate.kind == "primary" or cap is None or capabilities[cap].scope == "model"
+
+    global_gates = [g for g in gates if decides_globally(g)]
+    verdicts: list[CapabilityVerdict] = []
+    flags: list[str] = []
+    for name, cap in capabilities.items():
+        mine = [g for g in gates if owner[id(g)] == name]
+        decision = worst([g.effect for g in mine])
+        deciding = [g.name for g in mine if g.effect == decision] if decision != "release" else []
+        flag = flag_for(name, decision) if cap.scope == "feature" and decision != "release" else None
+        if flag:
+            flags.append(flag)
+        if not mine:
+            summary = "no gate on this capability's tasks"
+        elif decision == "release":
+            summary = f"release: all {len(mine)} gates passed"
+        else:
+            summary = f"{decision}: " + "; ".join(f"{g.name} {g.verdict}" for g in mine if g.effect == decision)
+        verdicts.append(CapabilityVerdict(name=name, scope=cap.scope, tasks=list(cap.tasks), decision=decision,
+                                          gates=[g.name for g in mine], deciding_gates=deciding, flag=flag,
+                                          summary=summary))
+    return global_gates, verdicts, flags
