@@ -45,7 +45,8 @@ def eval_command(
     cache: Annotated[Path | None, typer.Option(help="cache folder (default $RLGATE_CACHE_DIR or .rlgate)")] = None,
     lora_base: Annotated[str | None, typer.Option(help="base model of a LoRA adapter checkpoint")] = None,
     responded_only: Annotated[bool, typer.Option(
-        help="with --responses: score only documents that have a response (others are not counted as missing)")
+        help="with --responses: refuse a task no response answers (only answered documents are ever scored; "
+        "the others are listed as missing and lower the task's coverage)")
     ] = False,
 ) -> None:
     """Evaluate one checkpoint (or imported responses) on the contract's suites; writes an lm-eval output folder."""
@@ -81,6 +82,13 @@ def eval_command(
                + (f", {drops.limited} hit a limit" if drops.limited else "")
                + (f", {drops.sandbox_failed} sandbox failed" if drops.sandbox_failed else "")
                + " (scored as failures)")
+    for run in manifest.tasks:  # coverage: scores above are over the answered documents only
+        if run.expected_documents is not None:
+            share = run.documents / run.expected_documents if run.expected_documents else 0.0
+            typer.echo(f"coverage {run.task}: {run.documents}/{run.expected_documents} documents answered "
+                       f"({share:.1%}); scores are over the answered documents"
+                       + (f"; {len(run.missing_documents)} missing listed in run_manifest.json"
+                          if run.missing_documents else ""))
     report = manifest.import_report
     if report is not None:
         typer.echo(f"imported {report.rows} rows: {report.matched} matched, {report.unmatched} unmatched, "

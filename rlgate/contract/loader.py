@@ -205,7 +205,7 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
     lists: dict[str, dict[str, tuple[Any, _Origin]]] = {"hard": {}, "regression": {}, "diagnostics": {}}
     primary: tuple[Any, _Origin] | None = None
     for settings, doc, base in layers:
-        for scalar in ("alpha", "power", "bootstrap_resamples", "allow_corrupt"):
+        for scalar in ("alpha", "power", "bootstrap_resamples", "allow_corrupt", "min_coverage"):
             value = getattr(settings, scalar)
             if value is not None:
                 merged[scalar] = value
@@ -222,6 +222,7 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
         power=merged.get("power", 0.8),
         bootstrap_resamples=merged.get("bootstrap_resamples", 10_000),
         allow_corrupt=merged.get("allow_corrupt", 0),
+        min_coverage=merged.get("min_coverage", 1.0),
         primary=primary[0] if primary else None,
         hard=[g for g, _ in lists["hard"].values()],
         regression=[g for g, _ in lists["regression"].values()],
@@ -400,6 +401,9 @@ def load_contract(path: str | Path) -> ResolvedContract:
     if gates.primary is None and not (gates.hard or gates.regression or gates.diagnostics):
         raise doc.error(("gates",), "the contract has no gates", "add gates.primary or a hard/regression gate")
     gates = _with_capabilities(contract, doc, gates, by_task, all_gates)
+    per_task = {t.name: t.entry.min_coverage for t in tasks if t.entry.min_coverage is not None}
+    if per_task:
+        gates = gates.model_copy(update={"task_min_coverage": per_task})
     baseline_results = None
     if contract.baseline.results:
         baseline_results = _ref_path(doc, ("baseline", "results"), contract.baseline.results, "baseline results")

@@ -222,6 +222,9 @@ class TaskEntry(StrictModel):
     limit: int | None = Field(None, ge=1)
     version: str | None = Field(None, description="version of a private task set")
     judge: JudgeSpec | None = Field(None, description="judge policy for this task (overrides the contract's)")
+    min_coverage: float | None = Field(
+        None, gt=0.0, le=1.0, description="answered / expected documents below this make this task's gates nodata "
+        "(overrides gates.min_coverage)")
 
     @model_validator(mode="after")
     def _not_both(self) -> TaskEntry:
@@ -345,6 +348,9 @@ class GateSettings(StrictModel):
     allow_corrupt: int | None = Field(
         None, ge=0, description="corrupt documents (NaN, infinite or wrong-type scores) every gate tolerates "
         "unless it sets its own (default 0: a gate whose metric has any corrupt document is an error)")
+    min_coverage: float | None = Field(
+        None, gt=0.0, le=1.0, description="answered / expected documents a task needs for its gates to be computed "
+        "(default 1.0: every document); below it the gate is nodata")
     primary: PrimaryGate | None = None
     hard: list[HardGate] | None = None
     regression: list[RegressionGate] | None = None
@@ -393,6 +399,8 @@ class GateConfig(StrictModel):
     power: float = 0.8
     bootstrap_resamples: int = 10_000
     allow_corrupt: int = Field(0, ge=0, description="corrupt documents a gate tolerates unless it sets its own")
+    min_coverage: float = Field(1.0, gt=0.0, le=1.0)
+    task_min_coverage: dict[str, float] = Field(default_factory=dict, description="per-task min_coverage (suites)")
     primary: PrimaryGate | None = None
     hard: list[HardGate] = Field(default_factory=list)
     regression: list[RegressionGate] = Field(default_factory=list)

@@ -66,6 +66,25 @@ class GateContext:
                              f"({found.aggregate}); its results file is corrupt")
         return found
 
+    def coverage(self, role: str, key: MetricKey) -> tuple[int, int, list[str]] | None:
+        """(answered, expected, missing examples) of the metric's task in one run, from its run manifest;
+        None when the run does not record coverage (a folder lm-eval wrote itself scores every document)."""
+        run = self.candidate if role == "candidate" else self.baseline
+        if run is None or not run.provenance.manifest:
+            return None
+        leaves = set(run.leaves(key.task))
+        answered = expected = 0
+        missing: list[str] = []
+        found = False
+        for entry in run.provenance.manifest.get("tasks", []) or []:
+            if entry.get("task") not in leaves or entry.get("expected_documents") is None:
+                continue
+            found = True
+            answered += int(entry.get("documents", 0))
+            expected += int(entry["expected_documents"])
+            missing += [f"{entry['task']}:{d}" for d in entry.get("missing_documents", [])[:3]]
+        return (answered, expected, missing) if found else None
+
     def direction(self, ref: MetricRef, override: bool | None) -> bool:
         """Higher is better? The gate's override, else lm-eval's own flag, else rlgate's catalogue."""
         if override is not None:

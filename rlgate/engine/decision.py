@@ -25,6 +25,7 @@ from rlgate.engine.corrupt import (
 from rlgate.engine.gates import (
     AnyGate,
     PreparedRegression,
+    check_coverage,
     check_range,
     evaluate_diagnostic,
     evaluate_hard,
@@ -182,6 +183,7 @@ def decide(
                                 f"{r.only_candidate} candidate-only, {r.document_mismatch} changed documents "
                                 "(not used in paired tests)")
     verdicts: dict[str, GateVerdict] = {}
+    coverage: dict[str, dict[str, str]] = {}
     prepared: list[PreparedRegression] = []
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
     for kind, gate, name in named:
@@ -191,6 +193,7 @@ def decide(
             if items:
                 tolerated[name] = (items, allowed(gate, config))
             check_range(gate, ctx)
+            coverage[name] = check_coverage(gate, kind, ctx)
             if kind == "primary":
                 verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
             elif kind == "hard":
@@ -209,11 +212,17 @@ def decide(
             verdicts[prep.name] = finish_regression(prep, p_adj, len(prepared), ctx, level, ni_adj)
         except Exception as error:
             verdicts[prep.name] = _failed("regression", prep.gate, prep.name, ctx, error)
+    for name, (items, limit) in tolerated.items():
+        if verdicts[name].verdict in ("pass", "fail", "inconclusive"):
+            warnings.append(mark_excluded(verdicts[name], items, limit))
     for _, gate, name in named:
         verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
-    for name, (items, limit) in tolerated.items():
-        if verdicts[name].verdict in ("pass", "fail"):
-            warnings.append(mark_excluded(verdicts[name], items, limit))
+        if coverage.get(name):  # coverage beside the value: answered/expected documents per run
+            verdicts[name].details["coverage"] = coverage[name]
+            partial = {r: c for r, c in coverage[name].items() if c.split("/")[0] != c.split("/")[1]}
+            if partial and verdicts[name].verdict not in ("nodata", "error"):
+                verdicts[name].reason += " (coverage " + ", ".join(f"{r} {c} documents" for r, c in partial.items()) + \
+                    ": values over answered documents)"
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
     for verdict in gates:
         note = _underpowered(verdict)

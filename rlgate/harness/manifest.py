@@ -49,7 +49,11 @@ class TaskRun(_Model):
     version: str | None = None
     task_hash: str
     dataset: str = ""
-    documents: int = 0
+    documents: int = Field(0, description="documents scored (answered)")
+    expected_documents: int | None = Field(
+        None, description="documents the protocol asks for; coverage = documents / expected_documents")
+    missing_documents: list[int] = Field(
+        default_factory=list, description="doc ids never answered (imported responses): not scored, listed here")
     requests: int = 0
     cached: int = 0
     generated: int = 0

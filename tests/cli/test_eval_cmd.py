@@ -122,3 +122,44 @@ def test_eval_responses_duplicates_collapse_or_exit_2(tmp_path: Path, shared_dat
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{responses}:2 and {responses}:4 give different responses" in text and "gsm8k doc 1" in text
     assert not (tmp_path / "out2" / "run_manifest.json").exists()
+
+
+def _import(tmp_path: Path, c: Path, name: str, answers: dict[int, str]) -> tuple[Path, str]:
+    responses = tmp_path / f"{name}.jsonl"
+    responses.write_text("".join(json.dumps({"task": "gsm8k", "doc_id": i, "response": r}) + "\n"
+                                 for i, r in answers.items()))
+    out = tmp_path / name
+    result = runner.invoke(app, ["eval", str(c), "--responses", str(responses), "--out", str(out), "--limit", "20",
+                                 "--cache", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+def test_partial_import_reports_coverage_and_gates_nodata(tmp_path: Path, shared_data: Path) -> None:
+    """10 of 20 documents answered (doc 0 right): score 10 % over the answered ones, coverage 50 %, never 5 %;
+    a gate on the task is nodata at the default min_coverage 1.0 and computed on the paired answered
+    documents once the contract accepts 50 %."""
+    c = contract(tmp_path, shared_data)
+    cand, output = _import(tmp_path, c, "cand", {0: "#### 18", **{i: "#### 0" for i in range(1, 10)}})
+    assert "coverage gsm8k: 10/20 documents answered (50.0%)" in output and "0.1000" in output
+    manifest = json.loads((cand / "run_manifest.json").read_text())["tasks"][0]
+    assert manifest["documents"] == 10 and manifest["expected_documents"] == 20
+    assert manifest["missing_documents"] == list(range(10, 20))
+    base, _ = _import(tmp_path, c, "base", {i: "#### 0" for i in range(20)})
+    result = runner.invoke(app, ["gate", str(c), "--candidate", str(cand), "--baseline", str(base),
+                                 "--out", str(tmp_path / "g1")])
+    assert result.exit_code == 1, result.output
+    gate = json.loads((tmp_path / "g1" / "decision.json").read_text())["gates"][0]
+    assert gate["verdict"] == "nodata"
+    assert "the candidate run answered 10 of 20 documents of gsm8k (coverage 50.0% < min_coverage 100%)" \
+        in gate["reason"] and "gsm8k:10" in gate["reason"]
+    data = yaml.safe_load(c.read_text())
+    data["gates"]["min_coverage"] = 0.5
+    c.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["gate", str(c), "--candidate", str(cand), "--baseline", str(base),
+                                 "--out", str(tmp_path / "g2")])
+    decision = json.loads((tmp_path / "g2" / "decision.json").read_text())
+    gate = decision["gates"][0]
+    assert gate["verdict"] != "nodata" and gate["n"] == 10 and gate["n_unpaired"] == 10
+    assert gate["details"]["coverage"] == {"baseline": "20/20", "candidate": "10/20"}
+    assert "coverage candidate 10/20 documents" in gate["reason"] and gate["candidate"] == 0.1

@@ -4,7 +4,8 @@ A row is `{"task": T, "doc_id": N, "response": "..."}` or, instead of `doc_id`,
 `"doc": {fields that identify the document}` (e.g. `question`, `prompt`, `question_id`). `task`
 may name a group (`mmlu_pro`); its leaf tasks are searched. Rows that match nothing, match
 ambiguously, or repeat a response already kept for their document are reported, never silently
-dropped; documents without a response are scored as failures and counted as missing. A row that
+dropped. Documents without a response are not scored: the runner scores the answered ones and
+records answered / expected documents (coverage) and the missing ids in the manifest. A row that
 answers a document more often than the protocol samples it with a different response is an
 InputError naming both lines: which response is the true one cannot be guessed.
 """

@@ -136,8 +136,10 @@ class LmEvalRunner:
             if plan.responses is None:
                 refuse_text_backend(protocol, image_tasks)
             import_report = None
+            coverage: dict[str, tuple[int, list[int]]] = {}
             if plan.responses is not None:
-                lm, model_name, model_args, import_report, fingerprint = self._replay(plan, suite, protocol)
+                lm, model_name, model_args, import_report, fingerprint, coverage = self._replay(
+                    plan, suite, protocol)
                 lm.MULTIMODAL = bool(image_tasks)
             else:
                 lm, model_name, model_args, fingerprint = self._live(plan, suite, protocol, cache)
@@ -171,7 +173,7 @@ class LmEvalRunner:
             model_args={k: v for k, v in model_args.items() if "key" not in k.lower()},
             protocol_hash=protocol_hash(protocol), protocol=protocol_fields(protocol),
             library_versions=library_versions(), started=stamp, wall_time_s=round(time.monotonic() - started, 3),
-            model_loaded=loaded, tasks=self._task_runs(suite, lm), import_report=import_report,
+            model_loaded=loaded, tasks=self._task_runs(suite, lm, coverage), import_report=import_report,
             benchmark_versions={t.name: t.benchmark_version for t in plan.tasks},
             task_visibility={t.name: t.visibility for t in plan.tasks},
             results_file=results_file.relative_to(plan.out_dir).as_posix())
@@ -215,7 +217,8 @@ class LmEvalRunner:
 
     # ------------------------------------------------------------------ imported responses
     def _replay(self, plan: RunPlan, suite: LoadedSuite,
-                protocol: Protocol) -> tuple[ReplayLM, str, dict[str, Any], ImportReport, str]:
+                protocol: Protocol) -> tuple[ReplayLM, str, dict[str, Any], ImportReport, str,
+                                             dict[str, tuple[int, list[int]]]]:
         assert plan.responses is not None
         for leaf, task in suite.leaves.items():
             if task.OUTPUT_TYPE != "generate_until":
@@ -224,23 +227,29 @@ class LmEvalRunner:
         rows = read_responses(plan.responses)
         docs = {leaf: list(task.eval_docs) for leaf, task in suite.leaves.items()}
         match = match_rows(rows, docs, suite.groups, repeats=protocol.sampling.n, source=str(plan.responses))
-        if plan.responded_only:
-            for leaf in suite.leaves:
-                ids = match.doc_ids(leaf)
-                if not ids:
-                    raise InputError(f"--responded-only: no imported response answers a document of '{leaf}'",
-                                     file=plan.responses,
-                                     fix="import responses for it, or drop --responded-only to score it as missing")
+        # coverage instead of silent zeros: only answered documents are scored; the others are
+        # recorded as missing (expected vs answered) so gates on a partly answered task are nodata
+        coverage: dict[str, tuple[int, list[int]]] = {}
+        for leaf in suite.leaves:
+            expected = list(suite.samples[leaf]) if leaf in suite.samples else list(range(len(docs[leaf])))
+            answered = set(match.doc_ids(leaf))
+            ids = [i for i in expected if i in answered]
+            if not ids and plan.responded_only:
+                raise InputError(f"--responded-only: no imported response answers a document of '{leaf}'",
+                                 file=plan.responses, fix="import responses for it")
+            coverage[leaf] = (len(expected), [i for i in expected if i not in answered])
+            if ids:  # a task nobody answered is still run (scored as missing) but has coverage 0: nodata
                 suite.samples[leaf] = ids
         plan.progress.message(f"imported {match.report.matched if match.report else 0} responses from {plan.responses}")
         digest = hashlib.sha256(plan.responses.read_bytes()).hexdigest()
         lm = ReplayLM(match, samples=suite.samples, groups=suite.groups)
         assert match.report is not None
-        return lm, "rlgate-replay", {"model": f"replay-{plan.responses.stem}"}, match.report, f"responses:{digest}"
+        return (lm, "rlgate-replay", {"model": f"replay-{plan.responses.stem}"}, match.report, f"responses:{digest}",
+                coverage)
 
     # ------------------------------------------------------------------ manifest
     @staticmethod
-    def _task_runs(suite: LoadedSuite, lm: LM) -> list[TaskRun]:
+    def _task_runs(suite: LoadedSuite, lm: LM, coverage: dict[str, tuple[int, list[int]]]) -> list[TaskRun]:
         runs: list[TaskRun] = []
         for leaf, task in suite.leaves.items():
             documents = len(suite.samples[leaf]) if leaf in suite.samples else len(task.eval_docs)
@@ -256,5 +265,9 @@ class LmEvalRunner:
             elif isinstance(lm, ReplayLM):
                 run.requests = lm.requests.get(leaf, 0)
                 run.drops = lm.drops.get(leaf, Drops())
+                expected, missing = coverage.get(leaf, (documents, []))
+                run.expected_documents, run.missing_documents = expected, missing
+                if len(missing) == expected:  # nothing answered: the run scored every document as missing
+                    run.documents = 0
             runs.append(run)
         return runs
