@@ -25,6 +25,9 @@ def gate(
     seed: Annotated[int, typer.Option(help="seed of the bootstrap resampling")] = 0,
     harness: Annotated[str | None, typer.Option(
         help="harness that wrote the results (default: the one their run manifest names, else detected)")] = None,
+    sequential: Annotated[bool, typer.Option(
+        "--sequential", help="also replay the contract's protocol.sequential order (seeded, in chunks, anytime-valid "
+        "bounds) and report the look at which the decision was reached")] = False,
 ) -> None:
     """Gate a candidate against its baseline on stored results; exit 0 release, 1 block, 3 research_only."""
     from rlgate.contract.loader import load_contract
@@ -37,10 +40,15 @@ def gate(
     # Without a baseline the comparative gates are nodata (never release); hard gates still apply.
     base_run = read_results(baseline_dir, harness=harness) if baseline_dir is not None else None
     cand_run = read_results(candidate, harness=harness)
-    outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate))
+    outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
+                                 sequential=sequential)
     decision = outcome.decision
     write_text_atomic(out / "summary.md", decision_markdown(decision))
     typer.echo(decision_table(decision))
+    if decision.sequential is not None:
+        from rlgate.engine.sequential import sequential_lines
+
+        typer.echo("\n".join(sequential_lines(decision.sequential)))
     for warning in decision.warnings:
         typer.echo(f"warning: {warning}", err=True)
     written = ", ".join(str(path) for path in outcome.reports.values())

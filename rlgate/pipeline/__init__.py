@@ -22,6 +22,7 @@ from rlgate.pipeline.sources import Contribution, GateSource, SourceInput, defau
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
+    from rlgate.contract.models import GateConfig
     from rlgate.store.protocol import HistoryStore
 
 _STEP_RE = re.compile(r"(?:step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
@@ -88,8 +89,11 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
                       seed: int = 0, checkpoint: str | None = None, step: int | None = None,
                       manifests: dict[str, Any] | None = None, warnings: list[str] | None = None,
                       record: bool = True, judge_llm: object | None = None,
-                      sources: Sequence[GateSource] | None = None) -> GateOutcome:
+                      sources: Sequence[GateSource] | None = None, sequential: bool = False) -> GateOutcome:
     """Gate `candidate` against `baseline` under the contract and write decision.json and every report.
+
+    `sequential` also replays the contract's protocol.sequential order (its defaults when absent) and
+    records at which look the decision was reached (Decision.sequential).
 
     The project history is opened once here and handed to the gate sources (monitor, contamination,
     judge: `sources.default_sources`) and the recording.
@@ -100,7 +104,7 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
     try:
         chosen = list(sources) if sources is not None else default_sources(judge_llm)
         return _decide(resolved, baseline, candidate, out, history, chosen, seed=seed, checkpoint=checkpoint,
-                       step=step, manifests=manifests, warnings=warnings, record=record)
+                       step=step, manifests=manifests, warnings=warnings, record=record, sequential=sequential)
     finally:
         if history is not None:
             history.close()
@@ -109,7 +113,7 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
 def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
             history: HistoryStore | None, sources: list[GateSource], *, seed: int, checkpoint: str | None,
             step: int | None, manifests: dict[str, Any] | None, warnings: list[str] | None,
-            record: bool) -> GateOutcome:
+            record: bool, sequential: bool = False) -> GateOutcome:
     """decide_and_report with the history already open (one store for every source and the recording)."""
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.badcases.discipline import private_leaf_tasks
@@ -141,6 +145,8 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
         contract_hash=resolved.content_hash(),
         extra_gates=[v for c in contributions.values() for v in c.verdicts],
     )
+    if sequential:
+        decision = _with_replay(resolved, gates, baseline, candidate, decision, seed)
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
     dropped = drops_manifest(baseline, candidate, private_leaf_tasks(resolved, [candidate, baseline]))
@@ -160,3 +166,18 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
     reports = write_reports(out, decision, contract=resolved, baseline=baseline, candidate=candidate,
                             manifests=manifests)
     return GateOutcome(decision, reports)
+
+
+def _with_replay(resolved: ResolvedContract, gates: GateConfig, baseline: RunResult | None, candidate: RunResult,
+                 decision: Decision, seed: int) -> Decision:
+    """The decision with its sequential replay attached (`rlgate gate --sequential`)."""
+    from rlgate.contract.models import Sequential
+    from rlgate.engine.sequential import replay
+
+    if baseline is None:
+        raise InputError("--sequential replays paired documents and needs the baseline's results",
+                         fix="give --baseline or baseline.results in the contract")
+    plan = resolved.contract.protocol.sequential or Sequential()
+    result = replay(gates, baseline, candidate, plan, decision, seed=seed, contract_name=resolved.name,
+                    allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch)
+    return decision.model_copy(update={"sequential": result})
