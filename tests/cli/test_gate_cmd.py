@@ -109,3 +109,22 @@ def test_gate_never_imports_torch_or_lm_eval(abel: dict[str, Path], tmp_path: Pa
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_sequential_replay_reports_the_look_and_the_documents_never_generated(abel: dict[str, Path],
+                                                                               tmp_path: Path) -> None:
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(abel["7b"]),
+                      "--baseline", str(abel["13b"]), "--out", str(tmp_path), "--sequential")
+    assert code == 1 and "decision: BLOCK" in out
+    assert "sequential: decision BLOCK reached at look" in out and "the same as the full-suite decision BLOCK" in out
+    seq = json.loads((tmp_path / "decision.json").read_text())["sequential"]
+    assert seq["matches_full"] and seq["stopped_early"] and seq["stop_look"] < seq["looks_planned"]
+    assert seq["documents_used"] < seq["documents_total"] == 1319
+    ng = seq["not_generated"][0]
+    assert ng["task"] == "gsm8k" and ng["note"] == f"not generated: settled at look {seq['stop_look']}"
+    assert ng["count"] == 1319 - seq["documents_used"] == len(ng["documents"])
+    assert "Waudby-Smith" in seq["method"]
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(abel["7b"]),
+                      "--baseline", str(abel["13b"]), "--out", str(tmp_path / "plain"))
+    assert "sequential:" not in out
+    assert json.loads((tmp_path / "plain" / "decision.json").read_text())["sequential"] is None
