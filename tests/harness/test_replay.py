@@ -123,13 +123,15 @@ def test_llama_mmlu_pro_generations_score_as_custom_extract_gives(write_contract
     assert accuracy["Meta-Llama-3_1-8B-Instruct"] > accuracy["Meta-Llama-3_1-8B"]
 
 
-def test_without_responded_only_unanswered_documents_count_as_missing(write_contract: ContractFactory,
-                                                                     shared_data: Path, tmp_path: Path) -> None:
+def test_unanswered_documents_are_recorded_as_missing_not_scored(write_contract: ContractFactory,
+                                                                 shared_data: Path, tmp_path: Path) -> None:
+    """Coverage instead of silent zeros: only answered documents are scored; the rest are listed as missing."""
     resolved, tasks = _contract(write_contract, shared_data, "gsm8k")
     responses = tmp_path / "few.jsonl"
     responses.write_text("".join(json.dumps({"task": "gsm8k", "doc_id": i, "response": "#### 0"}) + "\n"
                                  for i in range(5)))
     out = evaluate(resolved, tasks, tmp_path / "out", cache_dir=tmp_path / "cache", responses=responses, limit=20)
     task = out.manifest.tasks[0]
-    assert (task.documents, task.drops.missing) == (20, 15)
+    assert (task.documents, task.expected_documents) == (5, 20)
+    assert task.missing_documents == list(range(5, 20))
     assert _metric(out.results_file, "gsm8k", "exact_match,flexible-extract") == 0.0
