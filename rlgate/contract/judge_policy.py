@@ -17,6 +17,11 @@ JudgeType = Literal["rule", "llm", "rule_then_llm_judge"]
 JudgeMode = Literal["pointwise", "pairwise"]
 TiePolicy = Literal["count_as_half", "exclude", "count_as_loss"]
 
+#: Judge-trust defaults; gates/release_default.yaml states them with their sources (a test keeps both equal).
+MAX_POSITION_FLIP_RATE = 0.35
+MAX_LENGTH_FOLLOW_RATE = 0.80
+MIN_BIAS_ITEMS = 10
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
@@ -82,6 +87,19 @@ class JudgeSpec(_Strict):
     max_error_rate: float = Field(
         0.0, ge=0.0, le=1.0, description="share of judge errors tolerated before the gate fails closed")
     calibration: CalibrationSpec | None = None
+    max_position_flip_rate: float = Field(
+        MAX_POSITION_FLIP_RATE, ge=0.0, le=1.0,
+        description="most items whose verdict may change when the two answers swap places (measured with "
+                    "samples >= 2; with one sample and random order, estimated as 2*|first-shown win rate - 0.5|)")
+    max_length_follow_rate: float = Field(
+        MAX_LENGTH_FOLLOW_RATE, ge=0.0, le=1.0,
+        description="most decisive verdicts on answers of unequal length that may go to the longer answer")
+    min_bias_items: int = Field(
+        MIN_BIAS_ITEMS, ge=1, description="items (or calls) needed before a bias limit is enforced; fewer are "
+                                          "reported as not measured")
+    on_bias: Literal["error", "warn"] = Field(
+        "error", description="a judge over a bias limit: error (its gates fail closed) or warn (keep the verdict, "
+                             "flag it)")
 
     def summary(self) -> str:
         """One line for `rlgate validate`."""
@@ -94,6 +112,9 @@ class JudgeSpec(_Strict):
             parts.append(f"ties={self.tie_policy}")
         if self.rule_metric:
             parts.append(f"rule_metric={self.rule_metric}")
+        if self.type != "rule" and self.mode == "pairwise":
+            parts += [f"max_position_flip_rate={self.max_position_flip_rate:g}",
+                      f"max_length_follow_rate={self.max_length_follow_rate:g}", f"on_bias={self.on_bias}"]
         if self.calibration:
             parts.append(f"calibration={self.calibration.anchors} (agreement >= {self.calibration.min_agreement:g})")
         return " ".join(parts)

@@ -48,9 +48,33 @@ def decision_table(decision: Decision) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append("")
+    lines += judge_lines(decision)
     lines += scoped_lines(decision)
     lines.append(f"decision: {decision.decision.upper()}  ({decision.summary})")
     return "\n".join(lines)
+
+
+def judge_trust_text(gate: GateVerdict) -> str | None:
+    """A judge gate's bias figures in one phrase (shown beside its win rate), or None for other gates."""
+    trust = gate.details.get("judge_trust") if isinstance(gate.details, dict) else None
+    if not isinstance(trust, dict):
+        return None
+    parts = []
+    for name, words in (("position_flip_rate", "position flip"), ("length_follow_rate", "length-follow")):
+        if name not in trust:
+            continue
+        rate, limit = trust.get(name), trust.get(f"max_{name}")
+        shown = "not measured" if rate is None else f"{rate:.2f}"
+        mark = "" if trust.get(f"{name}_enforced") or rate is None else ", not enforced"
+        parts.append(f"{words} {shown} (max {limit:g}, n={trust.get(f'{name}_n', 0)}{mark})")
+    verdict = "trusted" if trust.get("trusted") else f"NOT TRUSTED (on_bias: {trust.get('on_bias')})"
+    return f"judge bias: {'; '.join(parts)}: {verdict}"
+
+
+def judge_lines(decision: Decision) -> list[str]:
+    """One line per judge gate with its bias figures, then a blank line; nothing without judge gates."""
+    out = [f"{gate.name}: {text}" for gate in decision.gates if (text := judge_trust_text(gate))]
+    return [*out, ""] if out else []
 
 
 def scoped_lines(decision: Decision) -> list[str]:
@@ -82,6 +106,10 @@ def decision_markdown(decision: Decision) -> str:
         cells = _row(gate)
         cells[1] = _md(cells[1])
         lines.append("| " + " | ".join(cells) + " |")
+    judged = [(g, t) for g in decision.gates if (t := judge_trust_text(g))]
+    if judged:
+        lines += ["", "## Judge trust", ""]
+        lines += [f"- **{_md(g.name)}**: {_md(t)}" for g, t in judged]
     if decision.capabilities:
         lines += ["", "## Capabilities", "", "| capability | scope | tasks | decision | flag |",
                   "|---|---|---|---|---|"]

@@ -1,11 +1,17 @@
-"""Position and length bias of an LLM judge, measured on the items it decided."""
+"""Position and length bias of an LLM judge, measured on the items it decided, and whether it can be trusted.
+
+A judge whose verdicts follow the position or the length of the answers is not evidence of quality:
+`judge_trust` compares both rates with the policy's limits (`max_position_flip_rate`,
+`max_length_follow_rate`; defaults and their sources in gates/release_default.yaml).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from statistics import fmean
 
-from rlgate.judge.report import JudgeItem, LengthBias, LengthSplit, PositionBias
+from rlgate.contract.judge_policy import JudgeSpec
+from rlgate.judge.report import BiasCheck, JudgeItem, JudgeTrust, LengthBias, LengthSplit, PositionBias
 
 _VALUE = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
@@ -49,3 +55,58 @@ def length_bias(items: Sequence[JudgeItem]) -> LengthBias:
     return LengthBias(candidate_longer=_split(longer), baseline_longer=_split(shorter), same_length=_split(same),
                       decisive_unequal=len(decisive), longer_wins=longer_wins,
                       longer_win_rate=longer_wins / len(decisive) if decisive else None)
+
+
+def _check(rate: float | None, n: int, limit: float, basis: str, min_items: int) -> BiasCheck:
+    enforced = rate is not None and n >= min_items
+    if rate is not None and not enforced:
+        basis += f"; only {n} < min_bias_items {min_items}: not enforced"
+    return BiasCheck(rate=rate, n=n, limit=limit, basis=basis, enforced=enforced,
+                     exceeded=enforced and rate is not None and rate > limit)
+
+
+def position_check(spec: JudgeSpec, bias: PositionBias) -> BiasCheck:
+    """The flip rate over items judged in both orders; without such items, with seeded random order, the share
+    of verdicts position alone explains, 2*|first-shown win rate - 0.5| (a judge always picking the first
+    answer scores 1, an order-blind one about 0)."""
+    limit, least = spec.max_position_flip_rate, spec.min_bias_items
+    if bias.flip_rate is not None:
+        return _check(bias.flip_rate, bias.items_both_orders, limit, "flips between the two orders", least)
+    if spec.order_randomization and bias.first_position_win_rate is not None:
+        rate = 2 * abs(bias.first_position_win_rate - 0.5)
+        return _check(rate, bias.decisive_calls, limit,
+                      "estimated from the first-shown win rate (one order per item; samples >= 2 measures it)",
+                      least)
+    return _check(None, 0, limit, "not measured: no item was judged in both orders and the order was not "
+                                  "randomised (set samples: 2 or order_randomization: true)", least)
+
+
+def length_check(spec: JudgeSpec, bias: LengthBias) -> BiasCheck:
+    """Share of decisive verdicts on answers of unequal length that went to the longer answer."""
+    if bias.longer_win_rate is None:
+        return _check(None, 0, spec.max_length_follow_rate, "not measured: no decisive verdict on answers of "
+                                                              "unequal length", spec.min_bias_items)
+    return _check(bias.longer_win_rate, bias.decisive_unequal, spec.max_length_follow_rate,
+                  "decisive verdicts won by the longer answer", spec.min_bias_items)
+
+
+def _words(name: str, check: BiasCheck) -> str:
+    if check.rate is None:
+        return f"{name} not measured"
+    verdict = "OVER LIMIT" if check.exceeded else "ok" if check.enforced else "not enforced"
+    return f"{name} {check.rate:.2f} (limit {check.limit:g}, n={check.n}, {verdict})"
+
+
+def judge_trust(spec: JudgeSpec, position: PositionBias | None, length: LengthBias | None) -> JudgeTrust:
+    """The policy's bias limits applied to the measured biases."""
+    pos = position_check(spec, position) if position is not None else None
+    lng = length_check(spec, length) if length is not None else None
+    over = [name for name, c in (("position flip rate", pos), ("length-follow rate", lng)) if c and c.exceeded]
+    figures = "; ".join(_words(name, c) for name, c in (("position flip rate", pos), ("length-follow rate", lng))
+                        if c is not None)
+    if over:
+        message = (f"judge NOT TRUSTED: {' and '.join(over)} over the limit ({figures}); its verdicts follow "
+                   f"{'position' if 'position flip rate' in over else 'length'} rather than the answers")
+    else:
+        message = f"judge bias within limits ({figures})" if figures else "judge bias not measured"
+    return JudgeTrust(position=pos, length=lng, on_bias=spec.on_bias, trusted=not over, message=message)

@@ -1,8 +1,10 @@
 """Gate verdicts for `<task>/judge_win_rate`, for the engine's `extra_gates`.
 
 The win rate is compared with 50 % (a judge that cannot tell the two apart). Fail closed: judge
-errors above the policy's tolerance, or a judge below its calibration floor, make the gate `error`,
-which the decision policy maps to block; a task without judged pairs is `nodata`.
+errors above the policy's tolerance, a judge below its calibration floor, or a judge whose position
+or length bias exceeds the policy's limit (unless `on_bias: warn`) make the gate `error`, which the
+decision policy maps to block; a task without judged pairs is `nodata`. The bias figures travel in
+every verdict's details (`judge_trust`), next to the win rate.
 """
 
 from __future__ import annotations
@@ -34,7 +36,24 @@ def _fail_closed(task: TaskJudgeReport) -> str | None:
     if cal is not None and cal.below_floor and (task.policy.get("calibration") or {}).get(
             "on_below_floor", "error") == "error":
         return f"judge below its calibration floor: {cal.message}"
+    if task.trust is not None and not task.trust.trusted and task.trust.on_bias == "error":
+        return f"{task.trust.message}; its gates are not evidence (on_bias: error)"
     return None
+
+
+def trust_details(task: TaskJudgeReport) -> dict[str, Any]:
+    """The judge's bias figures beside its win rate, for the verdict's details (every report shows them)."""
+    trust = task.trust
+    if trust is None:
+        return {}
+    out: dict[str, Any] = {"trusted": trust.trusted, "on_bias": trust.on_bias, "message": trust.message}
+    for name, check in (("position_flip_rate", trust.position), ("length_follow_rate", trust.length)):
+        if check is not None:
+            out[name] = check.rate
+            out[f"max_{name}"] = check.limit
+            out[f"{name}_n"] = check.n
+            out[f"{name}_enforced"] = check.enforced
+    return {"judge_trust": out}
 
 
 def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha: float,
@@ -52,10 +71,14 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
     if task is None:
         return out("nodata", "nodata", f"{ref}: the task was not judged (no judge policy or no results)")
     broken = _fail_closed(task)
-    details: dict[str, Any] = {"decided_by": task.decided_by, "errors": task.errors}
-    if broken:
-        return out("error", "error", f"{ref}: {broken}", details=details)
+    details: dict[str, Any] = {"decided_by": task.decided_by, "errors": task.errors, **trust_details(task)}
     wr = task.win_rate
+    if broken:
+        measured: dict[str, Any] = {}
+        if wr is not None and wr.win_rate is not None and wr.n:  # shown beside the bias figures, not counted
+            measured = {"candidate": wr.win_rate, "n": wr.n}
+            broken += f" (measured win rate {wr.win_rate:.3f} over {wr.n}, not counted)"
+        return out("error", "error", f"{ref}: {broken}", details=details, **measured)
     if wr is None or wr.win_rate is None or wr.n == 0:
         return out("nodata", "nodata", f"{ref}: no judged pairs", details=details)
     level = 1 - alpha
@@ -67,6 +90,8 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
                     "position_flip_rate": task.position_bias.flip_rate if task.position_bias else None})
     numbers: dict[str, Any] = {"candidate": value, "delta": value - CHANCE, "ci": ci, "ci_level": level, "n": wr.n,
                                "details": details}
+    trust = task.trust
+    note = f"; WARNING: {trust.message} (on_bias: warn keeps the verdict)" if trust and not trust.trusted else ""
     summary = f"win rate {value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {wr.n} (W{wr.wins}/L{wr.losses}/T{wr.ties})"
     if kind == "primary":
         numbers |= {"threshold": {"min_delta": gate.min_delta}, "p_value": wr.p_greater}
@@ -98,7 +123,8 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
                    f"drop {CHANCE - value:.3f} vs max_drop {gate.max_drop:g}, p={_p(wr.p_less)}")
             if not ok and not dropped:
                 return out("inconclusive", "regression_inconclusive",
-                           f"{ref}: {summary}; inconclusive: neither non-inferiority nor a significant drop; {why}",
+                           f"{ref}: {summary}; inconclusive: neither non-inferiority nor a significant drop; {why}"
+                           f"{note}",
                            **numbers)
     else:
         bounds = {k: getattr(gate, k) for k in ("min", "max", "max_relative_increase", "max_relative_decrease")
@@ -111,7 +137,7 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
                   or (bounds.get("max_relative_decrease") is not None and -rel > bounds["max_relative_decrease"]))
         why = ", ".join(f"{k}={v:g}" for k, v in bounds.items())
     return out("pass" if ok else "fail", "pass" if ok else fail_key,
-               f"{ref}: {summary}; {why}", **numbers)
+               f"{ref}: {summary}; {why}{note}", **numbers)
 
 
 def judge_gate_verdicts(report: JudgeReport, gates: GateConfig) -> list[GateVerdict]:

@@ -102,6 +102,27 @@ class LengthBias(_Model):
     longer_win_rate: float | None = None
 
 
+class BiasCheck(_Model):
+    """One bias figure against its contract limit."""
+
+    rate: float | None = Field(None, description="the measured (or estimated) rate; None when not measurable")
+    n: int = Field(0, description="items or calls the rate rests on")
+    limit: float
+    basis: str = Field(description="how the rate was measured, or why it was not")
+    enforced: bool = Field(description="the rate rests on at least min_bias_items and was compared with the limit")
+    exceeded: bool = False
+
+
+class JudgeTrust(_Model):
+    """Whether the judge's verdicts count as evidence: its position and length bias within the contract's limits."""
+
+    position: BiasCheck | None = Field(None, description="pairwise judges only")
+    length: BiasCheck | None = None
+    on_bias: Literal["error", "warn"] = "error"
+    trusted: bool = Field(description="no enforced limit was exceeded")
+    message: str
+
+
 class CalibrationReport(_Model):
     """Judge-human agreement on the anchor set, and whether it fell below the contract's floor."""
 
@@ -139,6 +160,7 @@ class TaskJudgeReport(_Model):
     position_bias: PositionBias | None = None
     length_bias: LengthBias | None = None
     calibration: CalibrationReport | None = None
+    trust: JudgeTrust | None = Field(None, description="bias limits of the policy; None without LLM judgements")
     llm_calls: int = 0
     cache_hits: int = 0
 

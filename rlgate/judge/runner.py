@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from rlgate.contract.judge_policy import JudgeSpec
 from rlgate.errors import InputError
-from rlgate.judge.bias import length_bias, position_bias
+from rlgate.judge.bias import judge_trust, length_bias, position_bias
 from rlgate.judge.report import JudgeCall, JudgeItem, Order, Outcome, TaskJudgeReport
 from rlgate.judge.stats import win_rate
 from rlgate.metrics import DEFAULT_FILTER, KNOWN_TASK_METRICS, catalog_task
@@ -242,6 +242,8 @@ def summarise(task: str, spec: JudgeSpec, items: list[JudgeItem], judge: Judge |
     scores_c = [i.candidate_score for i in items if i.candidate_score is not None]
     scores_b = [i.baseline_score for i in items if i.baseline_score is not None]
     calls = [c for i in items for c in i.calls]
+    position = position_bias(llm_items) if spec.mode == "pairwise" and llm_items else None
+    length = length_bias(llm_items) if llm_items and has_pairs else None
     return TaskJudgeReport(
         task=task, policy=spec.model_dump(mode="json"), items=items, unpaired=unpaired,
         judge_model=judge.model_name if judge is not None else None,
@@ -252,7 +254,7 @@ def summarise(task: str, spec: JudgeSpec, items: list[JudgeItem], judge: Judge |
         if has_pairs else None,
         mean_candidate_score=fmean(scores_c) if scores_c else None,
         mean_baseline_score=fmean(scores_b) if scores_b else None,
-        position_bias=position_bias(llm_items) if spec.mode == "pairwise" and llm_items else None,
-        length_bias=length_bias(llm_items) if llm_items and has_pairs else None,
+        position_bias=position, length_bias=length,
+        trust=judge_trust(spec, position, length) if position is not None or length is not None else None,
         llm_calls=sum(not c.cached for c in calls), cache_hits=sum(c.cached for c in calls),
     )

@@ -114,7 +114,9 @@ class JudgeSource:
 
         judged = judge_for_decision(given.resolved, given.candidate, given.baseline, given.out,
                                     history=given.history, llm=self.llm)
-        return Contribution(judged.extra_gates, judged.report, gates=judged.gates)
+        trust = [f"{task}: {t.trust.message}" for task, t in (judged.report.tasks.items() if judged.report else ())
+                 if t.trust is not None and not t.trust.trusted]
+        return Contribution(judged.extra_gates, judged.report, gates=judged.gates, warnings=trust)
 
 
 def default_sources(judge_llm: object | None = None) -> list[GateSource]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from rlgate.engine.models import GateVerdict
+from rlgate.engine.summary import judge_trust_text
 from rlgate.report import fmt
 from rlgate.report.model import ReportModel
 from rlgate.report.text import xml_text
@@ -29,6 +30,9 @@ def _details(gate: GateVerdict) -> str:
         lines.append(f"test: {gate.test}")
     if gate.threshold:
         lines.append("threshold: " + ", ".join(f"{k}={v:g}" for k, v in gate.threshold.items()))
+    trust = judge_trust_text(gate)
+    if trust:
+        lines.append(trust)
     lines.append(f"reason: {gate.reason}")
     return xml_text("\n".join(lines))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlgate.engine.models import GateVerdict
+from rlgate.engine.summary import judge_trust_text
 from rlgate.metrics import MetricRef
 from rlgate.report import fmt
 from rlgate.report.builder import gate_ref
@@ -84,6 +85,9 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None) -> s
     limit = _threshold(gate, bounded)
     if limit:
         parts.append(limit)
+    trust = judge_trust_text(gate)
+    if trust:
+        parts.append(trust)
     return "; ".join(parts)
 
 

@@ -27,7 +27,8 @@ def test_validate_prints_the_judge_policy_per_task(tmp_path: Path) -> None:
     at = lines.index("judge policy per task:")
     assert lines[at + 1].split() == [
         "chat", "llm", "pairwise", "model=judge-7b@http://127.0.0.1:8000/v1", "order_randomization=on", "samples=2",
-        "seed=7", "ties=count_as_half", "calibration=anchors.jsonl", "(agreement", ">=", "0.8)"]
+        "seed=7", "ties=count_as_half", "max_position_flip_rate=0.35", "max_length_follow_rate=0.8", "on_bias=error",
+        "calibration=anchors.jsonl", "(agreement", ">=", "0.8)"]
     assert lines[at + 2].split()[:2] == ["gsm8k", "rule"]
     assert "ok: contract is valid" in result.output
 
