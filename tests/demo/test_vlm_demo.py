@@ -16,7 +16,7 @@ pytest.importorskip("lm_eval")
 pytest.importorskip("torch")
 
 
-def test_vlm_demo_gates_a_chart_regression(tmp_path: Path) -> None:
+def test_vlm_demo_scopes_a_chart_regression_to_chart_tasks(tmp_path: Path) -> None:
     from rlgate.demo.vlm import VlmDemoSettings, run_vlm_demo
 
     settings = VlmDemoSettings(mathvista=8)  # the demo's sizes otherwise: smaller suites cannot show the drop
@@ -25,7 +25,15 @@ def test_vlm_demo_gates_a_chart_regression(tmp_path: Path) -> None:
     gates = {g["metric"]: g for g in decision["gates"] if g.get("metric")}
     chart = gates["chartqa/relaxed_accuracy/none"]
     assert chart["candidate"] == 0.0 and chart["baseline"] > 0.0 and chart["verdict"] == "fail"
-    assert decision["decision"] == "block"
+    # scoped decision: charts are `scope: feature` in the demo contract, so the chart regression blocks chart
+    # tasks only; the global decision is left to the primary (MMMU) and the reasoning capability
+    assert decision["flags"] == ["block_for_charts"] and decision["decision"] != "block"
+    caps = {c["name"]: c for c in decision["capabilities"]}
+    assert caps["charts"]["decision"] == "block" and caps["charts"]["scope"] == "feature"
+    assert "chartqa/relaxed_accuracy" in caps["charts"]["deciding_gates"]
+    assert caps["reasoning"]["decision"] == decision["decision"]  # no chart gate reaches the global decision
+    for name in ("report.md", "report.html", "junit.xml"):
+        assert "block_for_charts" in (paths.root / "report" / name).read_text(), name
     assert gates["chartqa/answer_parse_failure_rate/none"]["candidate"] == 1.0
     html = (paths.root / "report" / "report.html").read_text()
     assert "chartqa::human" in html and "mmmu_val::science" in html  # per-ability radar axes
