@@ -16,6 +16,7 @@ import pytest
 import yaml
 from ci_action_runner import ActionRun, run_action
 
+from rlgate.engine.fmt import special_outcome
 from rlgate.engine.models import Decision
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,7 +70,9 @@ def check_consistent(result: ActionRun, out: Path, contract: str) -> Decision:
     assert annotations[0].properties["title"] == f"rlgate decision: {decision.decision}"
     failed = [g for g in decision.gates if g.verdict != "pass"]
     gate_titles = [a.properties["title"] for a in annotations[1:]]
-    assert sorted(gate_titles) == sorted(f"rlgate {g.kind} gate {g.metric}: {g.verdict} ({g.effect})" for g in failed)
+    named = {g.name: (f"{g.outcome} -> " if special_outcome(g.outcome) else "") for g in failed}
+    assert sorted(gate_titles) == sorted(f"rlgate {g.kind} gate {g.metric}: {g.verdict} ({named[g.name]}{g.effect})"
+                                         for g in failed)
     assert all(a.properties["file"] == contract for a in annotations[1:])
     upload = result.step("Upload the report")
     assert all(Path(p).is_file() for p in upload.with_["path"].split())
