@@ -32,7 +32,6 @@ _UNSET = msgspec.UNSET
 _FIX = "the samples file is corrupt or truncated; re-run lm_eval for this task"
 _FIX_CONFLICT = ("two lines for the same document and filter disagree, so neither can be trusted; "
                  "re-run lm_eval for this task (or delete the line that is wrong)")
-_SAMPLE_FIELDS = tuple(SampleRecord.model_fields)
 
 
 @dataclass
@@ -113,30 +112,35 @@ def _value(value: Any) -> Any:
     return None if value is _UNSET else value
 
 
+_BASE_SET = frozenset(("doc_id", "doc_hash", "prompt", "target", "responses", "filtered", "scores", "doc", "extra"))
+
+
 def _record(row: Any) -> dict[str, Any]:
+    """A SampleRecord's state, every field in declaration order (`_construct` makes the object from it)."""
     target = _value(row.target)
     doc = row.doc
-    record = {"doc_id": row.doc_id, "doc_hash": str(_value(row.doc_hash) or ""),
-              "prompt": _prompt(row.arguments), "target": None if target is None else str(target),
-              "responses": _responses(row.resps), "filtered": {}, "scores": {},
-              "doc": doc if isinstance(doc, dict) else None, "extra": {}}
     tokens, truncated = row.response_tokens, row.truncated
     # optional per-response details a runner may add to lm-eval's sample lines
-    if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens):
-        record["response_tokens"] = tokens
-    if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated):
-        record["truncated"] = truncated
-    return record
+    tokens = tokens if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens) else None
+    truncated = truncated if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated) else None
+    return {"doc_id": row.doc_id, "doc_hash": str(_value(row.doc_hash) or ""),
+            "prompt": _prompt(row.arguments), "target": None if target is None else str(target),
+            "responses": _responses(row.resps), "filtered": {}, "scores": {},
+            "doc": doc if isinstance(doc, dict) else None, "response_tokens": tokens, "truncated": truncated,
+            "extra": {}, "trajectory": None}
 
 
-def _construct(values: dict[str, Any]) -> SampleRecord:
-    """`SampleRecord.model_construct(**values)` without its per-field default machinery (same object)."""
+def _construct(state: dict[str, Any]) -> SampleRecord:
+    """What `SampleRecord.model_construct(**given)` builds, without its per-field default machinery: the same
+    `__dict__` (every field, declaration order) and the same fields-set (the fields the reader gave)."""
     record = SampleRecord.__new__(SampleRecord)
-    state = {name: values[name] if name in values else None for name in _SAMPLE_FIELDS}
-    if "extra" not in values:
-        state["extra"] = {}
+    given = set(_BASE_SET)
+    if state["response_tokens"] is not None:
+        given.add("response_tokens")
+    if state["truncated"] is not None:
+        given.add("truncated")
     object.__setattr__(record, "__dict__", state)
-    object.__setattr__(record, "__pydantic_fields_set__", set(values))
+    object.__setattr__(record, "__pydantic_fields_set__", given)
     object.__setattr__(record, "__pydantic_extra__", None)
     object.__setattr__(record, "__pydantic_private__", None)
     return record
