@@ -115,9 +115,10 @@ class FastPath:
 
     def take(self, block: bytes, builder: SeriesBuilder) -> list[tuple[int, bytes]]:
         """Parse the lines of `block` (whole lines) that have the layout; return (index, line) of the others."""
-        lines = _split(block)
+        lines = block.split(b"\n")  # `block` ends with a newline: the last part is empty
+        lines.pop()
         if self._layout is None and not self._learn(lines):
-            return list(enumerate(lines))
+            return list(enumerate(_split(block)))
         assert self._layout is not None and self._plan is not None
         ok, table = self._layout.decode(lines)
         step_col, key_cols = self._plan
@@ -125,10 +126,10 @@ class FastPath:
         steps = raw_steps.astype(np.int64)
         if not ok.any() or not np.array_equal(steps, raw_steps):
             self._layout = None  # the layout changed; learn it again on the next block
-            return list(enumerate(lines))
+            return list(enumerate(_split(block)))
         for col, key in key_cols:
             builder.add_columns(key, steps, table[ok, col])
-        return [(i, lines[i]) for i in np.flatnonzero(~ok).tolist()]
+        return [(i, lines[i] + b"\n") for i in np.flatnonzero(~ok).tolist()]
 
     def _learn(self, lines: list[bytes]) -> bool:
         for line in lines[:10]:
