@@ -26,7 +26,8 @@ from typer.testing import CliRunner
 from rlgate.cli.app import app
 
 pytest.importorskip("lm_eval")
-CONTRACTS = Path(__file__).resolve().parents[1] / "fixtures" / "contracts"
+REPO = Path(__file__).resolve().parents[2]
+CONTRACTS = REPO / "tests" / "fixtures" / "contracts"
 VENDORED = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 GOLDEN = Path(__file__).parent / "golden_gate"
 OUTPUTS = ("decision.json", "summary.md", "report.md", "junit.xml", "report.html")
@@ -48,9 +49,10 @@ def _gate(contract: Path, cand: Path, base: Path, out: Path, root: Path) -> dict
     texts = {name: (out / name).read_text(encoding="utf-8") for name in OUTPUTS if (out / name).exists()}
     assert set(texts) >= {"decision.json", "summary.md", "report.html"}, sorted(texts)
     # the temporary folder's path is in the reports (sources, links): make it stable
-    escaped = str(root).replace("_", "\\_")  # Markdown escapes the underscores of the path
-    return {name: _normalised(text.replace(str(root), "<tmp>").replace(escaped, "<tmp>"))
-            for name, text in texts.items()}
+    for path, label in ((root, "<tmp>"), (REPO, "<repo>")):  # paths of the checkout and the temporary folder
+        escaped = str(path).replace("_", "\\_")  # Markdown escapes the underscores of a path
+        texts = {name: text.replace(str(path), label).replace(escaped, label) for name, text in texts.items()}
+    return {name: _normalised(text) for name, text in texts.items()}
 
 
 def _check(case: str, texts: dict[str, str]) -> None:
