@@ -129,8 +129,8 @@ def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, 
           f"{len(decisions) == 1}")
     print(f"  json.loads floor best {best_floor:6.2f} s  (runs {', '.join(f'{t:.2f}' for t in floor_times)})  "
           f"peak {min(floor_peaks):5.0f} MB")
-    print(f"  ratio (best/best) {best_gate / best_floor:5.2f}x   per-run ratios {ratios[0]:.2f}x .. {ratios[-1]:.2f}x   "
-          f"(target <= 3x, moonshot <= 1.5x)")
+    print(f"  ratio (best/best) {best_gate / best_floor:5.2f}x   per-run ratios {ratios[0]:.2f}x .. "
+          f"{ratios[-1]:.2f}x   (target <= 3x, moonshot <= 1.5x)")
 
 
 def main() -> None:

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlgate.monitor.readers import verl_jsonl
-from rlgate.monitor.readers._typed import TypedLayout, leaf_paths
 from rlgate.monitor.readers._records import read_json_lines
+from rlgate.monitor.readers._typed import TypedLayout, leaf_paths
 from rlgate.monitor.readers.generic import read_jsonl
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 

@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 
 from rlgate.errors import InputError
-from rlgate.jsonl_fast import decode, lines, loads_exact, read_bytes
+from rlgate.jsonl_fast import decode, lines, read_bytes
 from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import CorruptScore, SampleRecord, doc_order
 
@@ -164,7 +164,7 @@ def read_samples_file(file: Path) -> SamplesRead:
     last_names: Any = None
     where = file.name
     for number, offset, raw in lines(data):
-        row = decode(kind.decoder, raw, file, number, _FIX)
+        row: Any = decode(kind.decoder, raw, file, number, _FIX)
         if not isinstance(row, kind.type):  # msgspec refused the line; json.loads read it
             if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
                 raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
