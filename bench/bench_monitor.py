@@ -4,8 +4,10 @@ Each file is generated once into a temporary folder, then read and checked (ever
 process, which prints wall time and peak memory (ru_maxrss minus the process's size after imports).
 Beside each, the obvious alternative is timed on the same file: per-line `json.loads` into Python
 lists for the JSONL log, tensorboard's `EventAccumulator` (keeping every scalar) for the event file.
-Target: each read-and-check under 10 s. Wall and CPU time are both printed (CPU time is what a
-shared, busy machine does not inflate). Prints; asserts nothing.
+Targets: the JSONL read-and-check under 5 s and at most 0.6x the time of per-line `json.loads`; the
+TensorBoard one under 10 s. Wall and CPU time are both printed (CPU time is what a shared, busy machine
+does not inflate), the ratio as "takes Nx the time" with "faster" / "slower" the right way round, and
+peak memory beside the input size. Prints; asserts nothing.
 Run: python bench/bench_monitor.py [--steps 1000000] [--tb-steps 100000]
 """
 
@@ -109,6 +111,13 @@ def measure(kind: str, path: str) -> None:
                       "points": points, "serious": serious, "problems": problems}))
 
 
+def compare(ours: float, other: float) -> str:
+    """'0.45x the time (2.2x faster)' or '1.50x the time (1.5x slower)': never a ratio below 1 called faster."""
+    ratio = ours / other
+    speed = f"{1 / ratio:.1f}x faster" if ratio <= 1 else f"{ratio:.1f}x slower"
+    return f"rlgate takes {ratio:.2f}x the time ({speed})"
+
+
 def run_child(kind: str, path: Path) -> dict[str, object]:
     out = subprocess.run([sys.executable, __file__, "--measure", kind, str(path)], check=True, capture_output=True,
                          text=True)
@@ -139,13 +148,16 @@ def main() -> None:
             ours = run_child("rlgate", path)
             other = run_child(naive, path)
             alternative = "per-line json.loads" if naive == "naive_jsonl" else "EventAccumulator"
+            size = path.stat().st_size / 1e6
+            target = "target < 5 s and <= 0.6x per-line json.loads" if naive == "naive_jsonl" else "target < 10 s"
             print(f"{label:12} read+check {ours['seconds']:6.2f} s (cpu {ours['cpu']:5.2f} s)  "
-                  f"peak {ours['rss_mb']:5.0f} MB (+{ours['peak_mb']:4.0f} over imports)  "
+                  f"peak {ours['rss_mb']:5.0f} MB (+{ours['peak_mb']:4.0f} over imports) for {size:.0f} MB of input  "
                   f"{ours['points']:,} points, serious findings {ours['serious']}, problems {ours['problems']}  "
-                  f"(target < 10 s)")
+                  f"({target})")
             print(f"{'':12} {alternative:>18} {other['seconds']:6.2f} s (cpu {other['cpu']:5.2f} s)  "
-                  f"peak {other['rss_mb']:5.0f} MB (+{other['peak_mb']:4.0f} over imports)  "
-                  f"(read only; rlgate is {float(other['seconds']) / float(ours['seconds']):.1f}x faster)")
+                  f"peak {other['rss_mb']:5.0f} MB (+{other['peak_mb']:4.0f} over imports)  (read only)")
+            print(f"{'':12} {'ratio':>18} {compare(float(ours['seconds']), float(other['seconds']))} wall, "
+                  f"{compare(float(ours['cpu']), float(other['cpu']))} cpu")
 
 
 if __name__ == "__main__":

@@ -48,14 +48,16 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
                     step: int | None, monitor: Contribution | None) -> list[str]:
     """Count private-split consultations and store the gated checkpoint; return budget warnings."""
     from rlgate.badcases.discipline import record_consultations, training_run_of
-    from rlgate.monitor.api import record_gated_checkpoint, training_metrics
-    from rlgate.monitor.report import MonitorReport
 
     spec = resolved.contract.monitor
     run = training_run_of(resolved)
     private = resolved.private_tasks
     _, warnings = record_consultations(history, resolved, run, private) if private else ({}, [])
     if spec is not None and spec.training_run:
+        # the monitor's modules load only when a training run is recorded (not on every gate)
+        from rlgate.monitor.api import record_gated_checkpoint, training_metrics
+        from rlgate.monitor.report import MonitorReport
+
         step = step if step is not None else checkpoint_step(checkpoint)
         if step is None:
             step = len(history.history(run))
@@ -68,11 +70,12 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
 
 def _needs_history(resolved: ResolvedContract, record: bool) -> bool:
     """Recording, the monitor's cross-checkpoint rules and judge calibration drift all read or write it."""
-    from rlgate.judge.api import task_policies
-
     spec = resolved.contract.monitor
-    return record or bool(spec and spec.training_run) or any(
-        p.calibration is not None for p in task_policies(resolved).values())
+    if record or bool(spec and spec.training_run):
+        return True
+    from rlgate.judge.api import task_policies  # the judge's modules only when the answer depends on them
+
+    return any(p.calibration is not None for p in task_policies(resolved).values())
 
 
 def _apply_agent_rules(resolved: ResolvedContract, *runs: RunResult | None) -> None:

@@ -3,8 +3,8 @@
 lm-eval 0.4.x writes `results_<timestamp>.json` and one `samples_<task>_<timestamp>.jsonl` per leaf
 task, usually inside a folder named after the model. The flat `"metric,filter"` keys are parsed
 here, once, into nested `filter -> metric -> value`; samples (one line per filter and document)
-are merged into one `SampleRecord` per document. Only `json` is used: no torch, no lm_eval, so
-reading a 12,000-sample run takes a fraction of a second. Bad files raise `InputError` naming the
+are merged into one `SampleRecord` per document (`samples_file`, decoded by msgspec). No torch, no
+lm_eval, so reading a 12,000-sample run takes a fraction of a second. Bad files raise `InputError` naming the
 file and line.
 """
 
@@ -13,22 +13,20 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.per_response import add_per_response
+from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
+
+__all__ = ["SamplesRead", "find_results_file", "parse_metric_key", "read_lmeval_folder", "read_samples_file"]
 from rlgate.harness.lmeval.vlm_metrics import add_abilities, add_vlm_metrics
-from rlgate.jsonl import iter_jsonl
 from rlgate.results.derived import add_derived_metrics
-from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import (
-    CorruptScore,
     RunProvenance,
     RunResult,
-    SampleRecord,
     TaskProtocol,
     TaskResult,
-    doc_order,
 )
 
 _RESULTS_RE = re.compile(r"^results_(?P<ts>.+)\.json$")
@@ -127,117 +125,6 @@ def _protocol(task: str, doc: dict[str, Any]) -> TaskProtocol:
     )
 
 
-def _prompt(arguments: Any) -> str | None:
-    if isinstance(arguments, dict):  # lm-eval >= 0.4.3: {"gen_args_0": {"arg_0": prompt, ...}}
-        first = arguments.get("gen_args_0") or {}
-        value = first.get("arg_0") if isinstance(first, dict) else None
-    elif isinstance(arguments, list) and arguments and isinstance(arguments[0], list) and arguments[0]:
-        value = arguments[0][0]
-    else:
-        value = None
-    return value if isinstance(value, str) else None
-
-
-def _responses(resps: Any) -> list[str]:
-    if not isinstance(resps, list) or not resps:
-        return []
-    first = resps[0]
-    if isinstance(first, list):
-        return [str(r) for r in first]
-    return [str(r) for r in resps]
-
-
-def _agreeing(row: dict[str, Any]) -> dict[str, Any]:
-    """What two lines for the same document and filter must agree on (compared only when a line repeats)."""
-    names = row["metrics"] if isinstance(row.get("metrics"), list) else []
-    return {"response": row.get("resps"), "filtered answer": row.get("filtered_resps"),
-            "document": row.get("doc_hash"), "target": row.get("target"), **{str(m): row.get(m) for m in names}}
-
-
-class SamplesRead(NamedTuple):
-    """One samples file: a record per document, the scores taken out as corrupt, identical repeats collapsed."""
-
-    samples: list[SampleRecord]
-    corrupt: list[CorruptScore]
-    duplicate_lines: int
-
-
-def read_samples_file(file: Path) -> SamplesRead:
-    """Merge a samples_<task>_<ts>.jsonl (one line per filter and document) into records by doc_id.
-
-    A line repeating (doc_id, filter) is collapsed when identical and refused (InputError naming both
-    lines) when it disagrees. A NaN / infinite score, or a non-number where the metric is numeric on
-    other lines, is listed as corrupt instead of kept; non-numeric values of a metric that is never
-    numeric (corpus metrics such as bleu keep (reference, prediction) per sample) are skipped as before.
-    """
-    records: dict[int, dict[str, Any]] = {}
-    fix = "the samples file is corrupt or truncated; re-run lm_eval for this task"
-    lines = SampleLines(file, fix="two lines for the same document and filter disagree, so neither can be trusted; "
-                        "re-run lm_eval for this task (or delete the line that is wrong)", fields=_agreeing)
-    corrupt: list[CorruptScore] = []
-    odd: list[tuple[int, int, str, str, Any]] = []  # (doc_id, line, filter, metric, value) not numbers
-    where = file.name
-    for number, row in iter_jsonl(file, fix=fix):
-        if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
-            raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
-                             fix="this is not an lm-eval samples file")
-        filt = row.get("filter", "none")
-        names = row.get("metrics") or []
-        if not isinstance(names, list):
-            names = []
-        if not lines.first(row["doc_id"], str(filt), number, row):
-            continue
-        record = records.get(row["doc_id"])
-        if record is None:
-            record = records[row["doc_id"]] = {
-                "doc_id": row["doc_id"], "doc_hash": str(row.get("doc_hash") or ""),
-                "prompt": _prompt(row.get("arguments")), "target": None if row.get("target") is None
-                else str(row["target"]), "responses": _responses(row.get("resps")), "filtered": {},
-                "scores": {}, "doc": row.get("doc") if isinstance(row.get("doc"), dict) else None,
-                "extra": {},
-            }
-            tokens, truncated = row.get("response_tokens"), row.get("truncated")
-            # optional per-response details a runner may add to lm-eval's sample lines
-            if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens):
-                record["response_tokens"] = tokens
-            if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated):
-                record["truncated"] = truncated
-        filtered = row.get("filtered_resps")
-        if isinstance(filtered, list) and filtered:
-            first = filtered[0]
-            if isinstance(first, list):
-                record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
-                first = first[0] if first else ""
-            record["filtered"][filt] = str(first)
-        scores = record["scores"].setdefault(filt, {})
-        for metric in names:
-            if metric not in row:
-                continue  # listed but not written: the sample lacks it (counted by the engine as missing)
-            raw = row[metric]
-            if type(raw) is float and raw - raw == 0.0:  # the common case, finite: no call
-                scores[metric] = raw
-                continue
-            value, problem = classify(raw)
-            if value is not None:
-                scores[metric] = value
-            elif problem == "non_finite":
-                corrupt.append(CorruptScore(doc_id=row["doc_id"], metric=metric, filter=filt, problem=problem,
-                                            value=shown(raw), where=f"{where}:{number}"))
-            else:
-                odd.append((row["doc_id"], number, filt, metric, raw))
-    numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
-    if odd:
-        numeric |= {(f, m) for r in records.values() for f, values in r["scores"].items() for m in values}
-    for doc_id, number, filt, metric, raw in odd:
-        if raw is None or (filt, metric) in numeric:  # a number elsewhere: this line's value is broken
-            corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem="wrong_type",
-                                        value=shown(raw), where=f"{where}:{number}"))
-    corrupt.sort(key=lambda c: (doc_order(c.doc_id), c.filter, c.metric))
-    # Every field was built above with its declared type, so validation would only cost time.
-    samples = [SampleRecord.model_construct(**r) for r in records.values()]
-    return SamplesRead(samples, corrupt, lines.collapsed)
-
-
 def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
     """Read the newest lm-eval run under `path` into a RunResult (samples included by default)."""
     results_file = find_results_file(path)
@@ -266,7 +153,7 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         )
         sample_file = results_file.parent / f"samples_{name}_{timestamp}.jsonl"
         if samples and sample_file.exists():
-            task.samples, task.corrupt, task.duplicate_lines = read_samples_file(sample_file)
+            task.samples, task.corrupt, task.duplicate_lines, task.columns = read_samples_file(sample_file)
         add_derived_metrics(task, configs.get(name) or {})
         add_vlm_metrics(task)
         add_per_response(task, configs.get(name) or {})

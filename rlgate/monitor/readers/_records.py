@@ -1,9 +1,9 @@
 """Shared machinery for line-oriented JSON logs: block reading, fast columnar parsing, exact fallback.
 
 The file is read in blocks of whole lines (a few MB). Lines sharing the logger's layout go through the
-vectorised fast path (`_fastjson`), which needs no Python object per line. Every other line is parsed
-with `json` (a chunk joined into one JSON array, so one C-level parse per chunk), and only when that
-fails is it parsed line by line, to name the bad line and keep every other one.
+typed fast path (`_typed`: msgspec structs, no dict per line). Every other line is decoded by msgspec
+(a chunk joined into one JSON array, so one C-level parse per chunk), and only when that fails is it
+parsed line by line with `json`, which keeps the exact reading (NaN literals) and names a bad line.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
 import numpy as np
 
-from rlgate.monitor.readers._fastjson import Layout, layout_of, parse_block
+from rlgate.monitor.readers._typed import TypedLayout, leaf_paths
 from rlgate.monitor.series import ReadProblem, SeriesBuilder
 
 BLOCK_BYTES = 2 << 20
@@ -59,11 +60,11 @@ def _parse_lines(path: Path, numbered: list[tuple[int, bytes]], problems: list[R
     numbered = [(n, line) for n, line in numbered if line.strip()]
     if not numbered:
         return []
-    try:
-        values = json.loads(b"[" + b",".join(line for _, line in numbered) + b"]")
+    try:  # one msgspec call for the chunk; a chunk it refuses (NaN literals, a bad line) goes line by line
+        values = msgspec.json.decode(b"[" + b",".join(line for _, line in numbered) + b"]")
         if len(values) == len(numbered):
             return [(n, v) for (n, _), v in zip(numbered, values, strict=True)]
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except msgspec.DecodeError:
         pass
     out: list[tuple[int, Any]] = []
     for number, line in numbered:
@@ -105,39 +106,44 @@ def _stack(builder: SeriesBuilder, keys: tuple[str, ...], steps: list[int], rows
 
 
 class FastPath:
-    """Columns straight from the lines of a block that share the learned layout (see `_fastjson`)."""
+    """Columns straight from the lines of a block that share the learned layout (msgspec typed decoding, `_typed`)."""
 
     def __init__(self, columns: Columns):
         self._columns = columns
-        self._layout: Layout | None = None
+        self._layout: TypedLayout | None = None
         self._plan: tuple[int, list[tuple[int, str]]] | None = None
 
     def take(self, block: bytes, builder: SeriesBuilder) -> list[tuple[int, bytes]]:
         """Parse the lines of `block` (whole lines) that have the layout; return (index, line) of the others."""
-        if self._layout is None and not self._learn(block):
+        lines = block.split(b"\n")  # `block` ends with a newline: the last part is empty
+        lines.pop()
+        if self._layout is None and not self._learn(lines):
             return list(enumerate(_split(block)))
         assert self._layout is not None and self._plan is not None
-        ok, table, newlines = parse_block(block, self._layout)
+        ok, table = self._layout.decode(lines)
         step_col, key_cols = self._plan
-        raw_steps = table[:, step_col]
+        raw_steps = table[ok, step_col]
         steps = raw_steps.astype(np.int64)
         if not ok.any() or not np.array_equal(steps, raw_steps):
             self._layout = None  # the layout changed; learn it again on the next block
             return list(enumerate(_split(block)))
         for col, key in key_cols:
-            builder.add_columns(key, steps, table[:, col])
-        starts = np.concatenate([[0], newlines[:-1] + 1])
-        return [(i, block[starts[i]: newlines[i] + 1]) for i in np.flatnonzero(~ok).tolist()]
+            builder.add_columns(key, steps, table[ok, col])
+        return [(i, lines[i] + b"\n") for i in np.flatnonzero(~ok).tolist()]
 
-    def _learn(self, block: bytes) -> bool:
-        for line in block[: 1 << 20].split(b"\n")[:10]:
+    def _learn(self, lines: list[bytes]) -> bool:
+        for line in lines[:10]:
             try:
-                layout = layout_of(json.loads(line))
-            except (json.JSONDecodeError, UnicodeDecodeError):
+                paths = leaf_paths(msgspec.json.decode(line))
+            except msgspec.DecodeError:
                 continue
-            plan = self._columns(layout.paths) if layout else None
-            if layout is not None and plan is not None:
-                self._layout, self._plan = layout, plan
+            plan = self._columns(tuple(paths)) if paths else None
+            if paths and plan is not None:
+                try:
+                    self._layout = TypedLayout(paths)
+                except ValueError:  # a key msgspec cannot name a field (a quote, a backslash): exact path
+                    return False
+                self._plan = plan
                 return True
         return False
 

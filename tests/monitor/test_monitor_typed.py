@@ -1,4 +1,4 @@
-"""The vectorised JSON-lines path must give exactly what line-by-line `json` parsing gives."""
+"""The typed (msgspec) JSON-lines path must give exactly what line-by-line `json` parsing gives."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlgate.monitor.readers import verl_jsonl
-from rlgate.monitor.readers._fastjson import layout_of, parse_block
 from rlgate.monitor.readers._records import read_json_lines
+from rlgate.monitor.readers._typed import TypedLayout, leaf_paths
 from rlgate.monitor.readers.generic import read_jsonl
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
@@ -71,19 +71,33 @@ def test_permuted_keys_go_to_the_exact_path(tmp_path: Path) -> None:
     assert log.extra["acc@2"].values.tolist() == [-float(i) for i in range(50)]
 
 
-def test_parse_block_rejects_lines_of_another_layout() -> None:
-    layout = layout_of({"step": 1, "data": {"a": 1.0, "b": 2.0}})
-    assert layout is not None
-    blob = (b'{"step": 1, "data": {"a": 0.5, "b": 2}}\n'
-            b'{"step": 2, "data": {"a": 0.5, "c": 2}}\n'
-            b'{"step": 3, "data": {"a": "x", "b": 2}}\n'
-            b'{"step": 4, "data": {"a": NaN, "b": -Infinity}}\n'
-            b'{"step": 5, "other": {"a": 1, "b": 2}}\n')
-    ok, table, newlines = parse_block(blob, layout)
-    assert ok.tolist() == [True, False, False, True, False]
-    assert table[0].tolist() == [1.0, 0.5, 2.0]
-    assert math.isnan(table[1][1]) and table[1][2] == -math.inf
-    assert newlines.size == 5
+def test_typed_layout_rejects_lines_of_another_layout() -> None:
+    paths = leaf_paths({"step": 1, "data": {"a": 1.0, "b": 2.0}})
+    assert paths == [("step",), ("data", "a"), ("data", "b")]
+    layout = TypedLayout(paths)
+    lines = [b'{"step": 1, "data": {"a": 0.5, "b": 2}}\n',
+             b'{"step": 2, "data": {"a": 0.5, "c": 2}}\n',
+             b'{"step": 3, "data": {"a": "x", "b": 2}}\n',
+             b'{"step": 4, "data": {"a": NaN, "b": -Infinity}}\n',  # msgspec refuses: the exact path reads it
+             b'{"step": 5, "other": {"a": 1, "b": 2}}\n',
+             b'{"step": 6, "data": {"b": 4, "a": 3}, "extra": 1}\n',
+             b'{"data": {"b": 4, "a": 3}, "step": 7}\n']
+    ok, table = layout.decode(lines)
+    assert ok.tolist() == [True, False, False, False, False, False, True]
+    assert table[0].tolist() == [1.0, 0.5, 2.0] and table[6].tolist() == [7.0, 3.0, 4.0]
+    assert math.isnan(table[1][0])
+    assert leaf_paths({"step": 1, "data": {"a": True}}) is None and leaf_paths({"a": {"b": {"c": 1}}}) is None
+
+
+def test_nan_lines_in_a_block_keep_their_values(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    rows = [{"step": i, "data": {"a": float(i), "b": 1.0}} for i in range(100)]
+    rows[40]["data"]["a"] = math.nan
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    log = verl_jsonl.read(path)
+    values = log.extra["a"].values
+    assert math.isnan(values[40]) and values[41] == 41.0 and len(values) == 100
+    _same(log, _slow(path))
 
 
 def test_generic_jsonl_fast_path_matches(tmp_path: Path) -> None:

@@ -1,0 +1,167 @@
+"""`rlgate gate` end to end against the floor: a plain `json.loads` loop over the same files. Prints; asserts nothing.
+
+Two pairs of lm-eval output folders (built once with lm-eval's own scorers, kept with --keep):
+- real: Llama-3.1-8B base vs Instruct on MMLU-Pro from ../shared/data (the 2,000 questions with published
+  generations by default; --full-real adds all 12,032 questions);
+- synthetic: a 12,000-document GSM8K-format pair (two filters, so 24,000 sample lines per folder).
+
+Each measurement is a fresh process, the two alternated `--repeat` times: `python -m rlgate.cli.app gate`
+(contract, both folders, decision, every report) and `python bench_gate.py --floor` (interpreter start, then
+`json.loads` of the results file and of every sample line of both folders). The ratio gate / floor is printed
+from the best of each, with the spread; peak memory (ru_maxrss of the child) is printed beside the input size.
+The decision.json of every gate run is compared (timestamps aside) with the first one.
+Target: ratio <= 3 (moonshot <= 1.5).
+Run: python bench/bench_gate.py [--repeat 5] [--keep /tmp/rlgate-bench-gate] [--full-real]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+       "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+
+def floor(folders: list[str]) -> None:
+    """The floor: json.loads every line of the results and samples files of the folders (what any reader must do)."""
+    count = 0
+    for folder in folders:
+        for path in sorted(Path(folder).glob("results_*.json")):
+            json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(Path(folder).glob("samples_*.jsonl")):
+            with open(path, encoding="utf-8") as handle:
+                for line in handle:
+                    json.loads(line)
+                    count += 1
+    print(count)
+
+
+def _build(keep: Path, full_real: bool) -> list[tuple[str, Path, Path, Path]]:
+    """(label, baseline folder, candidate folder, contract) per pair, built under `keep` unless already there."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from fixtures.lmeval_builders import build_mmlu_pro_llama_folder, build_synthetic_folder
+
+    pairs: list[tuple[str, Path, Path, Path]] = []
+    shared = Path(os.environ.get("RLGATE_SHARED_DATA", REPO.parent / "shared" / "data"))
+    contracts = REPO / "tests" / "fixtures" / "contracts"
+    real = [("real MMLU-Pro Llama-3.1-8B base vs Instruct, 2,000 generations", "real2k", True)]
+    if full_real:
+        real.append(("real MMLU-Pro Llama-3.1-8B base vs Instruct, all 12,032 questions", "real12k", False))
+    if (shared / "outputs" / "mmlu_pro" / "predictions.csv").exists():
+        for label, name, only in real:
+            folders = []
+            for model in ("base", "instruct"):
+                target = keep / name / model
+                found = sorted(target.glob("*/results_*.json"))
+                folders.append(found[0].parent if found else
+                               build_mmlu_pro_llama_folder(shared, model, target, generations_only=only))
+            pairs.append((label, folders[0], folders[1], contracts / "llama_mmlu_pro.yaml"))
+    else:
+        print(f"real pair skipped: no MMLU-Pro outputs under {shared}")
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    correct_b = (rng.random(12_000) < 0.36).tolist()
+    correct_c = [c or bool(rng.random() < 0.12) for c in correct_b]
+    synth = []
+    for model, correct in (("base", correct_b), ("cand", correct_c)):
+        target = keep / "synth12k" / model
+        found = sorted(target.glob("*/results_*.json"))
+        synth.append(found[0].parent if found else build_synthetic_folder(target, f"org/{model}", {"gsm8k": correct}))
+    contract = keep / "synth12k" / "contract.yaml"
+    text = (contracts / "abel_gsm8k.yaml").read_text()
+    contract.write_text(text.replace("gsm8k_suite.yaml", str(contracts / "gsm8k_suite.yaml")))
+    pairs.append(("synthetic GSM8K-format pair, 12,000 documents", synth[0], synth[1], contract))
+    return pairs
+
+
+def _popen_wait(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    # read pipes to the end before reaping, so the child is never blocked on a full pipe
+    out = proc.stdout.read() if proc.stdout else ""
+    err = proc.stderr.read() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024, subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)?")
+
+
+def _size_mb(folders: list[Path]) -> float:
+    return sum(p.stat().st_size for f in folders for p in f.iterdir() if p.is_file()) / 1e6
+
+
+def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, out_root: Path) -> None:
+    gate_times, floor_times, gate_peaks, floor_peaks, decisions = [], [], [], [], set()
+    lines = 0
+    for attempt in range(repeat):
+        out = out_root / f"out{attempt}"
+        gate = [sys.executable, "-m", "rlgate.cli.app", "gate", str(contract), "--candidate", str(cand),
+                "--baseline", str(base), "--out", str(out)]
+        wall, peak, done = _popen_wait(gate)
+        if done.returncode not in (0, 1, 3):
+            raise SystemExit(f"rlgate gate failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+        gate_times.append(wall)
+        gate_peaks.append(peak)
+        decisions.add(_STAMP.sub("<time>", (out / "decision.json").read_text(encoding="utf-8")))
+        wall, peak, done = _popen_wait([sys.executable, __file__, "--floor", str(base), str(cand)])
+        floor_times.append(wall)
+        floor_peaks.append(peak)
+        lines = int(done.stdout.strip())
+    verdict = json.loads(next(iter(decisions)))["decision"]
+    best_gate, best_floor = min(gate_times), min(floor_times)
+    ratios = sorted(g / f for g, f in zip(gate_times, floor_times, strict=True))
+    print(f"{label}: {lines:,} sample lines, {_size_mb([base, cand]):.1f} MB on disk")
+    print(f"  rlgate gate      best {best_gate:6.2f} s  (runs {', '.join(f'{t:.2f}' for t in gate_times)})  "
+          f"peak {min(gate_peaks):5.0f} MB   decision {verdict}; decision.json identical across runs: "
+          f"{len(decisions) == 1}")
+    print(f"  json.loads floor best {best_floor:6.2f} s  (runs {', '.join(f'{t:.2f}' for t in floor_times)})  "
+          f"peak {min(floor_peaks):5.0f} MB")
+    print(f"  ratio (best/best) {best_gate / best_floor:5.2f}x   per-run ratios {ratios[0]:.2f}x .. "
+          f"{ratios[-1]:.2f}x   (target <= 3x, moonshot <= 1.5x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="folder to build the pairs in once and reuse (default: temporary)")
+    parser.add_argument("--full-real", action="store_true", help="also gate all 12,032 real MMLU-Pro questions")
+    parser.add_argument("--floor", nargs="+", metavar="FOLDER")
+    parser.add_argument("--build", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.floor:
+        floor(args.floor)
+        return
+    if args.build:
+        print(json.dumps([[label, *map(str, rest)] for label, *rest in _build(args.build, args.full_real)]))
+        return
+    with tempfile.TemporaryDirectory(prefix="rlgate-bench-gate-") as tmp:
+        keep = args.keep or Path(tmp)
+        keep.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        # Built in a child: this process stays small, so the children's ru_maxrss (which Linux carries across
+        # fork + exec) is theirs, not the builder's numpy and lm_eval.
+        built = subprocess.run([sys.executable, __file__, "--build", str(keep)]
+                               + (["--full-real"] if args.full_real else []), env=ENV, check=True,
+                               stdout=subprocess.PIPE, text=True)
+        pairs = [(label, Path(b), Path(c), Path(k)) for label, b, c, k in json.loads(built.stdout.splitlines()[-1])]
+        print(f"folders ready in {time.perf_counter() - start:.1f} s (under {keep}); {args.repeat} alternated runs "
+              f"each, fresh processes, {sys.version.split()[0]}")
+        for label, base, cand, contract in pairs:
+            bench_pair(label, base, cand, contract, args.repeat, Path(tmp) / label.split()[0])
+
+
+if __name__ == "__main__":
+    main()
