@@ -44,6 +44,8 @@ class CheckpointInfo:
     weights_hash: str | None
     lora_base: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: a GGUF checkpoint: the file's name inside `load_path` (lm-eval/transformers' `gguf_file`)
+    gguf_file: str | None = None
 
 
 def _sha256_file(path: Path, cache: GenerationCache | None) -> str:
@@ -136,8 +138,8 @@ def check_local(folder: Path, *, source: str, lora_base: str | None, cache: Gene
                 work_dir: Path, base_info: CheckpointInfo | None = None) -> CheckpointInfo:
     """All checks on a local checkpoint folder; raises InputError naming the problem and the fix."""
     if not folder.is_dir():
-        raise InputError(f"checkpoint '{source}' is a file, not a folder", file=folder,
-                         fix="pass the folder save_pretrained wrote (config.json, weights, tokenizer)")
+        raise InputError(f"checkpoint '{source}' is a file, not a folder (nor a .gguf file)", file=folder,
+                         fix="pass the folder save_pretrained wrote (config.json, weights, tokenizer), or a .gguf file")
     is_adapter = (folder / "adapter_config.json").is_file()
     if is_adapter and not lora_base:
         raise InputError(f"checkpoint '{source}' is a LoRA adapter (it has adapter_config.json), not a full model",
@@ -165,6 +167,28 @@ def check_local(folder: Path, *, source: str, lora_base: str | None, cache: Gene
         info.load_path, note = str(fixed[0]), fixed[1]
         info.notes.append(note)
     return info
+
+
+def check_gguf(file: Path, *, source: str, lora_base: str | None, cache: GenerationCache | None,
+               chat_template: bool) -> CheckpointInfo:
+    """A GGUF file: header, architecture and tokenizer checked; fingerprinted by the file's content.
+
+    The file holds weights, tokenizer and chat template, so its hash is the whole fingerprint.
+    """
+    from rlgate.harness.gguf import inspect_gguf
+
+    if lora_base:
+        raise InputError(f"checkpoint '{source}' is a GGUF file; --lora-base applies to a LoRA adapter folder",
+                         file=file, fix="drop --lora-base, or merge the adapter into the model and convert that")
+    info = inspect_gguf(file)
+    if chat_template and info.chat_template is None:
+        raise InputError(f"the contract applies a chat template (protocol.chat_template: true), and '{file.name}' "
+                         "carries none (no tokenizer.chat_template)", file=file, field="protocol.chat_template",
+                         fix="set protocol.chat_template: false, or convert the model with its chat template")
+    weights_hash = _sha256_file(file, cache)
+    fingerprint = hashlib.sha256(f"gguf\n{weights_hash}".encode()).hexdigest()
+    return CheckpointInfo(source, "local", str(file.parent), fingerprint, weights_hash, notes=list(info.notes),
+                          gguf_file=file.name)
 
 
 def _hub_offline() -> bool:
@@ -202,9 +226,14 @@ def check_hub(repo_id: str, *, lora_base: str | None, cache: GenerationCache | N
 
 
 def inspect_checkpoint(ref: str, *, backend: str, lora_base: str | None = None, cache: GenerationCache | None = None,
-                       work_dir: Path, served_url: str | None = None) -> CheckpointInfo:
-    """Check a checkpoint reference (local folder, HF id, or a served model name) and fingerprint it."""
+                       work_dir: Path, served_url: str | None = None, chat_template: bool = False) -> CheckpointInfo:
+    """Check a checkpoint reference (local folder, GGUF file, HF id, or a served model name) and fingerprint it."""
+    from rlgate.harness.gguf import resolve_gguf
+
     path = Path(ref).expanduser()
+    gguf = resolve_gguf(path.resolve()) if path.exists() else None
+    if gguf is not None:
+        return check_gguf(gguf, source=ref, lora_base=lora_base, cache=cache, chat_template=chat_template)
     base_info = None
     if lora_base:
         base_info = inspect_checkpoint(lora_base, backend=backend, cache=cache, work_dir=work_dir)

@@ -125,10 +125,14 @@ def auto_tensor_parallel(gpus: int, attention_heads: int | None = None) -> int:
 
 
 # --------------------------------------------------------------------------- model_args
-def hf_model_args(protocol: Protocol, checkpoint: str, lora_base: str | None = None) -> dict[str, Any]:
+def hf_model_args(protocol: Protocol, checkpoint: str, lora_base: str | None = None,
+                  gguf_file: str | None = None) -> dict[str, Any]:
+    """lm-eval HFLM args; a GGUF checkpoint is `pretrained=FOLDER, gguf_file=NAME` (tokenizer from the GGUF too)."""
     opts = protocol.hf
     args: dict[str, Any] = {"pretrained": lora_base or checkpoint, "dtype": opts.dtype,
                             "batch_size": opts.batch_size, "trust_remote_code": opts.trust_remote_code}
+    if gguf_file:
+        args["gguf_file"] = gguf_file
     if opts.device != "auto":
         args["device"] = opts.device
     if lora_base:
@@ -137,8 +141,11 @@ def hf_model_args(protocol: Protocol, checkpoint: str, lora_base: str | None = N
 
 
 def vllm_model_args(protocol: Protocol, checkpoint: str, lora_base: str | None = None,
-                    gpus: int | None = None) -> dict[str, Any]:
+                    gpus: int | None = None, gguf_file: str | None = None) -> dict[str, Any]:
+    """lm-eval's vllm args; vLLM takes a GGUF checkpoint as the path of the file itself."""
     opts = protocol.vllm
+    if gguf_file:
+        checkpoint = str(Path(checkpoint) / gguf_file)
     tp = opts.tensor_parallel_size
     if tp == "auto":
         available = visible_gpu_count() if gpus is None else gpus
@@ -189,17 +196,18 @@ def openai_model_args(protocol: Protocol, checkpoint: str) -> dict[str, Any]:
     return args
 
 
-def model_spec(protocol: Protocol, checkpoint: str, lora_base: str | None = None) -> tuple[str, dict[str, Any]]:
+def model_spec(protocol: Protocol, checkpoint: str, lora_base: str | None = None,
+               gguf_file: str | None = None) -> tuple[str, dict[str, Any]]:
     """(lm-eval model name, model_args) for the protocol's backend."""
     if protocol.backend in ("hf", "hf-multimodal"):
-        args = hf_model_args(protocol, checkpoint, lora_base)
+        args = hf_model_args(protocol, checkpoint, lora_base, gguf_file)
         if protocol.multimodal:
             args["max_images"] = protocol.image.images_per_prompt
             if args["batch_size"] == "auto":  # lm-eval's hf-multimodal refuses batch_size auto
                 args["batch_size"] = 1
         return LMEVAL_MODEL[protocol.backend], args
     if protocol.backend in ("vllm", "vllm-vlm"):
-        args = vllm_model_args(protocol, checkpoint, lora_base)
+        args = vllm_model_args(protocol, checkpoint, lora_base, gguf_file=gguf_file)
         if protocol.multimodal:
             args["max_images"] = protocol.image.images_per_prompt
         return LMEVAL_MODEL[protocol.backend], args

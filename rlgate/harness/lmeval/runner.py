@@ -96,10 +96,12 @@ def _hf_factory(model_name: str, model_args: dict[str, Any]) -> Any:
     return build
 
 
-def _tokenizer_loader(path: str, trust_remote_code: bool) -> Any:
+def _tokenizer_loader(path: str, trust_remote_code: bool, gguf_file: str | None = None) -> Any:
     def load() -> Any:
         from transformers import AutoTokenizer
 
+        if gguf_file:  # as lm-eval's HFLM loads it: the tokenizer and chat template the GGUF carries
+            return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, gguf_file=gguf_file)
         return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
 
     return load
@@ -186,7 +188,7 @@ class LmEvalRunner:
         ckpt = plan.checkpoint
         if ckpt is None:
             raise InputError("no checkpoint to evaluate", fix="pass --checkpoint PATH or --responses FILE")
-        model_name, model_args = model_spec(protocol, ckpt.load_path, ckpt.lora_base)
+        model_name, model_args = model_spec(protocol, ckpt.load_path, ckpt.lora_base, ckpt.gguf_file)
         if protocol.backend in ("vllm", "vllm-vlm"):
             _check_vllm()
         if protocol.backend == "openai" and protocol.openai.api_key_env:
@@ -205,7 +207,7 @@ class LmEvalRunner:
             if protocol.chat_template:
                 loader = processor_chat_loader(processor, protocol.image.images_per_prompt, ckpt.load_path)
         elif protocol.chat_template and protocol.backend in ("hf", "vllm"):
-            loader = _tokenizer_loader(ckpt.lora_base or ckpt.load_path, trust)
+            loader = _tokenizer_loader(ckpt.lora_base or ckpt.load_path, trust, ckpt.gguf_file)
         lm = CachingLM(_hf_factory(model_name, model_args), cache=cache, fingerprint=ckpt.fingerprint,
                        protocol_hash=protocol_hash(protocol), task_hashes=suite.task_hash, progress=plan.progress,
                        chunk_size=VLLM_CHUNK if protocol.backend in ("vllm", "vllm-vlm") else None,
