@@ -152,3 +152,30 @@ def _starts_with_magic(path: Path) -> bool:
             return handle.read(4) == GGUF_MAGIC
     except OSError:
         return False
+
+
+def gguf_to_folder(file: Path, folder: Path, dtype: str = "float32") -> Path:
+    """Dequantise a GGUF into a save_pretrained folder (config with architectures, tokenizer, chat template).
+
+    For the tools that want a folder, not a GGUF: `transformers serve` (its model manager reads
+    `config.architectures`, which a GGUF-derived config lacks), TRL, vLLM without a tokenizer flag.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    inspect_gguf(file)
+    tokenizer = AutoTokenizer.from_pretrained(str(file.parent), gguf_file=file.name)
+    loaded = AutoModelForCausalLM.from_pretrained(str(file.parent), gguf_file=file.name, dtype=getattr(torch, dtype))
+    # transformers marks a GGUF-loaded model as quantised (not serialisable); its weights are already
+    # dequantised, so a plain model of the same config takes them as they are.
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.architectures = [type(loaded).__name__]
+    model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
+    model.load_state_dict(loaded.state_dict())
+    model.generation_config = loaded.generation_config
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
