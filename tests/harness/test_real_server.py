@@ -89,9 +89,11 @@ def test_check_with_the_openai_backend_and_a_judge_on_a_real_server(tmp_path: Pa
     decision = json.loads((tmp_path / "out" / "decision.json").read_text())
     assert decision["decision"] == "block"
     judge = decision["extensions"]["judge"]["tasks"]["gsm8k"]
-    assert judge["errors"] == judge["items"] == 2 if "items" in judge else judge["errors"] == 2
-    verdicts = [g for g in decision["gates"] if "judge_win_rate" in json.dumps(g)]
-    assert verdicts and all(g["verdict"] == "error" for g in verdicts)
+    assert len(judge["items"]) == 2 and judge["llm_calls"] == 2, judge
+    assert all(item["outcome"] == "error" for item in judge["items"]), judge
+    assert all("invalid JSON" in (call["error"] or "") for item in judge["items"] for call in item["calls"]), judge
+    verdicts = [g for g in decision["gates"] if g["metric"].startswith("gsm8k/judge_win_rate")]
+    assert verdicts and all(g["verdict"] == "error" and g["effect"] == "block" for g in verdicts), verdicts
     for kind in ("html", "markdown", "junit"):
         assert kind in result.output
     manifest = json.loads(next((tmp_path / "out").rglob("run_manifest.json")).read_text())
