@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from lm_eval import simple_evaluate
@@ -96,13 +97,27 @@ def _hf_factory(model_name: str, model_args: dict[str, Any]) -> Any:
     return build
 
 
-def _tokenizer_loader(path: str, trust_remote_code: bool, gguf_file: str | None = None) -> Any:
+def _tokenizer_loader(path: str, trust_remote_code: bool, gguf_file: str | None = None,
+                      saved: Path | None = None) -> Any:
+    """The tokenizer that builds chat prompts without the model (a fully cached run never loads weights).
+
+    A GGUF's tokenizer (and chat template) is converted from the file, as lm-eval's HFLM loads it;
+    the conversion takes seconds, so it is saved once under `saved` (keyed by the checkpoint's
+    fingerprint) and a cached re-run reads that copy.
+    """
     def load() -> Any:
         from transformers import AutoTokenizer
 
-        if gguf_file:  # as lm-eval's HFLM loads it: the tokenizer and chat template the GGUF carries
-            return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, gguf_file=gguf_file)
-        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        if not gguf_file:
+            return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        if saved is not None and (saved / "tokenizer_config.json").is_file():
+            return AutoTokenizer.from_pretrained(str(saved))
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, gguf_file=gguf_file)
+        if saved is not None:
+            partial = saved.with_name(saved.name + ".partial")
+            tokenizer.save_pretrained(str(partial))
+            partial.replace(saved)
+        return tokenizer
 
     return load
 
@@ -207,7 +222,8 @@ class LmEvalRunner:
             if protocol.chat_template:
                 loader = processor_chat_loader(processor, protocol.image.images_per_prompt, ckpt.load_path)
         elif protocol.chat_template and protocol.backend in ("hf", "vllm"):
-            loader = _tokenizer_loader(ckpt.lora_base or ckpt.load_path, trust, ckpt.gguf_file)
+            saved = plan.cache_dir / "gguf-tokenizers" / ckpt.fingerprint[:16] if ckpt.gguf_file else None
+            loader = _tokenizer_loader(ckpt.lora_base or ckpt.load_path, trust, ckpt.gguf_file, saved)
         lm = CachingLM(_hf_factory(model_name, model_args), cache=cache, fingerprint=ckpt.fingerprint,
                        protocol_hash=protocol_hash(protocol), task_hashes=suite.task_hash, progress=plan.progress,
                        chunk_size=VLLM_CHUNK if protocol.backend in ("vllm", "vllm-vlm") else None,
