@@ -4,8 +4,7 @@ msgspec decodes a line straight into a typed struct, skipping the fields nobody 
 faster than `json.loads`. It is strict JSON, so a line it refuses (NaN / Infinity literals, which Python's
 json writes for non-finite floats, or a broken line) is decoded again by `json.loads`: the odd line keeps
 exactly the meaning, and the error message, it always had. Lines are split on b"\\n"; each comes with its
-1-based number and the byte offset where it starts, so a caller can keep offsets for drill-down instead of
-the decoded line.
+1-based number and the byte offset where it starts.
 """
 
 from __future__ import annotations
@@ -56,9 +55,3 @@ def decode(decoder: msgspec.json.Decoder[Any], line: bytes, path: Path, number: 
     except (msgspec.DecodeError, msgspec.ValidationError):
         return loads_exact(line, path, number, fix)
 
-
-def read_line_at(path: Path, offset: int) -> Any:
-    """The line starting at byte `offset`, parsed by `json.loads` (drill-down into a line already read once)."""
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        return json.loads(handle.readline().decode("utf-8"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.metrics import DEFAULT_FILTER, MetricRef, catalog_task
 
@@ -163,17 +163,6 @@ class TaskResult(_Model):
     corrupt: list[CorruptScore] = Field(
         default_factory=list, description="per-sample scores taken out of `samples` because they are unusable")
     duplicate_lines: int = Field(0, description="identical duplicate sample lines collapsed while reading")
-    #: the scores as the reader found them, columnar (an adapter's `SampleColumns`), where it keeps them
-    _columns: Any = PrivateAttr(None)
-
-    @property
-    def columns(self) -> Any:
-        return self._columns
-
-    @columns.setter
-    def columns(self, value: Any) -> None:
-        self._columns = value
-
     def value(self, metric: str, filter_name: str) -> float | None:
         return self.metrics.get(filter_name, {}).get(metric)
 

@@ -153,7 +153,7 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         )
         sample_file = results_file.parent / f"samples_{name}_{timestamp}.jsonl"
         if samples and sample_file.exists():
-            task.samples, task.corrupt, task.duplicate_lines, task.columns = read_samples_file(sample_file)
+            task.samples, task.corrupt, task.duplicate_lines = read_samples_file(sample_file)
         add_derived_metrics(task, configs.get(name) or {})
         add_vlm_metrics(task)
         add_per_response(task, configs.get(name) or {})

@@ -6,20 +6,16 @@ prompt and target and anything else on the line are skipped by the decoder, neve
 sit under keys named by each line's `metrics` list, so the struct type is made per file from the names seen
 (msgspec.defstruct, renamed fields). Lines msgspec refuses (NaN / Infinity, broken JSON) go through
 `json.loads`, so issue 15's rules hold exactly: non-finite scores and wrong types are corrupt, identical
-repeats of a (document, filter) line collapse, conflicting ones are a located error. The scores also come
-out columnar (`SampleColumns`: a float array per filter and metric in record order, and each record's line
-offsets), which the engine reads instead of walking the records.
+repeats of a (document, filter) line collapse, conflicting ones are a located error.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
-import numpy as np
 
 from rlgate.errors import InputError
 from rlgate.jsonl_fast import decode, lines, read_bytes
@@ -34,24 +30,12 @@ _FIX_CONFLICT = ("two lines for the same document and filter disagree, so neithe
                  "re-run lm_eval for this task (or delete the line that is wrong)")
 
 
-@dataclass
-class SampleColumns:
-    """A task's scores as read, columnar: `scores[(filter, metric)]` is one float per record (NaN: no usable
-    scalar), `offsets[filter]` the byte offset of each record's line in `file` (-1: no line for that filter)."""
-
-    file: Path
-    doc_ids: list[Any]
-    scores: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
-    offsets: dict[str, np.ndarray] = field(default_factory=dict)
-
-
 class SamplesRead(NamedTuple):
     """One samples file: a record per document, the scores taken out as corrupt, identical repeats collapsed."""
 
     samples: list[SampleRecord]
     corrupt: list[CorruptScore]
     duplicate_lines: int
-    columns: SampleColumns | None = None
 
 
 class _LineType:
@@ -159,11 +143,10 @@ def read_samples_file(file: Path) -> SamplesRead:
     seen = SampleLines(file, fix=_FIX_CONFLICT, fields=_agreeing)
     corrupt: list[CorruptScore] = []
     odd: list[tuple[int, int, str, str, Any]] = []  # (doc_id, line, filter, metric, value) not numbers
-    offsets: dict[str, dict[int, int]] = {}
     kind = _LineType()
     last_names: Any = None
     where = file.name
-    for number, offset, raw in lines(data):
+    for number, _, raw in lines(data):
         row: Any = decode(kind.decoder, raw, file, number, _FIX)
         if not isinstance(row, kind.type):  # msgspec refused the line; json.loads read it
             if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
@@ -188,7 +171,6 @@ def read_samples_file(file: Path) -> SamplesRead:
         filt = "none" if row.filter is _UNSET else row.filter
         if not seen.first(doc_id, str(filt), number, raw):
             continue
-        offsets.setdefault(filt, {})[doc_id] = offset
         record = records.get(doc_id)
         if record is None:
             record = records[doc_id] = _record(row)
@@ -228,20 +210,5 @@ def read_samples_file(file: Path) -> SamplesRead:
     corrupt.sort(key=lambda c: (doc_order(c.doc_id), c.filter, c.metric))
     # Every field was built above with its declared type, so validation would only cost time.
     samples = [_construct(r) for r in records.values()]
-    return SamplesRead(samples, corrupt, seen.collapsed, _columns(file, records, offsets))
+    return SamplesRead(samples, corrupt, seen.collapsed)
 
-
-def _columns(file: Path, records: dict[int, dict[str, Any]], offsets: dict[str, dict[int, int]]) -> SampleColumns:
-    ids = list(records)
-    columns = SampleColumns(file=file, doc_ids=ids)
-    for filt, where in offsets.items():
-        columns.offsets[filt] = np.fromiter((where.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
-    names = {(f, m) for r in records.values() for f, values in r["scores"].items() for m in values}
-    for filt, metric in sorted(names, key=str):
-        column = np.full(len(ids), np.nan)
-        for position, record in enumerate(records.values()):
-            value = record["scores"].get(filt, {}).get(metric)
-            if value is not None and not isinstance(value, list):
-                column[position] = value
-        columns.scores[(filt, metric)] = column
-    return columns
