@@ -87,20 +87,18 @@ def test_every_package_has_a_layer() -> None:
     assert not unknown, f"give these packages a layer in LAYERS: {unknown}"
 
 
-def test_no_package_imports_a_layer_above_it() -> None:
-    upward = sorted(f"{src} -> {dst}" for src, dsts in _package_graph().items() for dst in dsts
-                    if LAYERS[dst] > LAYERS[src])
-    assert not upward, f"imports against the layer order: {upward}"
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{src} -> {dst}" for src, dsts in graph.items() for dst in dsts if LAYERS[dst] > LAYERS[src])
 
 
-def test_no_package_level_cycle() -> None:
-    graph = _package_graph()
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Package cycles: Tarjan's strongly connected components with more than one member."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     cycles: list[list[str]] = []
 
-    def visit(node: str) -> None:  # Tarjan's strongly connected components
+    def visit(node: str) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
         for nxt in graph.get(node, ()):
@@ -122,6 +120,16 @@ def test_no_package_level_cycle() -> None:
     for node in list(graph):
         if node not in index:
             visit(node)
+    return cycles
+
+
+def test_no_package_imports_a_layer_above_it() -> None:
+    upward = _upward(_package_graph())
+    assert not upward, f"imports against the layer order: {upward}"
+
+
+def test_no_package_level_cycle() -> None:
+    cycles = _cycles(_package_graph())
     assert not cycles, f"package import cycles: {cycles}"
 
 
@@ -133,9 +141,12 @@ def test_module_cycles_named_in_the_redesign_stay_broken() -> None:
     assert not any(_package(name) == "ci" for m, f in _modules() if _package(m) == "cli" for name in _imports(f))
 
 
-def test_the_check_catches_an_upward_import(tmp_path: Path) -> None:
-    """The layer test is not vacuous: an engine module importing the report layer is seen."""
+def test_the_checks_catch_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
+    """The layer and cycle tests are not vacuous: a lazy engine -> report import is seen and both fire."""
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from rlgate.report.model import ReportModel\n")
     assert "rlgate.report.model" in _imports(bad)
-    assert LAYERS[_package("rlgate.report.model")] > LAYERS["engine"]
+    graph = {name: set(targets) for name, targets in _package_graph().items()}
+    graph.setdefault("engine", set()).add(_package("rlgate.report.model"))
+    assert "engine -> report" in _upward(graph)
+    assert any({"engine", "report"} <= set(cycle) for cycle in _cycles(graph))
