@@ -7,7 +7,7 @@ model is loaded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +64,21 @@ def check_checkpoint(resolved: ResolvedContract, ref: str, *, cache_dir: Path, l
 
 def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *, cache_dir: Path,
              checkpoint: CheckpointInfo | None = None, responses: Path | None = None, responded_only: bool = False,
-             limit: int | None = None, role: str = "candidate", progress: ProgressSink | None = None) -> RunOutcome:
-    """One run (live or imported) of `tasks` into `out` by their harness: its outputs + run_manifest.json."""
-    harness = get_harness(_one_harness(resolved, tasks))
+             limit: int | None = None, role: str = "candidate", progress: ProgressSink | None = None,
+             sequential_look: int | None = None, order_seed: int = 0) -> RunOutcome:
+    """One run (live or imported) of `tasks` into `out` by their harness: its outputs + run_manifest.json.
+
+    `sequential_look`: only the documents of looks 1..k of the seeded order (protocol.sequential)."""
+    name = _one_harness(resolved, tasks)
+    harness = get_harness(name)
     plan = harness.plan(resolved, tasks, out, cache_dir, checkpoint=checkpoint, responses=responses,
                         responded_only=responded_only, limit=limit, role=role, progress=progress or SilentProgress())
+    if sequential_look is not None:
+        if name != "lm_eval":
+            raise InputError(f"protocol.sequential generates documents look by look through lm-eval; the {name} "
+                             "harness runs every sample", file=resolved.path, field="protocol.sequential",
+                             fix="remove protocol.sequential, or gate stored results with `rlgate gate --sequential`")
+        plan = replace(plan, sequential_look=sequential_look, order_seed=order_seed)
     return harness.run(plan)
 
 
@@ -168,14 +178,14 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
         warnings.extend(info.notes if info else [])
     for text in warnings:
         progress.message(f"warning: {text}")
-    base_outcome = None
-    if baseline_info is not None:
-        progress.message(f"baseline {baseline_info.source}")
-        base_outcome = evaluate(resolved, tasks, out / "baseline", cache_dir=cache_dir, checkpoint=baseline_info,
-                                limit=limit, role="baseline", progress=_Prefixed(progress, "baseline "))
-    progress.message(f"candidate {candidate_info.source}")
-    cand_outcome = evaluate(resolved, tasks, out / "candidate", cache_dir=cache_dir, checkpoint=candidate_info,
-                            limit=limit, role="candidate", progress=_Prefixed(progress, "candidate "))
+    runs = _Runs(resolved, tasks, out, cache_dir, limit, seed, progress, baseline_info, candidate_info)
+    if resolved.contract.protocol.sequential is not None:
+        status = _sequential_looks(runs, base_results)
+    else:
+        status = None
+        runs.look(None)
+    base_outcome, cand_outcome = runs.base_outcome, runs.cand_outcome
+    assert cand_outcome is not None
     for outcome in (base_outcome, cand_outcome):
         if outcome is None:
             continue
@@ -192,6 +202,62 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
     if base_outcome is not None:
         manifests["baseline"] = base_outcome.manifest
     gated = decide_and_report(resolved, baseline_run, candidate_run, out, seed=seed, checkpoint=checkpoint,
-                              manifests=manifests, warnings=warnings)
+                              manifests=manifests, warnings=warnings, sequential_status=status)
     decision, reports = gated.decision, gated.reports
     return CheckResult(decision, out, cand_outcome, base_outcome, reports, warnings)
+
+
+@dataclass
+class _Runs:
+    """check's two live runs, re-run look by look in sequential mode (cached documents are never regenerated)."""
+
+    resolved: ResolvedContract
+    tasks: list[ResolvedTask]
+    out: Path
+    cache_dir: Path
+    limit: int | None
+    seed: int
+    progress: ProgressSink
+    baseline_info: CheckpointInfo | None
+    candidate_info: CheckpointInfo
+    base_outcome: RunOutcome | None = None
+    cand_outcome: RunOutcome | None = None
+
+    def look(self, k: int | None) -> None:
+        step = f" (look {k})" if k is not None else ""
+        if self.baseline_info is not None:
+            self.progress.message(f"baseline {self.baseline_info.source}{step}")
+            self.base_outcome = evaluate(self.resolved, self.tasks, self.out / "baseline", cache_dir=self.cache_dir,
+                                         checkpoint=self.baseline_info, limit=self.limit, role="baseline",
+                                         progress=_Prefixed(self.progress, "baseline "), sequential_look=k,
+                                         order_seed=self.seed)
+        self.progress.message(f"candidate {self.candidate_info.source}{step}")
+        self.cand_outcome = evaluate(self.resolved, self.tasks, self.out / "candidate", cache_dir=self.cache_dir,
+                                     checkpoint=self.candidate_info, limit=self.limit, role="candidate",
+                                     progress=_Prefixed(self.progress, "candidate "), sequential_look=k,
+                                     order_seed=self.seed)
+
+
+def _sequential_looks(runs: _Runs, base_results: Path | None) -> Any:
+    """Generate look after look of the seeded order until every decision gate is settled (or a blocking one
+    failed decisively, or the plan's last look): the anytime-valid status at the stop (SequentialReplay)."""
+    from rlgate.engine.sequential_check import judge_generated
+
+    resolved = runs.resolved
+    plan = resolved.contract.protocol.sequential
+    assert plan is not None
+    stored = _read_run(base_results, None) if base_results is not None else None
+    k = 1
+    while True:
+        runs.look(k)
+        assert runs.cand_outcome is not None
+        baseline = stored if stored is not None else _read_run(runs.out / "baseline", runs.base_outcome)
+        candidate = _read_run(runs.out / "candidate", runs.cand_outcome)
+        totals = {t.task: t.expected_documents or t.documents for t in runs.cand_outcome.manifest.tasks}
+        status, stop = judge_generated(resolved.gates, baseline, candidate, plan, seed=runs.seed, totals=totals,
+                                       look=k, allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch)
+        runs.progress.message(f"look {k} of {status.looks_planned}: {status.documents_used}/{status.documents_total} "
+                              f"documents; {status.stop_reason}")
+        if stop:
+            return status
+        k += 1

@@ -159,6 +159,16 @@ class Sequential(StrictModel):
             steps = [math.ceil(total * j / k) for j in range(1, k + 1)]
         return [min(max(s, first), cap) for s in steps]
 
+    @staticmethod
+    def order(leaf: str, size: int, seed: int) -> list[int]:
+        """The seeded random order of a task's documents: the same seed and task name, the same order (so a
+        later look, or a later full run, extends the documents already generated instead of starting over)."""
+        import zlib
+
+        import numpy as np
+
+        return [int(i) for i in np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(leaf.encode())]).permutation(size)]
+
 
 class Protocol(StrictModel):
     """How responses are produced. Runs under different protocols are never compared silently."""

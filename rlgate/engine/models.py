@@ -145,8 +145,12 @@ class NotGenerated(_Model):
 
 
 class SequentialReplay(_Model):
-    """`rlgate gate --sequential`: the seeded chunked order replayed over stored results."""
+    """Sequential gating: `rlgate check` generating in a seeded chunked order (mode check), or `rlgate gate
+    --sequential` replaying that order over stored results (mode replay)."""
 
+    mode: Literal["replay", "check"] = Field(
+        "replay", description="check: documents generated look by look and generation stopped at stop_look; "
+        "replay: the order replayed over stored results (full_decision known)")
     method: str = Field(description="the anytime-valid method and its reference")
     seed: int
     looks_planned: int
@@ -154,8 +158,9 @@ class SequentialReplay(_Model):
     stopped_early: bool
     stop_reason: str
     decision_at_stop: DecisionName
-    full_decision: DecisionName = Field(description="the fixed-sample decision on every stored document")
-    matches_full: bool
+    full_decision: DecisionName | None = Field(
+        None, description="the fixed-sample decision on every stored document (replay only)")
+    matches_full: bool | None = Field(None, description="decision_at_stop == full_decision (replay only)")
     documents_used: int
     documents_total: int
     fraction_used: float

@@ -59,6 +59,10 @@ class RunPlan:
     limit: int | None = None
     role: str = "candidate"
     progress: ProgressSink = field(default_factory=SilentProgress)
+    #: sequential gating (`rlgate check` with protocol.sequential): generate the documents of looks 1..look of
+    #: the seeded order (Sequential.order with this seed) only; None: every document
+    sequential_look: int | None = None
+    order_seed: int = 0
 
 
 @dataclass

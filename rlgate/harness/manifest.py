@@ -54,6 +54,10 @@ class TaskRun(_Model):
         None, description="documents the protocol asks for; coverage = documents / expected_documents")
     missing_documents: list[int] = Field(
         default_factory=list, description="doc ids never answered (imported responses): not scored, listed here")
+    not_generated: list[int] = Field(
+        default_factory=list, description="doc ids a sequential check did not generate (settled before their look), "
+        "in the seeded order; not missing: coverage counts them out")
+    sequential_look: int | None = Field(None, description="the look of a sequential check this run reached")
     requests: int = 0
     cached: int = 0
     generated: int = 0

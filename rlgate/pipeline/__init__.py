@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlgate.contract.loader import ResolvedContract
-from rlgate.engine.models import Decision
+from rlgate.engine.models import Decision, SequentialReplay
 from rlgate.errors import InputError
 from rlgate.pipeline.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.results.models import RunResult
@@ -92,11 +92,13 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
                       seed: int = 0, checkpoint: str | None = None, step: int | None = None,
                       manifests: dict[str, Any] | None = None, warnings: list[str] | None = None,
                       record: bool = True, judge_llm: object | None = None,
-                      sources: Sequence[GateSource] | None = None, sequential: bool = False) -> GateOutcome:
+                      sources: Sequence[GateSource] | None = None, sequential: bool = False,
+                      sequential_status: SequentialReplay | None = None) -> GateOutcome:
     """Gate `candidate` against `baseline` under the contract and write decision.json and every report.
 
     `sequential` also replays the contract's protocol.sequential order (its defaults when absent) and
-    records at which look the decision was reached (Decision.sequential).
+    records at which look the decision was reached (Decision.sequential). `sequential_status`: a sequential
+    `rlgate check` stopped there (the gates it settled take their anytime-valid verdicts).
 
     The project history is opened once here and handed to the gate sources (monitor, contamination,
     judge: `sources.default_sources`) and the recording.
@@ -107,7 +109,8 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
     try:
         chosen = list(sources) if sources is not None else default_sources(judge_llm)
         return _decide(resolved, baseline, candidate, out, history, chosen, seed=seed, checkpoint=checkpoint,
-                       step=step, manifests=manifests, warnings=warnings, record=record, sequential=sequential)
+                       step=step, manifests=manifests, warnings=warnings, record=record, sequential=sequential,
+                       sequential_status=sequential_status)
     finally:
         if history is not None:
             history.close()
@@ -116,7 +119,8 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
 def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
             history: HistoryStore | None, sources: list[GateSource], *, seed: int, checkpoint: str | None,
             step: int | None, manifests: dict[str, Any] | None, warnings: list[str] | None,
-            record: bool, sequential: bool = False) -> GateOutcome:
+            record: bool, sequential: bool = False,
+            sequential_status: SequentialReplay | None = None) -> GateOutcome:
     """decide_and_report with the history already open (one store for every source and the recording)."""
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.badcases.discipline import private_leaf_tasks
@@ -148,7 +152,11 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
         contract_hash=resolved.content_hash(),
         extra_gates=[v for c in contributions.values() for v in c.verdicts],
     )
-    if sequential:
+    if sequential_status is not None:
+        from rlgate.engine.sequential_check import with_sequential
+
+        decision = with_sequential(decision, sequential_status, gates)
+    elif sequential:
         decision = _with_replay(resolved, gates, baseline, candidate, decision, seed)
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}

@@ -28,6 +28,9 @@ DEFAULT_REPORTING_RULES = (
     "(then the documents are excluded and counted).",
     "Identical duplicate sample lines are collapsed and counted; duplicates that disagree are refused.",
 )
+SEQUENTIAL_RULE = ("Sequential gating: documents are generated in a seeded random order, look by look; those after "
+                   "the look at which the decision was settled are never generated. They are listed under drops as "
+                   "'not generated: settled at look k', are not missing (coverage counts them out) and are not scored.")
 #: corrupt documents listed one by one in the drops section (all of them stay in decision.json)
 _CORRUPT_LISTED = 100
 #: Keys of sample-level content removed from other layers' sections for release_gate_only tasks.
@@ -145,8 +148,17 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
                           "document_mismatch": pairing.document_mismatch,
                           "examples": ", ".join(pairing.examples)})
     drops += _integrity_drops(decision, baseline, candidate)
+    if decision.sequential is not None:  # sequential gating: what was never generated, and why
+        for ng in decision.sequential.not_generated:
+            shown = ", ".join(ng.documents[:_CORRUPT_LISTED])
+            more = len(ng.documents) - _CORRUPT_LISTED
+            drops.append({"run": "sequential", "task": ng.task, "not_generated": ng.count, "note": ng.note,
+                          "documents": shown + (f" and {more} more (all in decision.json 'sequential')"
+                                                if more > 0 else "")})
     dropped = drops_manifest(baseline, candidate, private)
     rules = rules or list(DEFAULT_REPORTING_RULES)
+    if decision.sequential is not None and decision.sequential.not_generated:
+        rules.append(SEQUENTIAL_RULE)
     if dropped.trajectories and DROPS_RULE not in rules:
         rules.append(DROPS_RULE)
     return RolloutCard(protocol=protocol, task_protocols=task_protocols, runs=runs, reporting_rules=rules,

@@ -332,3 +332,19 @@ def drop_lines(model: ReportModel, limit: int = 10) -> list[str]:
     if len(manifest.runs) > limit:
         lines.append(f"… and {len(manifest.runs) - limit} more (report.html and decision.json list all)")
     return lines
+
+
+def sequential_lines(model: ReportModel, limit: int = 10) -> list[str]:
+    """Sequential gating in words: the look the decision was reached at, and what was never generated."""
+    r = model.decision.sequential
+    if r is None:
+        return []
+    same = "" if r.matches_full is None else (" (the full-suite decision)" if r.matches_full
+                                              else f" (the full suite decides {r.full_decision})")
+    lines = [f"{'stopped' if r.mode == 'check' else 'replay: decided'} at look {r.stop_look} of {r.looks_planned} "
+             f"with {r.documents_used}/{r.documents_total} paired documents ({r.fraction_used:.0%}): "
+             f"{r.decision_at_stop}{same}; {r.stop_reason}"]
+    for ng in r.not_generated:
+        shown = ", ".join(ng.documents[:limit]) + (" …" if len(ng.documents) > limit else "")
+        lines.append(f"{ng.task}: {ng.count} documents {ng.note} ({shown}; all in decision.json)")
+    return lines

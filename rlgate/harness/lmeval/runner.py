@@ -30,6 +30,7 @@ from rlgate.harness.lmeval.caching_lm import CachingLM, TaskStats
 from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
 from rlgate.harness.lmeval.replay import ReplayLM
 from rlgate.harness.lmeval.responses import match_rows, read_responses
+from rlgate.harness.lmeval.subsets import select_look
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
 from rlgate.harness.lmeval.vlm_checks import check_processor, processor_chat_loader, refuse_text_backend
 from rlgate.harness.manifest import Drops, ImportReport, RunManifest, TaskRun
@@ -154,6 +155,7 @@ class LmEvalRunner:
                 refuse_text_backend(protocol, image_tasks)
             import_report = None
             coverage: dict[str, tuple[int, list[int]]] = {}
+            unseen = select_look(suite, protocol, plan.sequential_look, plan.order_seed)
             if plan.responses is not None:
                 lm, model_name, model_args, import_report, fingerprint, coverage = self._replay(
                     plan, suite, protocol)
@@ -190,7 +192,7 @@ class LmEvalRunner:
             model_args={k: v for k, v in model_args.items() if "key" not in k.lower()},
             protocol_hash=protocol_hash(protocol), protocol=protocol_fields(protocol),
             library_versions=library_versions(), started=stamp, wall_time_s=round(time.monotonic() - started, 3),
-            model_loaded=loaded, tasks=self._task_runs(suite, lm, coverage), import_report=import_report,
+            model_loaded=loaded, tasks=self._task_runs(suite, lm, coverage, unseen, plan.sequential_look), import_report=import_report,
             benchmark_versions={t.name: t.benchmark_version for t in plan.tasks},
             task_visibility={t.name: t.visibility for t in plan.tasks},
             results_file=results_file.relative_to(plan.out_dir).as_posix())
@@ -267,12 +269,16 @@ class LmEvalRunner:
 
     # ------------------------------------------------------------------ manifest
     @staticmethod
-    def _task_runs(suite: LoadedSuite, lm: LM, coverage: dict[str, tuple[int, list[int]]]) -> list[TaskRun]:
+    def _task_runs(suite: LoadedSuite, lm: LM, coverage: dict[str, tuple[int, list[int]]],
+                   unseen: dict[str, list[int]], look: int | None) -> list[TaskRun]:
         runs: list[TaskRun] = []
         for leaf, task in suite.leaves.items():
             documents = len(suite.samples[leaf]) if leaf in suite.samples else len(task.eval_docs)
             run = TaskRun(task=leaf, suite_task=suite.suite_task.get(leaf, leaf), version=suite.version.get(leaf),
                           task_hash=suite.task_hash[leaf], dataset=suite.dataset.get(leaf, ""), documents=documents)
+            if leaf in unseen:  # sequential check: the rest of the seeded order is not generated (yet)
+                run.sequential_look, run.not_generated = look, unseen[leaf]
+                run.expected_documents = documents + len(unseen[leaf])
             if isinstance(lm, CachingLM):
                 stats: TaskStats = lm.stats.get(leaf, TaskStats())
                 run.requests, run.cached, run.generated = stats.requests, stats.cached, stats.generated

@@ -1,0 +1,108 @@
+"""Sequential gating live (`rlgate check` with protocol.sequential): judge the documents generated so far.
+
+The runner generates looks 1..k of each task's seeded order (Sequential.order, the same order
+`rlgate gate --sequential` replays). After each look `judge_generated` runs the anytime-valid tests
+of rlgate.engine.sequential over the paired documents in that order and says whether to stop:
+every decision gate settled, or a blocking gate failed decisively. Diagnostics never hold up
+stopping. The final decision is the fixed-sample engine's on the generated documents, with each
+gate the confidence sequence settled taking the sequential verdict (`with_sequential`); documents
+never generated are listed in the decision, "not generated: settled at look k", never dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlgate.contract.models import GateConfig, Sequential
+from rlgate.engine.context import GateContext
+from rlgate.engine.decision import _summary
+from rlgate.engine.models import DECISION_ORDER, Decision, NotGenerated, SequentialReplay
+from rlgate.engine.pairing import pair_task
+from rlgate.engine.scope import scope_gates
+from rlgate.engine.sequential import METHOD, _at_stop, _scan, _track_gates
+from rlgate.results.models import RunResult
+
+
+def judge_generated(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: Sequential, *, seed: int,
+                    totals: dict[str, int], look: int,
+                    allow_protocol_mismatch: bool = False) -> tuple[SequentialReplay, bool]:
+    """(status after `look`, stop?) for runs holding the documents of looks 1..look (true doc ids);
+    `totals`: each leaf task's documents in the full suite."""
+    del allow_protocol_mismatch  # the final fixed-sample decision checks the protocols
+    ctx = GateContext(config, baseline, candidate, seed)
+    for leaf in sorted(set(baseline.tasks) & set(candidate.tasks)):
+        if baseline.tasks[leaf].samples and candidate.tasks[leaf].samples:
+            ctx.paired[leaf] = pair_task(leaf, baseline.tasks[leaf], candidate.tasks[leaf])
+    schedule = {leaf: plan.counts(total) for leaf, total in totals.items()}
+    planned = max((len(c) for c in schedule.values()), default=1)
+    perms: dict[str, np.ndarray] = {}
+    counts: dict[str, list[int]] = {}
+    for leaf, task in ctx.paired.items():
+        total = totals.get(leaf, task.report.paired)
+        steps = schedule.get(leaf) or plan.counts(total)
+        steps = steps + [steps[-1]] * (planned - len(steps))
+        position = {_doc(baseline, leaf, int(i)): p for p, i in enumerate(task.baseline_index)}
+        ordered = Sequential.order(leaf, total, seed)
+        chosen: list[int] = []
+        counts[leaf] = []
+        for j in range(look):  # the paired documents of each look, in the seeded order
+            start = steps[j - 1] if j else 0
+            chosen += [position[d] for d in ordered[start:steps[j]] if d in position]
+            counts[leaf].append(len(chosen))
+        perms[leaf] = np.asarray(chosen, dtype=np.int64)
+    settled, tracks, family = _track_gates(config, ctx, perms, counts, look)
+    totals_at = [sum(c[j] for c in counts.values()) for j in range(look)]
+    grand = sum(totals.get(leaf, t.report.paired) for leaf, t in ctx.paired.items())
+    found, reason, worst, trace = _scan(config, settled, [], totals_at, grand, look, planned)
+    stop = found is not None or look >= planned
+    if found is None and look < planned:
+        reason = "gates open: generating the next look"
+    not_generated = []
+    for leaf, total in sorted(totals.items()):
+        steps = schedule[leaf]
+        used = steps[min(look, len(steps)) - 1]
+        rest = Sequential.order(leaf, total, seed)[used:]
+        if rest:
+            note = (f"not generated: settled at look {look}" if look < planned
+                    else f"not generated: max_fraction {plan.max_fraction:g} reached at look {look}")
+            not_generated.append(NotGenerated(task=leaf, count=len(rest), settled_at_look=look, note=note,
+                                              documents=[str(d) for d in rest]))
+    used_total = totals_at[-1] if totals_at else 0
+    status = SequentialReplay(
+        mode="check", method=METHOD, seed=seed, looks_planned=planned, stop_look=look,
+        stopped_early=bool(not_generated), stop_reason=reason, decision_at_stop=worst or "release",
+        documents_used=used_total, documents_total=grand, fraction_used=used_total / max(grand, 1),
+        gates=_at_stop(config, settled, tracks, family, look), looks=trace, not_generated=not_generated)
+    return status, stop
+
+
+def _doc(run: RunResult, leaf: str, index: int) -> int:
+    doc_id = run.tasks[leaf].samples[index].doc_id
+    return int(doc_id) if isinstance(doc_id, int) or str(doc_id).isdigit() else -1
+
+
+def with_sequential(decision: Decision, status: SequentialReplay, config: GateConfig) -> Decision:
+    """The fixed-sample decision on the generated documents, each gate the confidence sequence settled by the stop
+    taking its anytime-valid verdict (bounds in details.sequential); the decision re-aggregated, the status attached."""
+    by_name = {g.name: g for g in status.gates}
+    gates = []
+    for gate in decision.gates:
+        s = by_name.get(gate.name)
+        if s is None or s.kind == "diagnostic" or s.verdict == "open":
+            gates.append(gate)
+            continue
+        outcome = "pass" if s.verdict == "pass" else (s.outcome or f"{gate.kind}_fail")
+        effect = "release" if s.verdict == "pass" else getattr(config.decision, outcome)
+        details = {**gate.details, "sequential": {"settled_look": s.settled_look, "lower": s.lower,
+                                                   "upper": s.upper, "n": s.n}}
+        gates.append(gate.model_copy(update={
+            "verdict": s.verdict, "outcome": outcome, "effect": effect, "details": details,
+            "reason": f"anytime-valid ({s.n} paired documents): {s.reason}; fixed-sample view: {gate.reason}"}))
+    pool, capabilities, flags = scope_gates(gates, config.capabilities)
+    final = min((g.effect for g in pool), key=DECISION_ORDER.index, default="release")
+    deciding = [g for g in pool if g.effect == final] if final != "release" else []
+    status = status.model_copy(update={"decision_at_stop": final})
+    return decision.model_copy(update={
+        "decision": final, "gates": gates, "capabilities": capabilities, "flags": flags,
+        "deciding_gates": [g.name for g in deciding], "sequential": status,
+        "summary": _summary(final, deciding, len(pool), flags, capabilities)})

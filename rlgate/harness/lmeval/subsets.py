@@ -1,0 +1,59 @@
+"""Running a subset of a task's documents through lm-eval without changing a single prompt.
+
+lm-eval's `simple_evaluate(samples={task: [doc indices]})` evaluates a subset (logged under the true
+doc ids when the indices are sorted), but (0.4.13) it draws random few-shot examples from one
+generator advanced document by document, so document i of a subset would get other examples than
+in a full run: another prompt, another cache key, generated twice. Here the few-shot contexts are
+pinned to the ones a full run builds, so a sequential check's looks, and a later full run, extend
+the cache instead of regenerating any document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rlgate.contract.models import Protocol, Sequential
+from rlgate.harness.lmeval.tasks import LoadedSuite
+
+
+def select_look(suite: LoadedSuite, protocol: Protocol, look: int | None, seed: int) -> dict[str, list[int]]:
+    """Restrict each leaf to the documents of looks 1..`look` of its seeded order (protocol.sequential);
+    return, per leaf, the documents left for later looks, in that order. `look` None: nothing changes."""
+    if look is None:
+        return {}
+    plan = protocol.sequential or Sequential()
+    unseen: dict[str, list[int]] = {}
+    for leaf, task in suite.leaves.items():
+        base = suite.samples.get(leaf) or list(range(len(task.eval_docs)))  # a limit keeps the first documents
+        order = Sequential.order(leaf, len(base), seed)
+        counts = plan.counts(len(base))
+        upto = counts[min(look, len(counts)) - 1] if base else 0
+        suite.samples[leaf] = sorted(base[i] for i in order[:upto])
+        unseen[leaf] = [base[i] for i in order[upto:]]
+        _pin_fewshot(task, suite.samples[leaf])
+    return unseen
+
+
+def _pin_fewshot(task: Any, chosen: list[int]) -> None:
+    """Few-shot contexts of `chosen` exactly as a full run builds them (one generator advanced over every
+    document in order). Only tasks that draw random examples need it: first_n and zero-shot do not."""
+    shots = task.config.num_fewshot or 0
+    sampler = getattr(task, "sampler", None)
+    if shots == 0 or sampler is None or type(sampler).__name__ == "FirstNSampler":
+        return
+    original: Callable[..., Any] = task.fewshot_context
+    state: dict[str, Any] = {"calls": 0, "contexts": None}
+
+    def fewshot_context(doc: Any, num_fewshot: int, **kwargs: Any) -> Any:
+        if state["contexts"] is None:  # first call: the generator is at its seed, as in a full run
+            docs = task.eval_docs
+            state["contexts"] = [original(d, num_fewshot, **{**kwargs, "gen_prefix": task.doc_to_prefix(d)})
+                                 for d in docs]
+        index = chosen[state["calls"]] if state["calls"] < len(chosen) else None
+        state["calls"] += 1
+        if index is None:
+            return original(doc, num_fewshot, **kwargs)
+        return state["contexts"][index]
+
+    task.fewshot_context = fewshot_context
