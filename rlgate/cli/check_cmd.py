@@ -18,6 +18,10 @@ def print_outcome(result: object) -> None:
     assert isinstance(result, CheckResult)
     decision = result.decision
     typer.echo(decision_table(decision))
+    if decision.sequential is not None:
+        from rlgate.engine.sequential import sequential_lines
+
+        typer.echo("\n".join(sequential_lines(decision.sequential)))
     for warning in decision.warnings:
         typer.echo(f"warning: {warning}", err=True)
     for kind in ("html", "markdown", "decision", "junit"):

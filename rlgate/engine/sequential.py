@@ -5,9 +5,10 @@ Each task's paired documents are put in a seeded random order and revealed in ch
 (rlgate.stats.sequential; Waudby-Smith & Ramdas, JRSS-B 2024), valid under optional stopping:
 - regression: pass once non-inferiority is shown (K+ at -max_drop rejects "change <= -max_drop"),
   fail once a drop beyond max_drop is shown; level alpha / (regression gates), Bonferroni.
-- primary: pass once "improvement <= max(min_delta, 0)" is rejected; primary_regression once a drop
-  beyond max_drop is shown; primary_fail once both "improvement >= min_delta" and "drop beyond
-  max_drop" are rejected.
+- primary: pass as its fixed-sample rule asks: by default once "improvement <= 0" is rejected with the
+  running estimate >= min_delta (require: lower_bound: once "improvement <= min_delta" is rejected);
+  primary_regression once a drop beyond max_drop is shown; primary_fail once both "improvement >=
+  min_delta" and "drop beyond max_drop" are rejected.
 - hard: the candidate's own mean against its bounds.
 Diagnostics are not decisions: they never hold up stopping (a relative length diagnostic has no
 anytime-valid bound at all); once the decision gates have settled they are judged by their
@@ -128,6 +129,16 @@ def _test(track: _Track, threshold: float, alpha: float, side: str) -> int | Non
     return _first(rejects(track.x, m, alpha, side), track.at_look)
 
 
+def _shown_with_estimate(track: _Track, min_delta: float, alpha: float) -> int | None:
+    """First look by which "change <= 0" is rejected and the running mean is at least min_delta: the primary
+    gate's default rule (significant improvement, estimate >= min_delta) at that look."""
+    hit = rejects(track.x, float(to_unit(np.array([0.0]), track.low, track.high)[0]), alpha, "greater")
+    for k, n in enumerate(track.at_look, start=1):
+        if n and hit[n - 1] and float(from_unit(track.x[:n].mean(), track.low, track.high)) >= min_delta:
+            return k
+    return None
+
+
 def _settle(kind: str, gate: AnyGate, track: _Track, alpha: float) -> tuple[str, str, int | None, str]:
     """(verdict pass|fail|open, outcome, settled look, reason) from the gate's anytime-valid tests."""
     def earliest(*looks: int | None) -> int | None:
@@ -142,9 +153,13 @@ def _settle(kind: str, gate: AnyGate, track: _Track, alpha: float) -> tuple[str,
             return "fail", "regression_fail", bad, f"drop beyond max_drop {limit:g} shown at look {bad}"
         return "open", "", None, "neither non-inferiority nor a drop beyond max_drop shown"
     if kind == "primary":
-        target = max(gate.min_delta, 0.0)  # type: ignore[union-attr]
         drop = gate.max_drop  # type: ignore[union-attr]
-        ok = _test(track, target, alpha, "greater")
+        if gate.require == "lower_bound":  # type: ignore[union-attr]
+            target = gate.min_delta  # type: ignore[union-attr]
+            ok = _test(track, target, alpha, "greater")
+        else:  # as the fixed-sample rule: an improvement shown (> 0) and its estimate at least min_delta
+            target = 0.0
+            ok = _shown_with_estimate(track, gate.min_delta, alpha)  # type: ignore[union-attr]
         regressed = _test(track, -drop, alpha, "less")
         missed = earliest(_test(track, gate.min_delta, alpha, "less"),  # type: ignore[union-attr]
                           _test(track, -drop, alpha, "greater"))
@@ -154,7 +169,10 @@ def _settle(kind: str, gate: AnyGate, track: _Track, alpha: float) -> tuple[str,
             return "open", "", None, "improvement neither shown nor ruled out"
         look, what = min(found, key=lambda item: item[0])
         if what == "pass":
-            return "pass", "", look, f"improvement above {target:g} shown at look {look}"
+            if gate.require == "lower_bound":  # type: ignore[union-attr]
+                return "pass", "", look, f"improvement above min_delta {target:g} shown at look {look}"
+            return "pass", "", look, (f"improvement above 0 shown at look {look}, its estimate >= min_delta "
+                                      f"{gate.min_delta:g}")  # type: ignore[union-attr]
         return "fail", what, look, f"{what.replace('_', ' ')} shown at look {look}"
     bounds = [(name, float(getattr(gate, name))) for name in ("max", "min") if getattr(gate, name, None) is not None]
     within: list[int | None] = []
@@ -338,10 +356,14 @@ def _prefix(run: RunResult, ctx: GateContext, perms: dict[str, np.ndarray], coun
 
 def sequential_lines(r: SequentialReplay) -> list[str]:
     """The terminal's view of a replay: the look reached, each gate's settling, what was never generated."""
-    same = "the same as" if r.matches_full else "DIFFERENT from"
-    lines = ["", f"sequential: decision {r.decision_at_stop.upper()} reached at look {r.stop_look} of "
-             f"{r.looks_planned} with {r.documents_used}/{r.documents_total} documents ({r.fraction_used:.0%}); "
-             f"{same} the full-suite decision {r.full_decision.upper()} ({r.stop_reason})"]
+    head = (f"sequential: decision {r.decision_at_stop.upper()} reached at look {r.stop_look} of {r.looks_planned} "
+            f"with {r.documents_used}/{r.documents_total} documents ({r.fraction_used:.0%}); ")
+    if r.full_decision is None:  # rlgate check: the rest was never generated
+        head += f"generation stopped there ({r.stop_reason})"
+    else:
+        same = "the same as" if r.matches_full else "DIFFERENT from"
+        head += f"{same} the full-suite decision {r.full_decision.upper()} ({r.stop_reason})"
+    lines = ["", head]
     for g in r.gates:
         bounds = f" [{g.lower:+.4f}, {g.upper:+.4f}] over {g.n}" if g.lower is not None and g.upper is not None else ""
         lines.append(f"  {g.kind} {g.name}: {g.verdict}{(' (' + g.outcome + ')') if g.outcome else ''}{bounds}: "

@@ -192,7 +192,8 @@ class LmEvalRunner:
             model_args={k: v for k, v in model_args.items() if "key" not in k.lower()},
             protocol_hash=protocol_hash(protocol), protocol=protocol_fields(protocol),
             library_versions=library_versions(), started=stamp, wall_time_s=round(time.monotonic() - started, 3),
-            model_loaded=loaded, tasks=self._task_runs(suite, lm, coverage, unseen, plan.sequential_look), import_report=import_report,
+            model_loaded=loaded, tasks=self._task_runs(suite, lm, coverage, unseen, plan.sequential_look),
+            import_report=import_report,
             benchmark_versions={t.name: t.benchmark_version for t in plan.tasks},
             task_visibility={t.name: t.visibility for t in plan.tasks},
             results_file=results_file.relative_to(plan.out_dir).as_posix())
@@ -276,9 +277,6 @@ class LmEvalRunner:
             documents = len(suite.samples[leaf]) if leaf in suite.samples else len(task.eval_docs)
             run = TaskRun(task=leaf, suite_task=suite.suite_task.get(leaf, leaf), version=suite.version.get(leaf),
                           task_hash=suite.task_hash[leaf], dataset=suite.dataset.get(leaf, ""), documents=documents)
-            if leaf in unseen:  # sequential check: the rest of the seeded order is not generated (yet)
-                run.sequential_look, run.not_generated = look, unseen[leaf]
-                run.expected_documents = documents + len(unseen[leaf])
             if isinstance(lm, CachingLM):
                 stats: TaskStats = lm.stats.get(leaf, TaskStats())
                 run.requests, run.cached, run.generated = stats.requests, stats.cached, stats.generated
@@ -293,5 +291,8 @@ class LmEvalRunner:
                 run.expected_documents, run.missing_documents = expected, missing
                 if len(missing) == expected:  # nothing answered: the run scored every document as missing
                     run.documents = 0
+            if leaf in unseen:  # sequential check: the rest of the seeded order is not generated (yet)
+                run.sequential_look, run.not_generated = look, unseen[leaf]
+                run.expected_documents = (run.expected_documents or documents) + len(unseen[leaf])
             runs.append(run)
         return runs
