@@ -104,3 +104,36 @@ def test_eval_scores_stored_vlm_predictions_without_a_model(tmp_path: Path) -> N
     manifest = json.loads((out / "run_manifest.json").read_text())
     missing = {t["task"]: t["missing_documents"] for t in manifest["tasks"]}
     assert missing["chartqa"] == [7] and missing["mathvista_testmini"] == []
+
+
+def test_eval_leaves_out_leaves_nobody_answered(tmp_path: Path) -> None:
+    """A leaf with no answered row is not scored on empty answers (MMMU's scorer would guess letters into the
+    group score): it is left out of lm-eval's evaluation and reported 0 answered; the group scores the rest."""
+    from rlgate.demo.vlm import write_contract
+    from rlgate.demo.vlm_data import write_vlm_data
+
+    data = tmp_path / "data"
+    write_vlm_data(data, chartqa_charts=1, mmmu_per_subject=1, mathvista=2)
+    contract = write_contract(tmp_path, data, tmp_path / "no-checkpoints")
+    mmmu = rows(data / "mmmu/validation.jsonl")
+    answered = [row for k, row in enumerate(mmmu) if k % 2 == 0]  # every other subject, answered right
+    lines = [{"task": "mmmu_val", "doc": {"id": row["id"]}, "response": f"({row['answer']})"} for row in answered]
+    lines.append({"task": "chartqa", "doc_id": 0, "response": "Final Answer: 0"})
+    responses = tmp_path / "predictions.jsonl"
+    responses.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["eval", str(contract), "--responses", str(responses), "--out", str(out),
+                                      "--cache", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    results = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
+    subject = {row["id"]: "mmmu_val_" + row["id"].split("_", 1)[1].rsplit("_", 1)[0].lower() for row in mmmu}
+    kept = {subject[row["id"]] for row in answered}
+    left = set(subject.values()) - kept
+    assert left and kept <= set(results) and not left & set(results)
+    assert "mathvista_testmini" not in results  # no row answers it at all
+    assert results["mmmu_val"]["acc,none"] == 1.0  # only the answered subjects, all right: no guessed letters
+    manifest = {t["task"]: t for t in json.loads((out / "run_manifest.json").read_text())["tasks"]}
+    for name in left:
+        assert manifest[name]["documents"] == 0 and manifest[name]["expected_documents"] == 1
+    text = " ".join(result.output.split())
+    assert f"coverage {sorted(left)[0]}: 0/1 documents answered (0.0%)" in text

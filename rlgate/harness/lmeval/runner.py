@@ -30,7 +30,7 @@ from rlgate.harness.lmeval.caching_lm import CachingLM, TaskStats
 from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
 from rlgate.harness.lmeval.replay import ReplayLM
 from rlgate.harness.lmeval.responses import match_rows, read_responses
-from rlgate.harness.lmeval.subsets import select_look
+from rlgate.harness.lmeval.subsets import leave_out, select_look
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
 from rlgate.harness.lmeval.vlm_checks import check_processor, processor_chat_loader, refuse_text_backend
 from rlgate.harness.manifest import Drops, ImportReport, RunManifest, TaskRun
@@ -251,6 +251,7 @@ class LmEvalRunner:
         # coverage instead of silent zeros: only answered documents are scored; the others are
         # recorded as missing (expected vs answered) so gates on a partly answered task are nodata
         coverage: dict[str, tuple[int, list[int]]] = {}
+        unanswered: list[str] = []
         for leaf in suite.leaves:
             expected = list(suite.samples[leaf]) if leaf in suite.samples else list(range(len(docs[leaf])))
             answered = set(match.doc_ids(leaf))
@@ -259,8 +260,11 @@ class LmEvalRunner:
                 raise InputError(f"--responded-only: no imported response answers a document of '{leaf}'",
                                  file=plan.responses, fix="import responses for it")
             coverage[leaf] = (len(expected), [i for i in expected if i not in answered])
-            if ids:  # a task nobody answered is still run (scored as missing) but has coverage 0: nodata
+            if ids:
                 suite.samples[leaf] = ids
+            else:  # nobody answered it: left out of lm-eval's evaluation (and its group's score); coverage 0
+                unanswered.append(leaf)
+        leave_out(suite, unanswered, plan.responses)
         plan.progress.message(f"imported {match.report.matched if match.report else 0} responses from {plan.responses}")
         digest = hashlib.sha256(plan.responses.read_bytes()).hexdigest()
         lm = ReplayLM(match, samples=suite.samples, groups=suite.groups)

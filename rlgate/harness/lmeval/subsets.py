@@ -11,9 +11,13 @@ the cache instead of regenerating any document.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from lm_eval.api.group import Group
+
 from rlgate.contract.models import Protocol, Sequential
+from rlgate.errors import InputError
 from rlgate.harness.lmeval.tasks import LoadedSuite
 
 
@@ -57,3 +61,25 @@ def _pin_fewshot(task: Any, chosen: list[int]) -> None:
         return state["contexts"][index]
 
     task.fewshot_context = fewshot_context
+
+
+def leave_out(suite: LoadedSuite, leaves: list[str], responses: Path) -> None:
+    """Take leaf tasks out of what lm-eval evaluates (a group then scores the leaves left); a group left
+    without tasks goes too. Imported responses that answer none of a leaf's documents must not be scored
+    as empty answers: on multiple-choice tasks lm-eval's scorer would guess letters into the group score."""
+    if not leaves:
+        return
+    gone = set(leaves)
+
+    def prune(group: Group) -> bool:
+        for child in list(group):
+            name = child.name if isinstance(child, Group) else child.task_name
+            if (isinstance(child, Group) and not prune(child)) or name in gone:
+                group.pop(name)
+        return len(group) > 0
+
+    suite.top = [item for item in suite.top
+                 if (prune(item) if isinstance(item, Group) else item.task_name not in gone)]
+    if not suite.top:
+        raise InputError("no imported response answers a document of any task in the suite", file=responses,
+                         fix="check the rows' task names and doc ids against the suite (rlgate validate lists them)")
