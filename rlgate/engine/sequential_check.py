@@ -19,7 +19,7 @@ from rlgate.engine.decision import _summary
 from rlgate.engine.models import DECISION_ORDER, Decision, NotGenerated, SequentialReplay
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.scope import scope_gates
-from rlgate.engine.sequential import METHOD, _at_stop, _scan, _track_gates
+from rlgate.engine.sequential import DIAGNOSTIC_NOTE, METHOD, _at_stop, _scan, _track_gates
 from rlgate.results.models import RunResult
 
 
@@ -86,6 +86,7 @@ def with_sequential(decision: Decision, status: SequentialReplay, config: GateCo
     taking its anytime-valid verdict (bounds in details.sequential); the decision re-aggregated, the status attached."""
     by_name = {g.name: g for g in status.gates}
     gates = []
+    settled = [s.name for s in status.gates if s.kind != "diagnostic" and s.verdict != "open"]
     for gate in decision.gates:
         s = by_name.get(gate.name)
         if s is None or s.kind == "diagnostic" or s.verdict == "open":
@@ -101,8 +102,19 @@ def with_sequential(decision: Decision, status: SequentialReplay, config: GateCo
     pool, capabilities, flags = scope_gates(gates, config.capabilities)
     final = min((g.effect for g in pool), key=DECISION_ORDER.index, default="release")
     deciding = [g for g in pool if g.effect == final] if final != "release" else []
-    status = status.model_copy(update={"decision_at_stop": final})
+    judged = {g.name: g for g in decision.gates if g.kind == "diagnostic"}
+    diagnostics = [s if s.name not in judged else s.model_copy(update={
+        "verdict": judged[s.name].verdict if judged[s.name].verdict in ("pass", "fail") else "open",
+        "outcome": judged[s.name].outcome if judged[s.name].verdict == "fail" else "",
+        "reason": f"{DIAGNOSTIC_NOTE}: {judged[s.name].reason}"}) for s in status.gates]
+    status = status.model_copy(update={"decision_at_stop": final, "gates": diagnostics})
+    unseen = {ng.task: ng.count for ng in status.not_generated}
+    warnings = [w + " — the baseline-only ones are the documents this sequential check did not generate"
+                if any(w.startswith(f"{task}: ") and f"; {count} baseline-only" in w for task, count in unseen.items())
+                else w for w in decision.warnings
+                # the fixed-sample test's power on a prefix says nothing about a gate the sequence settled
+                if not any(w.startswith(f"{name}: the minimum detectable effect") for name in settled)]
     return decision.model_copy(update={
         "decision": final, "gates": gates, "capabilities": capabilities, "flags": flags,
-        "deciding_gates": [g.name for g in deciding], "sequential": status,
+        "deciding_gates": [g.name for g in deciding], "sequential": status, "warnings": warnings,
         "summary": _summary(final, deciding, len(pool), flags, capabilities)})
