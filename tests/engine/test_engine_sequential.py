@@ -7,7 +7,7 @@ import pytest
 from fixtures.synthetic_runs import correlated_pair, make_run
 from pydantic import ValidationError
 
-from rlgate.contract.models import GateConfig, HardGate, PrimaryGate, RegressionGate, Sequential
+from rlgate.contract.models import DiagnosticGate, GateConfig, HardGate, PrimaryGate, RegressionGate, Sequential
 from rlgate.engine import decide
 from rlgate.engine.sequential import order, replay, sequential_lines
 from rlgate.results.models import RunResult
@@ -69,6 +69,33 @@ def test_a_clear_gain_releases_before_the_end() -> None:
     assert r.fraction_used <= 0.5
     assert all(g.verdict == "pass" and g.settled_look is not None and g.settled_look <= r.stop_look
                for g in r.gates)
+
+
+def test_diagnostics_never_hold_up_stopping_but_still_count_at_the_stop() -> None:
+    base, cand = _pair(0.15)
+    relative = DiagnosticGate(metric="t/acc", max_relative_increase=0.05)  # fails: the gain is far above 5 %
+    config = _config().model_copy(update={"diagnostics": [relative]})
+    full = decide(config, base, cand, seed=0, contract_name="c")
+    r = replay(config, base, cand, Sequential(looks=10), full, seed=0)
+    assert full.decision == "research_only"  # diagnostic_fail
+    assert r.stop_look < 10 and r.decision_at_stop == "research_only" and r.matches_full
+    diagnostic = next(g for g in r.gates if g.kind == "diagnostic")
+    assert diagnostic.verdict == "fail" and "never holds up stopping" in diagnostic.reason
+
+
+def test_the_primary_follows_its_rule_significant_gain_and_estimate_above_min_delta() -> None:
+    base, cand = _pair(0.06)
+    config = GateConfig(alpha=0.05, bootstrap_resamples=200, primary=PrimaryGate(metric="t/acc", min_delta=0.02))
+    full = decide(config, base, cand, seed=0, contract_name="c")
+    default = replay(config, base, cand, Sequential(looks=10), full, seed=0)
+    strict = config.model_copy(update={"primary": PrimaryGate(metric="t/acc", min_delta=0.02, require="lower_bound")})
+    bound = replay(strict, base, cand, Sequential(looks=10), decide(strict, base, cand, seed=0, contract_name="c"),
+                   seed=0)
+    assert full.decision == default.decision_at_stop == "release"
+    (gate,) = default.gates
+    assert gate.verdict == "pass" and "estimate >= min_delta" in gate.reason and gate.lower is not None
+    assert gate.lower > 0  # an improvement shown, anytime-valid
+    assert default.stop_look <= bound.stop_look  # the lower-bound rule asks more of the same data
 
 
 def test_an_unsettled_suite_runs_to_the_end_and_keeps_the_full_decision() -> None:
