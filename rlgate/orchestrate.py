@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask, load_contract
-from rlgate.engine.models import Decision
+from rlgate.engine.models import Decision, SequentialReplay
 from rlgate.errors import InputError
 from rlgate.harness import ProgressSink, RunOutcome, SilentProgress, get_harness
 from rlgate.harness.checkpoint import CheckpointInfo, inspect_checkpoint
@@ -238,7 +238,7 @@ class _Runs:
                                      order_seed=self.seed)
 
 
-def _sequential_looks(runs: _Runs, base_results: Path | None) -> Any:
+def _sequential_looks(runs: _Runs, base_results: Path | None) -> SequentialReplay:
     """Generate look after look of the seeded order until every decision gate is settled (or a blocking one
     failed decisively, or the plan's last look): the anytime-valid status at the stop (SequentialReplay)."""
     from rlgate.engine.sequential_check import judge_generated
