@@ -10,6 +10,8 @@ Each measurement is a fresh process, the two alternated `--repeat` times: `pytho
 `json.loads` of the results file and of every sample line of both folders). The ratio gate / floor is printed
 from the best of each, with the spread; peak memory (ru_maxrss of the child) is printed beside the input size.
 The decision.json of every gate run is compared (timestamps aside) with the first one.
+rlgate's modules are byte-compiled first (as `pip install` does), so an editable checkout or
+PYTHONDONTWRITEBYTECODE does not make every run compile them from source.
 Target: ratio <= 3 (moonshot <= 1.5).
 Run: python bench/bench_gate.py [--repeat 5] [--keep /tmp/rlgate-bench-gate] [--full-real]
 """
@@ -156,6 +158,9 @@ def main() -> None:
         built = subprocess.run([sys.executable, __file__, "--build", str(keep)]
                                + (["--full-real"] if args.full_real else []), env=ENV, check=True,
                                stdout=subprocess.PIPE, text=True)
+        # what `pip install` does for a wheel: without it every gate run would compile rlgate from source
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "rlgate")], env=ENV, check=True,
+                       stdout=subprocess.DEVNULL)
         pairs = [(label, Path(b), Path(c), Path(k)) for label, b, c, k in json.loads(built.stdout.splitlines()[-1])]
         print(f"folders ready in {time.perf_counter() - start:.1f} s (under {keep}); {args.repeat} alternated runs "
               f"each, fresh processes, {sys.version.split()[0]}")
