@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +21,25 @@ from markupsafe import Markup, escape
 from rlgate.report import fmt, nodes, svg, views
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
 from rlgate.report.model import CHANGES, ReportModel, SampleTable
+from rlgate.report.template_cache import template_cache
 from rlgate.report.text import json_for_script, truncate, visible_controls
 
 #: The page refuses to grow past this; the text budget is halved until it fits.
 HTML_LIMIT = 9_500_000
 
 
-def environment(template_dir: str | Path | None = None, *, autoescape: bool = True) -> Environment:
-    """Templates from `template_dir` first (user overrides), then the package's."""
+def environment(template_dir: str | Path | None = None, *, autoescape: bool = True,
+                finalize: Callable[[Any], Any] | None = None) -> Environment:
+    """Templates from `template_dir` first (user overrides), then the package's; compiled ones cached."""
     loaders: list[Any] = []
     if template_dir is not None:
         loaders.append(FileSystemLoader(os.fspath(template_dir)))
     loaders.append(PackageLoader("rlgate.report", "templates"))
+    tag = f"autoescape={autoescape}|finalize={finalize.__module__}.{finalize.__qualname__}" if finalize else \
+        f"autoescape={autoescape}"
     env = Environment(loader=ChoiceLoader(loaders), autoescape=autoescape, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, finalize=finalize,
+                      bytecode_cache=template_cache(tag))
     env.filters.update(value=fmt.value, delta=fmt.delta, p=fmt.p_value, count=fmt.count, seconds=fmt.seconds,
                        gate_values=fmt.gate_values, gate_label=fmt.gate_label, gate_delta=fmt.gate_delta,
                        gate_p=fmt.gate_p, gate_p_note=fmt.gate_p_note, iso_utc=fmt.iso_utc,

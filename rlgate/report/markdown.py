@@ -121,8 +121,7 @@ def github_run_url() -> str | None:
 def render_markdown(model: ReportModel, template_dir: str | Path | None = None, *,
                     html_url: str | None = None, run_url: str | None = None) -> str:
     """The job summary text."""
-    env = environment(template_dir, autoescape=False)
-    env.finalize = _finalize
+    env = environment(template_dir, autoescape=False, finalize=_finalize)
     for name in ("value", "delta", "p", "count", "gate_values", "gate_delta", "gate_p", "gate_mde", "magnitude"):
         env.filters[name] = _md(env.filters[name])
     env.filters["md_node"] = md_node
