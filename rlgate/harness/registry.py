@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rlgate.errors import InputError
+from rlgate.gcpause import collector_paused
 from rlgate.harness.base import Harness
 from rlgate.harness.manifest import MANIFEST_FILE
 from rlgate.results.integrity import quarantine
@@ -89,5 +90,6 @@ def read_results(path: str | Path, *, harness: str | None = None, samples: bool 
     Whatever the harness, unusable per-sample scores (NaN, infinity, wrong type) leave the samples
     and are listed on their task (`TaskResult.corrupt`), so every adapter reports them the same way.
     """
-    return quarantine(harness_for(path, harness).read(Path(path), samples=samples))
+    with collector_paused():
+        return quarantine(harness_for(path, harness).read(Path(path), samples=samples))
 

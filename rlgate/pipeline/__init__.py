@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, SequentialReplay
 from rlgate.errors import InputError
+from rlgate.gcpause import collector_paused
 from rlgate.pipeline.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.results.models import RunResult
 
@@ -106,14 +107,15 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
     from rlgate.store.open import open_contract_history
 
     history = open_contract_history(resolved) if _needs_history(resolved, record) else None
-    try:
-        chosen = list(sources) if sources is not None else default_sources(judge_llm)
-        return _decide(resolved, baseline, candidate, out, history, chosen, seed=seed, checkpoint=checkpoint,
-                       step=step, manifests=manifests, warnings=warnings, record=record, sequential=sequential,
-                       sequential_status=sequential_status)
-    finally:
-        if history is not None:
-            history.close()
+    with collector_paused():
+        try:
+            chosen = list(sources) if sources is not None else default_sources(judge_llm)
+            return _decide(resolved, baseline, candidate, out, history, chosen, seed=seed, checkpoint=checkpoint,
+                           step=step, manifests=manifests, warnings=warnings, record=record, sequential=sequential,
+                           sequential_status=sequential_status)
+        finally:
+            if history is not None:
+                history.close()
 
 
 def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
