@@ -96,23 +96,55 @@ def _paired(data: ClusterInputs, keys: set[Key]) -> set[Key]:
     return {k for k in keys if k in data.baseline and data.baseline[k].doc_hash == data.candidate[k].doc_hash}
 
 
-def _stat(data: ClusterInputs, family: str, cls: str, kind: FailureKind, category: str | None,
+@dataclass
+class _Index:
+    """Built in one pass over both runs, so each cluster's counts are set operations, not a scan of every document.
+
+    `failing[run][(family, class, category)]`: the documents showing the class (category None: in any
+    category); `answered[run]`: the documents with a parseable, whole answer; `paired`: memo of `_paired`.
+    """
+
+    failing: list[dict[tuple[str, str, str | None], set[Key]]]
+    answered: list[set[Key]]
+    paired: dict[tuple[str, str | None], set[Key]]
+
+
+def _index(runs: list[Outcomes]) -> _Index:
+    failing: list[dict[tuple[str, str, str | None], set[Key]]] = []
+    answered: list[set[Key]] = []
+    for run in runs:
+        found: dict[tuple[str, str, str | None], set[Key]] = defaultdict(set)
+        for key, outcome in run.items():
+            for failure in outcome.failures:
+                found[(outcome.family, failure.cls, None)].add(key)
+                if failure.category is not None:
+                    found[(outcome.family, failure.cls, failure.category)].add(key)
+        failing.append(found)
+        answered.append({key for key, outcome in run.items() if outcome.answered})
+    return _Index(failing, answered, {})
+
+
+def _stat(data: ClusterInputs, index: _Index, family: str, cls: str, kind: FailureKind, category: str | None,
           cand_docs: set[Key], base_docs: set[Key]) -> ClusterStat:
-    cand_has = {k for k in cand_docs if _has(data.candidate[k], cls, category)}
+    cand_has = index.failing[0].get((family, cls, category), set()) & cand_docs
     name = f"{cls}[{category}]" if category else cls
-    private = sorted({k[0] for k in cand_docs | base_docs if k[0] in data.private_tasks})
+    private = sorted({k[0] for k in cand_docs | base_docs if k[0] in data.private_tasks}) if data.private_tasks \
+        else []
     stat = ClusterStat(cluster=name, failure_class=cls, category=category, family=family, kind=kind,
                        candidate_count=len(cand_has), candidate_n=len(cand_docs),
                        candidate_rate=len(cand_has) / len(cand_docs) if cand_docs else 0.0,
                        private_tasks=private)
     new: set[Key] = set()
     if data.baseline is not None:
-        base_has = {k for k in base_docs if _has(data.baseline[k], cls, category)}
-        paired = _paired(data, cand_docs & base_docs)
+        base_has = index.failing[1].get((family, cls, category), set()) & base_docs
+        memo = (family, category)
+        if memo not in index.paired:
+            index.paired[memo] = _paired(data, cand_docs & base_docs)
+        paired = index.paired[memo]
         if kind == "knowledge":
             # A wrong answer only counts against knowledge where both runs gave a parseable answer;
             # otherwise a format fix in one run would show up as "more wrong answers".
-            paired = {k for k in paired if data.candidate[k].answered and data.baseline[k].answered}
+            paired = paired & index.answered[0] & index.answered[1]
         new = {k for k in paired if k in cand_has and k not in base_has}
         fixed = {k for k in paired if k in base_has and k not in cand_has}
         stat.baseline_count, stat.baseline_n = len(base_has), len(base_docs)
@@ -151,12 +183,13 @@ def compute_clusters(data: ClusterInputs) -> tuple[list[ClusterStat], list[Clust
                 kinds[(outcome.family, failure.cls)] = failure.kind
                 if failure.category:
                     categories[(outcome.family, failure.cls)].add(failure.category)
+    index = _index(runs)
     top: list[ClusterStat] = []
     by_category: list[ClusterStat] = []
     by_cat: dict[str, tuple[dict[str, set[Key]], dict[str, set[Key]]]] = {}
     for (family, cls), kind in sorted(kinds.items()):
         cand_docs, base_docs = docs[family]
-        top.append(_stat(data, family, cls, kind, None, cand_docs, base_docs))
+        top.append(_stat(data, index, family, cls, kind, None, cand_docs, base_docs))
         if family not in by_cat:  # documents per category, indexed once per family
             cand_index: dict[str, set[Key]] = defaultdict(set)
             base_index: dict[str, set[Key]] = defaultdict(set)
@@ -169,6 +202,6 @@ def compute_clusters(data: ClusterInputs) -> tuple[list[ClusterStat], list[Clust
             by_cat[family] = (cand_index, base_index)
         cand_index, base_index = by_cat[family]
         for category in sorted(categories[(family, cls)]):
-            by_category.append(_stat(data, family, cls, kind, category, cand_index.get(category, set()),
+            by_category.append(_stat(data, index, family, cls, kind, category, cand_index.get(category, set()),
                                      base_index.get(category, set())))
     return _adjust(top, data.alpha), _adjust(by_category, data.alpha)

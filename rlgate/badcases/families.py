@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from rlgate.badcases.taxonomy import (
     ClassifyOptions,
@@ -49,11 +50,17 @@ def gsm8k_gold(sample: SampleRecord) -> float | None:
     """The reference answer: the number after '####' in the target or the document's answer."""
     for text in (sample.target, (sample.doc or {}).get("answer")):
         if isinstance(text, str):
-            tail = text.split("####")[-1]
-            match = _NUMBER.search(tail)
-            if match:
-                return parse_number(match.group(0))
+            found, gold = _gold_in(text)
+            if found:
+                return gold
     return None
+
+
+@lru_cache(maxsize=1 << 16)
+def _gold_in(text: str) -> tuple[bool, float | None]:
+    """(a number follows the last '####', its value); memoised: the baseline and candidate share targets."""
+    match = _NUMBER.search(text.split("####")[-1])
+    return (True, parse_number(match.group(0))) if match else (False, None)
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -81,7 +88,8 @@ class Gsm8kClassifier:
                 failures = (Failure("gsm8k_truncated_at_max_tokens", "truncation"),)
             elif not parsed:
                 failures = (Failure("gsm8k_final_answer_format_error", "format"),)
-            elif any(_same(parse_number(m.group(1)), gold) for m in _ANSWER_MARKER.finditer(response)):
+            elif gold is not None and any(_same(parse_number(m.group(1)), gold)
+                                          for m in _ANSWER_MARKER.finditer(response)):
                 failures = (Failure("gsm8k_answer_misplaced", "format"),)
             else:
                 failures = (Failure("gsm8k_wrong_answer", "knowledge"),)

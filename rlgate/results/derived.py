@@ -68,12 +68,29 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
     max_tokens = int(max_tokens) if isinstance(max_tokens, (int, float)) else None
     sums: dict[tuple[str, str], list[float]] = {}
     for sample in task.samples:
-        for filt, values in sample_derived(sample, max_tokens, generative).items():
-            scores = sample.scores.setdefault(filt, {})
-            for metric, value in values.items():
-                scores[metric] = value
-                acc = sums.setdefault((filt, metric), [0.0, 0.0])
-                acc[0] += value
-                acc[1] += 1
+        # inline `sample_derived` (the same values, in the same order): this runs once per document
+        filters = list(sample.scores) or list(sample.filtered) or ["none"]
+        length = _length(sample) if generative else None
+        truncation = _truncation(sample, max_tokens) if generative else None
+        filtered = sample.filtered
+        all_scores = sample.scores
+        for filt in filters:
+            scores = all_scores.setdefault(filt, {})
+            if filt != "none" and filt in filtered:
+                _add(scores, sums, filt, PARSE_FAILURE, 1.0 if filtered[filt].strip() == INVALID_ANSWER else 0.0)
+            if length is not None:
+                _add(scores, sums, filt, LENGTH, length)
+            if truncation is not None:
+                _add(scores, sums, filt, TRUNCATION, truncation)
     for (filt, metric), (total, count) in sums.items():
         task.metrics.setdefault(filt, {})[metric] = total / count
+
+
+def _add(scores: dict[str, Any], sums: dict[tuple[str, str], list[float]], filt: str, metric: str,
+         value: float) -> None:
+    scores[metric] = value
+    acc = sums.get((filt, metric))
+    if acc is None:
+        acc = sums[(filt, metric)] = [0.0, 0.0]
+    acc[0] += value
+    acc[1] += 1

@@ -96,7 +96,10 @@ def drops_manifest(baseline: RunResult | None, candidate: RunResult | None,
         counts: dict[str, int] = dict.fromkeys(DROP_KINDS, 0)
         total = 0
         for name in sorted(run.tasks):
-            for sample in sorted(run.tasks[name].samples, key=lambda s: doc_order(s.doc_id)):
+            samples = run.tasks[name].samples
+            if all(sample.trajectory is None for sample in samples):  # not an agent task: nothing to sort
+                continue
+            for sample in sorted(samples, key=lambda s: doc_order(s.doc_id)):
                 trajectory = sample.trajectory
                 if trajectory is None:
                     continue
