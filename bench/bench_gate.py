@@ -8,7 +8,9 @@ Two pairs of lm-eval output folders (built once with lm-eval's own scorers, kept
 Each measurement is a fresh process, the two alternated `--repeat` times: `python -m rlgate.cli.app gate`
 (contract, both folders, decision, every report) and `python bench_gate.py --floor` (interpreter start, then
 `json.loads` of the results file and of every sample line of both folders). The ratio gate / floor is printed
-from the best of each, with the spread; peak memory (ru_maxrss of the child) is printed beside the input size.
+from the best of each, with the spread, and so is the ratio of CPU time (user + system, which other
+processes on the machine disturb less than wall time); peak memory (ru_maxrss of the child) is printed
+beside the input size.
 The decision.json of every gate run is compared (timestamps aside) with the first one.
 rlgate's modules are byte-compiled first (as `pip install` does), so an editable checkout or
 PYTHONDONTWRITEBYTECODE does not make every run compile them from source.
@@ -86,7 +88,8 @@ def _build(keep: Path, full_real: bool) -> list[tuple[str, Path, Path, Path]]:
     return pairs
 
 
-def _popen_wait(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+def _popen_wait(command: list[str]) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:
+    """(wall s, peak MB, CPU s (user + system), result) of a child run to the end."""
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     # read pipes to the end before reaping, so the child is never blocked on a full pipe
@@ -95,7 +98,8 @@ def _popen_wait(command: list[str]) -> tuple[float, float, subprocess.CompletedP
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, subprocess.CompletedProcess(command, proc.returncode, out, err)
+    return (wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime,
+            subprocess.CompletedProcess(command, proc.returncode, out, err))
 
 
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)?")
@@ -107,19 +111,22 @@ def _size_mb(folders: list[Path]) -> float:
 
 def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, out_root: Path) -> None:
     gate_times, floor_times, gate_peaks, floor_peaks, decisions = [], [], [], [], set()
+    gate_cpu, floor_cpu = [], []
     lines = 0
     for attempt in range(repeat):
         out = out_root / f"out{attempt}"
         gate = [sys.executable, "-m", "rlgate.cli.app", "gate", str(contract), "--candidate", str(cand),
                 "--baseline", str(base), "--out", str(out)]
-        wall, peak, done = _popen_wait(gate)
+        wall, peak, cpu, done = _popen_wait(gate)
         if done.returncode not in (0, 1, 3):
             raise SystemExit(f"rlgate gate failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         gate_times.append(wall)
+        gate_cpu.append(cpu)
         gate_peaks.append(peak)
         decisions.add(_STAMP.sub("<time>", (out / "decision.json").read_text(encoding="utf-8")))
-        wall, peak, done = _popen_wait([sys.executable, __file__, "--floor", str(base), str(cand)])
+        wall, peak, cpu, done = _popen_wait([sys.executable, __file__, "--floor", str(base), str(cand)])
         floor_times.append(wall)
+        floor_cpu.append(cpu)
         floor_peaks.append(peak)
         lines = int(done.stdout.strip())
     verdict = json.loads(next(iter(decisions)))["decision"]
@@ -133,6 +140,8 @@ def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, 
           f"peak {min(floor_peaks):5.0f} MB")
     print(f"  ratio (best/best) {best_gate / best_floor:5.2f}x   per-run ratios {ratios[0]:.2f}x .. "
           f"{ratios[-1]:.2f}x   (target <= 3x, moonshot <= 1.5x)")
+    print(f"  CPU (user+system) best: gate {min(gate_cpu):.2f} s, floor {min(floor_cpu):.2f} s, ratio "
+          f"{min(gate_cpu) / min(floor_cpu):.2f}x   (steadier than wall time when other processes share the cores)")
 
 
 def main() -> None:
