@@ -28,9 +28,13 @@ class Failure:
     category: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class SampleOutcome:
-    """A classified sample: correctness, failures, and what an export or example needs."""
+    """A classified sample: correctness, failures, and what an export or example needs.
+
+    One is made per sample of both runs, so `__init__` is written out: the frozen dataclass's generated one
+    sets each field through `object.__setattr__`, twice the cost (the fields and defaults are the same).
+    """
 
     task: str
     family: str
@@ -43,6 +47,13 @@ class SampleOutcome:
     answer: str | None = None
     response_chars: int = 0
     agent: bool = False  # classified from an agent trajectory (`badcases.agent`)
+
+    def __init__(self, task: str, family: str, doc_id: DocId, doc_hash: str, correct: bool, parsed: bool = True,
+                 failures: tuple[Failure, ...] = (), categories: tuple[str, ...] = (), answer: str | None = None,
+                 response_chars: int = 0, agent: bool = False) -> None:
+        self.__dict__.update(task=task, family=family, doc_id=doc_id, doc_hash=doc_hash, correct=correct,
+                             parsed=parsed, failures=failures, categories=categories, answer=answer,
+                             response_chars=response_chars, agent=agent)
 
     @property
     def key(self) -> tuple[str, DocId]:

@@ -115,3 +115,26 @@ def test_a_registered_classifier_takes_over_its_family() -> None:
     register_classifier(Refusals())
     record = SampleRecord(doc_id=0, doc_hash="h", responses=["I cannot help with that."])
     assert classify_run(one_task_run("m", "refusal_suite", [record]))[("refusal_suite", 0)].classes == {"over_refusal"}
+
+
+def test_sample_outcome_init_matches_its_fields() -> None:
+    """The hand-written __init__ takes exactly the dataclass fields, with the same defaults, and stays frozen."""
+    import dataclasses
+    import inspect
+
+    import pytest
+
+    from rlgate.badcases.taxonomy import Failure, SampleOutcome
+
+    params = inspect.signature(SampleOutcome.__init__).parameters
+    fields = dataclasses.fields(SampleOutcome)
+    assert [p for p in params if p != "self"] == [f.name for f in fields]
+    for f in fields:
+        default = params[f.name].default
+        assert default == (inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default), f.name
+    a = SampleOutcome("t", "f", 1, "h", False, failures=(Failure("x", "format"),))
+    assert a == SampleOutcome("t", "f", 1, "h", False, failures=(Failure("x", "format"),))
+    assert hash(a) == hash(SampleOutcome("t", "f", 1, "h", False, failures=(Failure("x", "format"),)))
+    assert dataclasses.replace(a, correct=True).correct and not a.correct
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.correct = True  # type: ignore[misc]
