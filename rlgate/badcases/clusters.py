@@ -183,13 +183,13 @@ def compute_clusters(data: ClusterInputs) -> tuple[list[ClusterStat], list[Clust
                 kinds[(outcome.family, failure.cls)] = failure.kind
                 if failure.category:
                     categories[(outcome.family, failure.cls)].add(failure.category)
-    index = _index(runs)
+    failing = _index(runs)
     top: list[ClusterStat] = []
     by_category: list[ClusterStat] = []
     by_cat: dict[str, tuple[dict[str, set[Key]], dict[str, set[Key]]]] = {}
     for (family, cls), kind in sorted(kinds.items()):
         cand_docs, base_docs = docs[family]
-        top.append(_stat(data, index, family, cls, kind, None, cand_docs, base_docs))
+        top.append(_stat(data, failing, family, cls, kind, None, cand_docs, base_docs))
         if family not in by_cat:  # documents per category, indexed once per family
             cand_index: dict[str, set[Key]] = defaultdict(set)
             base_index: dict[str, set[Key]] = defaultdict(set)
@@ -202,6 +202,6 @@ def compute_clusters(data: ClusterInputs) -> tuple[list[ClusterStat], list[Clust
             by_cat[family] = (cand_index, base_index)
         cand_index, base_index = by_cat[family]
         for category in sorted(categories[(family, cls)]):
-            by_category.append(_stat(data, index, family, cls, kind, category, cand_index.get(category, set()),
+            by_category.append(_stat(data, failing, family, cls, kind, category, cand_index.get(category, set()),
                                      base_index.get(category, set())))
     return _adjust(top, data.alpha), _adjust(by_category, data.alpha)
