@@ -10,12 +10,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+#: The LLM judge's metric (`<task>/judge_win_rate`), decided by rlgate.judge rather than the engine.
+JUDGE_WIN_RATE = "judge_win_rate"
+
 #: Metrics rlgate computes itself from the samples (not reported by lm-eval).
 DERIVED_METRICS: dict[str, str] = {
     "answer_parse_failure_rate": "share of samples whose filtered answer is lm-eval's '[invalid]'",
     "response_length_mean": "mean response length (characters; tokens where known)",
     "truncation_rate": "share of responses that stopped at max_tokens (where knowable)",
-    "judge_win_rate": "pairwise LLM-judge win rate of candidate vs baseline",
+    JUDGE_WIN_RATE: "pairwise LLM-judge win rate of candidate vs baseline",
     "contamination_rate": "share of eval documents sharing a long n-gram with training data",
 }
 

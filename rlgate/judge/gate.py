@@ -15,9 +15,9 @@ from rlgate.contract.models import DecisionPolicy, GateConfig
 from rlgate.engine.models import GateVerdict
 from rlgate.judge.report import JudgeReport, TaskJudgeReport
 from rlgate.judge.stats import wilson_interval
-from rlgate.metrics import MetricRef
+from rlgate.metrics import JUDGE_WIN_RATE, MetricRef
 
-METRIC = "judge_win_rate"
+METRIC = JUDGE_WIN_RATE
 CHANCE = 0.5
 
 

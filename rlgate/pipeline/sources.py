@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import GateConfig
 from rlgate.engine.models import GateVerdict
+from rlgate.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -107,7 +108,13 @@ class JudgeSource:
         self.llm = llm
 
     def applies(self, resolved: ResolvedContract) -> bool:
-        return True  # judge_for_decision itself changes nothing when the contract has no judge
+        """A judge policy (contract default or a task's) or a gate on `judge_win_rate`: without either,
+        `judge_for_decision` changes nothing, so the judge's modules are not even imported."""
+        if resolved.contract.judge is not None or any(task.entry.judge is not None for task in resolved.tasks):
+            return True
+        gates = resolved.gates
+        return any(MetricRef.parse(gate.metric).metric == JUDGE_WIN_RATE
+                   for gate in [gates.primary, *gates.hard, *gates.regression, *gates.diagnostics] if gate is not None)
 
     def contribute(self, given: SourceInput) -> Contribution:
         from rlgate.judge.api import judge_for_decision
