@@ -6,13 +6,16 @@ Every piece of text that reaches the markup goes through markupsafe.escape.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
 from rlgate.engine.models import GateVerdict
 from rlgate.report import fmt
 from rlgate.report.model import RadarAxis
-from rlgate.report.trend import TrendMarker, TrendSeries
+
+if TYPE_CHECKING:  # annotations only: the trend models load with the history report, not with every gate
+    from rlgate.report.trend import TrendMarker, TrendSeries
 
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "inconclusive": "#bf8700", "nodata": "#6e7781", "error": "#9a6700"}
 
