@@ -55,7 +55,10 @@ def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[in
 
 
 def _cost(text: str | None) -> int:
-    return len(text.encode("utf-8")) if text else 0
+    """UTF-8 bytes of `text` (an ASCII string's length, known without encoding it)."""
+    if not text:
+        return 0
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def apply_text_budget(sections: list[TaskSection], raw: list[list[dict[str, Any]]], text_budget: int = TEXT_BUDGET,

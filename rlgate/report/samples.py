@@ -17,7 +17,7 @@ from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.model import CHANGES, Change, MetricValue, TaskSection
-from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult, doc_order
+from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult, sorted_ids
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def pair_samples(baseline: TaskResult | None, candidate: TaskResult | None, key:
     base = {s.doc_id: s for s in baseline.samples} if baseline else {}
     cand = {s.doc_id: s for s in candidate.samples} if candidate else {}
     out: list[RawSample] = []
-    for doc_id in sorted(base.keys() | cand.keys(), key=doc_order):
+    for doc_id in sorted_ids(base.keys() | cand.keys()):
         b, c = base.get(doc_id), cand.get(doc_id)
         if b is not None and c is not None and (not b.doc_hash or not c.doc_hash or b.doc_hash == c.doc_hash):
             bs, cs = _side(b, key), _side(c, key)

@@ -9,6 +9,7 @@ sample is kept.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,6 +52,15 @@ class MetricKey(_Model):
 def doc_order(doc_id: DocId) -> tuple[int, int | str]:
     """A sort key for ids of either type: ints by value first, then strings."""
     return (0, doc_id) if isinstance(doc_id, int) else (1, doc_id)
+
+
+def sorted_ids(ids: Iterable[DocId]) -> list[DocId]:
+    """Ids in `doc_order`; lm-eval's are all ints, which sort the same without a key per id."""
+    out = list(ids)
+    if all(type(i) is int for i in out):
+        out.sort()
+        return out
+    return sorted(out, key=doc_order)
 
 
 class ToolCall(_Model):
