@@ -3,8 +3,10 @@
 Reading a run allocates a few objects per sample line; each 700 allocations the collector walks the young
 objects, and ever more often the old ones, so on a 12,000-document pair it took about as long as the
 reading itself. Nothing read or decided forms reference cycles that must be freed early, so the collector
-is paused around these phases and its previous state restored after (nesting is fine); reference counting
-still frees everything as usual.
+is paused while a run is read (`harness.read_results`) and while the engine, badcases and reports work
+(`pipeline`), and its previous state restored after (nesting is fine); reference counting still frees
+everything as usual. The gate's sources (monitor logs, contamination index, an LLM judge that may run for
+minutes) run with the collector as the caller left it.
 """
 
 from __future__ import annotations

@@ -101,3 +101,37 @@ def test_postgres_history_records_and_never_shows_the_password(tmp_path: Path, p
     store = open_history(pg_url)
     assert [(r.step, r.contract) for r in store.history("grpo-7")] == [(100, "pipe"), (200, "pipe")]
     assert store.consultations("grpo-7") == {"t": 2}
+
+
+def test_sources_run_with_the_collector_on_and_the_gate_with_it_paused(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source may run an LLM judge for minutes: it keeps the collector; the engine and reports pause it."""
+    import gc
+
+    import rlgate.engine.decision as engine
+    from rlgate.pipeline.sources import Contribution
+
+    seen: dict[str, bool] = {}
+
+    class Probe:
+        name = "probe"
+
+        def applies(self, resolved: object) -> bool:
+            return True
+
+        def contribute(self, given: object) -> Contribution:
+            seen["source"] = gc.isenabled()
+            return Contribution()
+
+    real_decide = engine.decide
+
+    def decide(*args: object, **kwargs: object) -> object:
+        seen["engine"] = gc.isenabled()
+        return real_decide(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "decide", decide)
+    resolved = load_contract(_contract(tmp_path))
+    run = make_run({"t": {"acc": [0.0, 1.0, 1.0, 1.0]}})
+    decide_and_report(resolved, run, run, tmp_path / "out", sources=[Probe()])
+    assert seen == {"source": True, "engine": False}
+    assert gc.isenabled()

@@ -107,15 +107,14 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
     from rlgate.store.open import open_contract_history
 
     history = open_contract_history(resolved) if _needs_history(resolved, record) else None
-    with collector_paused():
-        try:
-            chosen = list(sources) if sources is not None else default_sources(judge_llm)
-            return _decide(resolved, baseline, candidate, out, history, chosen, seed=seed, checkpoint=checkpoint,
-                           step=step, manifests=manifests, warnings=warnings, record=record, sequential=sequential,
-                           sequential_status=sequential_status)
-        finally:
-            if history is not None:
-                history.close()
+    try:
+        chosen = list(sources) if sources is not None else default_sources(judge_llm)
+        return _decide(resolved, baseline, candidate, out, history, chosen, seed=seed, checkpoint=checkpoint,
+                       step=step, manifests=manifests, warnings=warnings, record=record, sequential=sequential,
+                       sequential_status=sequential_status)
+    finally:
+        if history is not None:
+            history.close()
 
 
 def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
@@ -124,12 +123,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
             record: bool, sequential: bool = False,
             sequential_status: SequentialReplay | None = None) -> GateOutcome:
     """decide_and_report with the history already open (one store for every source and the recording)."""
-    from rlgate.badcases.checks import decision_with_badcases
-    from rlgate.badcases.discipline import private_leaf_tasks
-    from rlgate.engine.decision import decide
     from rlgate.engine.versions import check_versions
-    from rlgate.report.io import write_reports
-    from rlgate.results.drops import drops_manifest
 
     notes = list(warnings or [])
     _apply_agent_rules(resolved, baseline, candidate)
@@ -143,7 +137,26 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
                              ) from None
         notes += [f"benchmark version differs: {d}" for d in versions.differences]
     given = SourceInput(resolved, baseline, candidate, out, history)
+    # the sources (monitor logs, contamination index, an LLM judge) run with the collector as it was; the
+    # gate's own work over every sample below runs with it paused (rlgate.gcpause)
     contributions = {source.name: source.contribute(given) for source in sources if source.applies(resolved)}
+    with collector_paused():
+        return _decide_paused(resolved, baseline, candidate, out, history, contributions, seed=seed,
+                              checkpoint=checkpoint, step=step, manifests=manifests, notes=notes, record=record,
+                              sequential=sequential, sequential_status=sequential_status)
+
+
+def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
+                   history: HistoryStore | None, contributions: dict[str, Contribution], *, seed: int,
+                   checkpoint: str | None, step: int | None, manifests: dict[str, Any] | None, notes: list[str],
+                   record: bool, sequential: bool, sequential_status: SequentialReplay | None) -> GateOutcome:
+    """The engine's decision, badcases, drops, history record and reports, from the sources' contributions."""
+    from rlgate.badcases.checks import decision_with_badcases
+    from rlgate.badcases.discipline import private_leaf_tasks
+    from rlgate.engine.decision import decide
+    from rlgate.report.io import write_reports
+    from rlgate.results.drops import drops_manifest
+
     gates = resolved.gates
     for contribution in contributions.values():
         gates = contribution.gates or gates
