@@ -42,22 +42,6 @@ def _truncation(sample: SampleRecord, max_tokens: int | None) -> float | None:
     return None
 
 
-def sample_derived(sample: SampleRecord, max_tokens: int | None, generative: bool) -> dict[str, dict[str, float]]:
-    """filter -> derived metric -> value for one sample."""
-    filters = list(sample.scores) or list(sample.filtered) or ["none"]
-    out: dict[str, dict[str, float]] = {f: {} for f in filters}
-    length = _length(sample) if generative else None
-    truncation = _truncation(sample, max_tokens) if generative else None
-    for filt in filters:
-        if filt != "none" and filt in sample.filtered:
-            out[filt][PARSE_FAILURE] = 1.0 if sample.filtered[filt].strip() == INVALID_ANSWER else 0.0
-        if length is not None:
-            out[filt][LENGTH] = length
-        if truncation is not None:
-            out[filt][TRUNCATION] = truncation
-    return out
-
-
 def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
     """Add the derived metrics to every sample and their means to the task (in place)."""
     if not task.samples:
@@ -68,7 +52,7 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
     max_tokens = int(max_tokens) if isinstance(max_tokens, (int, float)) else None
     sums: dict[tuple[str, str], list[float]] = {}
     for sample in task.samples:
-        # inline `sample_derived` (the same values, in the same order): this runs once per document
+        # one pass per document, no per-sample dict: this runs for every sample of both runs
         filters = list(sample.scores) or list(sample.filtered) or ["none"]
         length = _length(sample) if generative else None
         truncation = _truncation(sample, max_tokens) if generative else None
