@@ -6,12 +6,9 @@ Nothing here knows about contracts or gates: arrays and counts in, numbers out, 
 from rlgate.stats.bootstrap import bootstrap_paired_binary, bootstrap_paired_mean, percentile_interval
 from rlgate.stats.intervals import normal_quantile, wilson_interval
 from rlgate.stats.multiple import holm
-from rlgate.stats.numpy_extras import keep_lazy
 from rlgate.stats.paired_tests import mcnemar_exact, paired_t, wilcoxon_signed_rank
 from rlgate.stats.passk import maj_at_k, pass_at_k
 from rlgate.stats.power import mde_one_sample, mde_paired
-
-keep_lazy()  # before any scipy import (all inside functions): scipy.special would load numpy.f2py and numpy.testing
 
 __all__ = [
     "bootstrap_paired_binary",
