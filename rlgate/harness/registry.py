@@ -24,6 +24,7 @@ HARNESSES: dict[str, str | Callable[[], Harness]] = {
     "lm_eval": "rlgate.harness.lmeval:LmEvalHarness",
     "inspect": "rlgate.harness.inspect:InspectHarness",
     "swebench": "rlgate.harness.swebench:SweBenchHarness",
+    "bfcl": "rlgate.harness.bfcl:BfclHarness",
 }
 DEFAULT_HARNESS = "lm_eval"
 
