@@ -49,9 +49,10 @@ def answer():
 
 @task
 def slow():
-    return Task(dataset=[Sample(id=f"q{i}", input=f"question {i}", target=f"answer q{i}") for i in range(1, SAMPLES_PLUS_ONE)],
+    samples = [Sample(id=f"q{i}", input=f"question {i}", target=f"answer q{i}") for i in range(1, LAST)]
+    return Task(dataset=samples,
                 solver=answer(), scorer=includes())
-'''.replace("SAMPLES_PLUS_ONE", str(SAMPLES + 1))
+'''.replace("LAST", str(SAMPLES + 1))
 
 
 def _project(root: Path) -> Path:
