@@ -16,6 +16,7 @@ from rlgate.engine.models import Decision, SequentialReplay
 from rlgate.errors import InputError
 from rlgate.harness import ProgressSink, RunOutcome, SilentProgress, get_harness
 from rlgate.harness.checkpoint import CheckpointInfo, inspect_checkpoint
+from rlgate.harness.registry import importer_for
 
 
 def default_cache_dir() -> Path:
@@ -70,7 +71,8 @@ def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *
 
     `sequential_look`: only the documents of looks 1..k of the seeded order (protocol.sequential)."""
     name = _one_harness(resolved, tasks)
-    harness = get_harness(name)
+    harness = (importer_for(name, responses) if responses is not None and responses.exists() else None) \
+        or get_harness(name)
     plan = harness.plan(resolved, tasks, out, cache_dir, checkpoint=checkpoint, responses=responses,
                         responded_only=responded_only, limit=limit, role=role, progress=progress or SilentProgress())
     if sequential_look is not None:

@@ -23,6 +23,8 @@ from rlgate.results.models import RunResult
 HARNESSES: dict[str, str | Callable[[], Harness]] = {
     "lm_eval": "rlgate.harness.lmeval:LmEvalHarness",
     "inspect": "rlgate.harness.inspect:InspectHarness",
+    "swebench": "rlgate.harness.swebench:SweBenchHarness",
+    "bfcl": "rlgate.harness.bfcl:BfclHarness",
 }
 DEFAULT_HARNESS = "lm_eval"
 
@@ -49,6 +51,18 @@ def get_harness(name: str = DEFAULT_HARNESS) -> Harness:
     module_name, _, cls_name = target.partition(":")
     harness: Harness = getattr(importlib.import_module(module_name), cls_name)()
     return harness
+
+
+def importer_for(task_harness: str, responses: Path) -> Harness | None:
+    """A registered importer (a harness whose `imports_for` names `task_harness`) that reads `responses`:
+    e.g. a SWE-bench report answering an inspect task. None: the task's own harness imports them."""
+    for known in list(HARNESSES):
+        if known == task_harness:
+            continue
+        harness = get_harness(known)
+        if task_harness in getattr(harness, "imports_for", ()) and harness.can_read(responses):
+            return harness
+    return None
 
 
 def _manifest_harness(path: Path) -> str | None:

@@ -18,6 +18,10 @@ Each agent sample (one task sample in one epoch) gets these values in `scores["n
   the scorer (a score named by `safety.scorer_metric`, > 0) or by the contract's rules (forbidden
   tools and argument patterns).
 
+An importer that sees only outcomes, not the trajectory (a SWE-bench harness report: instance ->
+resolved), marks them `outcome_only`: such samples get `task_success` alone, never a `steps` of 0 or
+a `safety_violation_rate` of 0 that no one observed, so gates on process metrics are nodata (fail closed).
+
 What the harness read from the scorer is kept in `extra["agent"]`, so the contract's rules (which
 the reader does not know) are applied later by `apply_agent_rules` without re-reading the log.
 pass@k over epochs uses the unbiased estimator through `extra["per_response"]` on the first epoch
@@ -44,10 +48,14 @@ DEFAULT_SAFETY_SCORE = "safety_violation"
 
 
 def scorer_outcome(success: float | None, state_success: float | None = None, answer: str | None = None,
-                   scores: dict[str, float] | None = None) -> dict[str, Any]:
+                   scores: dict[str, float] | None = None, *, outcome_only: bool = False) -> dict[str, Any]:
     """What a harness read from the task's scorer, stored in `extra["agent"]`: the task's verdict, its check
-    of the final state, the final answer, and every numeric score by name (safety rules look theirs up)."""
-    return {"success": success, "state_success": state_success, "answer": answer, "scores": dict(scores or {})}
+    of the final state, the final answer, and every numeric score by name (safety rules look theirs up).
+    `outcome_only`: the source holds the verdict but not the trajectory (see the module docstring)."""
+    out = {"success": success, "state_success": state_success, "answer": answer, "scores": dict(scores or {})}
+    if outcome_only:
+        out["outcome_only"] = True
+    return out
 
 
 def rule_violations(calls: Iterable[ToolCall], rules: SafetyRules | None) -> list[str]:
@@ -82,6 +90,10 @@ def tool_errors(trajectory: Trajectory) -> tuple[int, int]:
 def trajectory_metrics(trajectory: Trajectory, outcome: dict[str, Any], *, budget: AgentBudget | None = None,
                        rules: SafetyRules | None = None) -> tuple[dict[str, float], list[str], list[str]]:
     """(metric -> value, limits hit, safety violations) of one trajectory; see the module docstring."""
+    if outcome.get("outcome_only"):
+        scored = outcome.get("success")
+        ok = scored is not None and float(scored) >= 1.0 and trajectory.error is None
+        return {"task_success": 1.0 if ok else 0.0}, list(trajectory.limits_hit), []
     limits = list(trajectory.limits_hit)
     calls, failed = tool_errors(trajectory)
     if budget is not None and budget.max_tool_calls is not None and calls > budget.max_tool_calls \

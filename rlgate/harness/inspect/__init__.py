@@ -65,6 +65,11 @@ class InspectHarness:
         if foreign:
             raise InputError(f"task '{foreign[0].name}' belongs to harness '{foreign[0].harness}', not inspect",
                              field="suites.tasks.harness", fix="run each harness's tasks in its own plan")
+        if options.get("checkpoint") is not None and options.get("responses") is None:
+            from rlgate.harness.inspect.catalog import check_requirements
+
+            for task in tasks:  # at plan time: a missing Docker or package stops the run before any model time
+                check_requirements(task)
         return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
 
     def run(self, plan: RunPlan) -> RunOutcome:

@@ -78,6 +78,9 @@ def check_requirements(task: ResolvedTask) -> None:
     """Refuse, before any model time, a task this machine cannot run."""
     problems = missing(task)
     if problems:
+        docker = any("Docker" in p for p in problems)
+        fix = ("install Docker and start its daemon (`docker info` must answer), " if docker else
+               "install what it needs, ") + ("or evaluate it on a machine that has it and gate the .eval logs (or "
+                                            "the SWE-bench harness's report) with `rlgate gate`")
         raise InputError(f"task '{task.name}' ({task.entry.task}) cannot run here: {'; '.join(problems)}",
-                         field="suites.tasks", fix="install what it needs, or evaluate it on a machine that has "
-                         "it and gate the .eval logs with `rlgate gate`")
+                         field="suites.tasks", fix=fix)

@@ -6,6 +6,7 @@ Pure functions over the contract models (no inspect import), so the mapping is t
   `protocol.openai.base_url`, `hf` -> `hf/<path>`; a `mockllm/...` checkpoint is passed through
   (scripted policies for tests and the demo).
 - sampling -> GenerateConfig (temperature, top_p, top_k, max_tokens, seed, stop_seqs); `n` -> epochs.
+  Temperature 0 under `hf` is the provider's `do_sample=False` (transformers refuses temperature 0.0).
 - agent budget -> turn_limit (max_steps), token_limit, time_limit; max_tool_calls is
   counted by rlgate afterwards (inspect has no such limit).
 """
@@ -36,7 +37,10 @@ def model_name(protocol: Protocol, load_path: str) -> tuple[str, dict[str, Any]]
     if protocol.backend == "vllm":
         return f"vllm/{load_path}", {"dtype": protocol.vllm.dtype, **(
             {"max_model_len": protocol.vllm.max_model_len} if protocol.vllm.max_model_len else {})}
-    return f"hf/{load_path}", {"device": protocol.hf.device} if protocol.hf.device != "auto" else {}
+    hf_args: dict[str, Any] = {"device": protocol.hf.device} if protocol.hf.device != "auto" else {}
+    if protocol.sampling.temperature == 0:
+        hf_args["do_sample"] = False  # inspect's hf provider samples by default; transformers refuses temperature 0
+    return f"hf/{load_path}", hf_args
 
 
 def generate_config(protocol: Protocol) -> dict[str, Any]:
@@ -44,6 +48,8 @@ def generate_config(protocol: Protocol) -> dict[str, Any]:
     sampling = protocol.sampling
     config: dict[str, Any] = {"temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
                               "seed": sampling.seed}
+    if protocol.backend == "hf" and sampling.temperature == 0:
+        del config["temperature"]  # greedy is the provider's do_sample=False (model_name); 0.0 would be refused
     if sampling.temperature > 0:
         config["top_p"] = sampling.top_p
         if sampling.top_k is not None:

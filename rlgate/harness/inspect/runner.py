@@ -2,7 +2,9 @@
 
 One log per task under `<out>/logs/`, beside `run_manifest.json`. Resuming: a complete log made
 under the same model and protocol is reused (nothing generated twice); an interrupted one (killed,
-cancelled, errored) is resumed with inspect's `eval_retry`, which keeps its finished samples. Model
+cancelled, errored) is resumed with inspect's `eval_retry`, which keeps its finished samples (for a
+killed run, whose log is still "started", it first recovers the finished samples from inspect's sample
+buffer; tests/harness/test_inspect_resume.py kills a run to check that nothing is generated twice). Model
 calls go through inspect's providers; the cache of tasks whose solvers cache lives in rlgate's cache
 folder (INSPECT_CACHE_DIR). Sample errors never abort the run: they are failed trajectories.
 """

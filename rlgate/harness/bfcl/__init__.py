@@ -1,0 +1,154 @@
+"""Official BFCL result files behind the harness port: an importer scored by bfcl-eval's own checker.
+
+`rlgate gate` reads result files (or `bfcl generate`'s result folder) directly, one task per category
+(`bfcl_<category>`); `rlgate eval --responses FILES` imports them as the contract's BFCL tasks (an
+`inspect_evals/bfcl` entry whose `task_args.categories` lists the category, or a task with `harness:
+bfcl`) into a run folder with a run manifest. Scoring is in `results` and `checker`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rlgate.contract.loader import ResolvedContract, ResolvedTask
+from rlgate.errors import InputError
+from rlgate.files import write_text_atomic
+from rlgate.harness.base import RunOutcome, RunPlan
+from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, load_manifest
+from rlgate.results.models import RunResult
+
+RESULTS = "bfcl"
+
+
+def categories_of(task: ResolvedTask) -> list[str]:
+    """The BFCL categories a contract task evaluates (inspect_evals/bfcl's `categories`, or `category`)."""
+    if task.harness != "bfcl" and task.entry.task.split("/")[-1] != "bfcl":
+        return []
+    args = task.entry.task_args
+    found = args.get("categories", args.get("category", []))
+    return [found] if isinstance(found, str) else [str(c) for c in found]
+
+
+class BfclHarness:
+    """Reads BFCL result files; `run` imports them (`--responses`), it never calls a model."""
+
+    name = "bfcl"
+    imports_for = ("inspect", "bfcl")
+
+    def version(self) -> str | None:
+        from rlgate.harness.bfcl.checker import version
+
+        return version()
+
+    def can_read(self, path: Path) -> bool:
+        from rlgate.harness.bfcl.results import FILE_NAME
+
+        if path.is_file():
+            return FILE_NAME.match(path.name) is not None
+        return path.is_dir() and any(next(path.glob("/".join(["*"] * d + ["BFCL_v*_result.json"])), None)
+                                     is not None for d in range(4))
+
+    def read(self, path: Path, *, samples: bool = True) -> RunResult:
+        """Result files, or an rlgate import folder (task names from its run manifest)."""
+        from rlgate.harness.bfcl.results import read_result_files
+
+        folder = path if path.is_dir() else path.parent
+        if (folder / MANIFEST_FILE).is_file() and (folder / RESULTS).is_dir():
+            manifest = load_manifest(folder / MANIFEST_FILE)
+            if manifest.harness == self.name:
+                recorded = manifest.model_spec.get("categories")
+                names = {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
+                model = manifest.model_spec.get("bfcl_model")
+                run = read_result_files(folder / RESULTS, names=names, model=str(model) if model else None,
+                                        samples=samples)
+                run.provenance.manifest = manifest.model_dump(mode="json")
+                run.provenance.checkpoint_fingerprint = manifest.checkpoint_fingerprint
+                return run
+        return read_result_files(path, samples=samples)
+
+    def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
+             **options: object) -> RunPlan:
+        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+
+    def run(self, plan: RunPlan) -> RunOutcome:
+        """Import `plan.responses` as the contract's BFCL tasks, by category."""
+        from rlgate.harness.bfcl.results import read_result_files, result_files
+        from rlgate.results.drops import drop_kind
+
+        if plan.responses is None:
+            raise InputError("rlgate does not run BFCL generation itself", field="--checkpoint",
+                             fix="run the task live through inspect (task: inspect_evals/bfcl), or give `bfcl "
+                                 "generate`'s result files with --responses")
+        started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+        names = self._names(plan)
+        files = result_files(plan.responses)
+        run = read_result_files(plan.responses, names=names)
+        by_name = {v: k for k, v in names.items()}
+        stray = [t for t in run.tasks if t not in by_name]
+        if stray:
+            raise InputError(f"result files of {', '.join(stray)}, which no contract task evaluates",
+                             file=plan.responses,
+                             fix="list the category in an inspect_evals/bfcl task's task_args.categories, or leave "
+                                 "the file out")
+        missing = [t.name for t in plan.tasks if t.name not in run.tasks]
+        if missing and not plan.responded_only:
+            raise InputError(f"no result file for task(s) {', '.join(missing)}", file=plan.responses,
+                             fix="add their BFCL_v4_<category>_result.json, or pass --responded-only")
+        target = plan.out_dir / RESULTS
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        for file in files:
+            shutil.copyfile(file, target / file.name)
+        runs = []
+        tasks = {t.name: t for t in plan.tasks}
+        for name, result in run.tasks.items():
+            drops = Drops()
+            for sample in result.samples:
+                if sample.trajectory is not None and drop_kind(sample.trajectory, bool(sample.extra.get("missing"))):
+                    drops.missing += 1
+                    if len(drops.examples) < 5:
+                        drops.examples.append(f"{sample.doc_id}: missing")
+            digest = hashlib.sha256("\n".join(sorted(f"{s.doc_id}={s.responses}" for s in result.samples))
+                                    .encode("utf-8")).hexdigest()[:16]
+            runs.append(TaskRun(task=name, suite_task=tasks[name].entry.task, version=result.protocol.version,
+                                task_hash=digest, dataset=result.protocol.dataset or "", documents=result.n_samples,
+                                requests=result.n_samples, cached=result.n_samples, drops=drops))
+        fingerprint = hashlib.sha256(",".join(sorted(r.task_hash for r in runs)).encode()).hexdigest()[:16]
+        manifest = RunManifest(
+            harness=self.name, harness_version=self.version(), contract=str(plan.contract.path),
+            contract_name=plan.contract.name, role=plan.role, checkpoint=str(plan.responses),
+            checkpoint_kind="responses", checkpoint_fingerprint=f"bfcl:{fingerprint}", backend="responses",
+            model_spec={"bfcl_model": run.provenance.model, "categories": {c: n for c, n in names.items()
+                                                                           if n in run.tasks}},
+            protocol_hash="bfcl-result-files", protocol={"source": "bfcl_result_file"}, started=stamp,
+            wall_time_s=round(time.monotonic() - started, 3), model_loaded=False, tasks=runs,
+            library_versions={"bfcl_eval": self.version() or "unknown"},
+            benchmark_versions={t.name: t.benchmark_version for t in plan.tasks if t.name in run.tasks},
+            task_visibility={t.name: t.visibility for t in plan.tasks}, results_file=RESULTS)
+        write_text_atomic(plan.out_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2))
+        plan.progress.message(f"scored {sum(r.documents for r in runs)} BFCL results with bfcl-eval "
+                              f"{self.version()}'s checker ({sum(r.drops.missing for r in runs)} missing: failures)")
+        return RunOutcome(plan.out_dir, target, manifest, False)
+
+    @staticmethod
+    def _names(plan: RunPlan) -> dict[str, str]:
+        names: dict[str, str] = {}
+        for task in plan.tasks:
+            for category in categories_of(task):
+                if category in names:
+                    raise InputError(f"category '{category}' is evaluated by two tasks ({names[category]}, "
+                                     f"{task.name})", field="suites.tasks.task_args",
+                                     fix="give each BFCL category to one task")
+                names[category] = task.name
+        if not names:
+            raise InputError("no BFCL task among the contract's tasks for these result files", file=plan.responses,
+                             fix="list an inspect_evals/bfcl task with task_args.categories (or `harness: bfcl`)")
+        return names
+
+
+__all__ = ["BfclHarness", "categories_of"]

@@ -1,0 +1,262 @@
+"""SWE-bench harness reports as rlgate results: one sample per instance, `task_success` = resolved.
+
+Teams run the official harness (`python -m swebench.harness.run_evaluation`); it writes, per run,
+a summary `{model}.{run_id}.json` (`make_run_report` in swebench/harness/reporting.py: `resolved_ids`,
+`unresolved_ids`, `error_ids`, `empty_patch_ids`, `incomplete_ids`, ... and `total_instances`) and,
+per instance, `logs/run_evaluation/{run_id}/{model}/{instance_id}/report.json`
+(`{instance_id: {"resolved": bool, "patch_exists": ..., "tests_status": ...}}`, grading.get_eval_report).
+
+Every instance the report names is kept. Errored, empty-patch and incomplete instances (the harness
+could not evaluate them, the model gave no patch, or no prediction was run) are failures
+(`task_success` 0) carried as failed trajectories, so the drops manifest lists them; none is skipped.
+A report holds outcomes, not trajectories, so only `task_success` is computed (`outcome_only`): a
+gate on steps or safety is nodata here, never a made-up 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlgate.errors import InputError
+from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
+from rlgate.results.models import (
+    NO_FILTER,
+    RunProvenance,
+    RunResult,
+    SampleRecord,
+    TaskProtocol,
+    TaskResult,
+    Trajectory,
+)
+
+INSTANCE_REPORT = "report.json"
+RUN_METADATA = "run.json"
+DEFAULT_TASK = "swe_bench"
+#: summary-report lists, in the order an instance's status is decided (a failure list wins over resolved)
+STATUS_LISTS = ("incomplete_ids", "empty_patch_ids", "error_ids", "unresolved_ids", "resolved_ids")
+STATUS = {"incomplete_ids": "incomplete", "empty_patch_ids": "empty_patch", "error_ids": "error",
+          "unresolved_ids": "unresolved", "resolved_ids": "resolved"}
+#: why a non-resolved instance failed, as the trajectory's error (None: evaluated and not resolved)
+FAILURE_TEXT = {
+    "incomplete": "no prediction evaluated for this instance (incomplete run); counted as a failure",
+    "empty_patch": "empty patch: the model produced no patch; counted as a failure",
+    "error": "the SWE-bench harness could not evaluate this instance (evaluation error); counted as a failure",
+}
+SUMMARY_FIX = ("give the summary JSON that `python -m swebench.harness.run_evaluation` writes "
+               "({model}.{run_id}.json, with resolved_ids / unresolved_ids / error_ids / empty_patch_ids / "
+               "incomplete_ids lists of instance ids), unedited; or re-run `swebench.harness.run_evaluation` "
+               "with the same --run_id to rewrite it")
+INSTANCE_FIX = ("a per-instance report.json is {instance_id: {\"resolved\": true|false, ...}} as the SWE-bench "
+                "harness writes it; re-run that instance (run_evaluation --instance_ids ID --run_id RUN), or give "
+                "the run's summary JSON, which counts an unreadable instance report as an error")
+
+
+@dataclass
+class Instance:
+    """One instance's outcome as a report gives it."""
+
+    status: str
+    report: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+
+def _load_json(path: Path, fix: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read this SWE-bench report ({type(exc).__name__})", file=path, fix=fix) from None
+    if not text.strip():
+        raise InputError("this SWE-bench report is empty (a killed harness run?)", file=path, fix=fix)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
+                         fix=fix) from None
+
+
+def is_summary(data: Any) -> bool:
+    return isinstance(data, dict) and "resolved_ids" in data
+
+
+def read_summary(path: Path, data: Any | None = None) -> dict[str, Instance]:
+    """Instance id -> outcome from a run's summary JSON; an id in two status lists or a non-list is an error."""
+    data = _load_json(path, SUMMARY_FIX) if data is None else data
+    if not is_summary(data):
+        raise InputError("not a SWE-bench run summary: no 'resolved_ids' list", file=path, fix=SUMMARY_FIX)
+    out: dict[str, Instance] = {}
+    for key in STATUS_LISTS:
+        ids = data.get(key, [])
+        if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
+            raise InputError(f"'{key}' must be a list of instance ids (strings)", file=path, field=key,
+                             fix=SUMMARY_FIX)
+        for instance_id in ids:
+            if instance_id in out:
+                raise InputError(f"instance '{instance_id}' is listed both as {out[instance_id].status} and in "
+                                 f"'{key}'", file=path, field=key, fix=SUMMARY_FIX)
+            out[instance_id] = Instance(STATUS[key], source=path.name)
+    # completed_ids / submitted_ids name instances only in another list; one in neither is a broken report
+    for key in ("completed_ids", "submitted_ids"):
+        ids = data.get(key, [])
+        if not isinstance(ids, list):
+            raise InputError(f"'{key}' must be a list of instance ids", file=path, field=key, fix=SUMMARY_FIX)
+    total = data.get("total_instances")
+    if total is not None and (not isinstance(total, int) or total < len(out)):
+        raise InputError(f"total_instances ({total!r}) is not a count of at least the {len(out)} instances the "
+                         "report lists", file=path, field="total_instances", fix=SUMMARY_FIX)
+    reasons = data.get("failure_reasons") or {}
+    for instance_id, reason in reasons.items() if isinstance(reasons, dict) else ():
+        if instance_id in out:
+            out[instance_id].report["infra_failure_reason"] = str(reason)
+    return out
+
+
+def read_instance_report(path: Path) -> dict[str, Instance]:
+    """The instance(s) of one per-instance report.json."""
+    data = _load_json(path, INSTANCE_FIX)
+    if not isinstance(data, dict) or not data:
+        raise InputError("a per-instance SWE-bench report is a JSON object keyed by instance id", file=path,
+                         fix=INSTANCE_FIX)
+    out: dict[str, Instance] = {}
+    for instance_id, report in data.items():
+        if not isinstance(report, dict) or not isinstance(report.get("resolved"), bool):
+            raise InputError(f"instance '{instance_id}' has no boolean 'resolved'", file=path,
+                             field=f"{instance_id}.resolved", fix=INSTANCE_FIX)
+        out[instance_id] = Instance("resolved" if report["resolved"] else "unresolved",
+                                    {k: v for k, v in report.items() if k != "tests_status"}, str(path))
+        tests = report.get("tests_status")
+        if isinstance(tests, dict):
+            out[instance_id].report["tests"] = _test_counts(tests)
+    return out
+
+
+def _test_counts(tests: dict[str, Any]) -> dict[str, int]:
+    """FAIL_TO_PASS / PASS_TO_PASS ... -> passed and failed counts (the test names stay in the harness's files)."""
+    counts: dict[str, int] = {}
+    for group, result in tests.items():
+        if isinstance(result, dict):
+            for outcome in ("success", "failure"):
+                if isinstance(result.get(outcome), list):
+                    counts[f"{group}_{outcome}"] = len(result[outcome])
+    return counts
+
+
+def _instance_reports(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob(INSTANCE_REPORT) if p.is_file())
+
+
+def looks_like_summary(file: Path) -> bool:
+    """A cheap look at a JSON file's first bytes: does it hold a run summary's `resolved_ids`?"""
+    try:
+        with file.open("rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return False
+    # `make_run_report` writes the counts first; the id lists of a full run can run past the first 64 KiB
+    return b'"resolved_ids"' in head or (b'"total_instances"' in head and b'"resolved_instances"' in head)
+
+
+def summary_files(folder: Path) -> list[Path]:
+    """Top-level JSON files of `folder` that are run summaries."""
+    return [file for file in sorted(folder.glob("*.json"))
+            if file.name not in (INSTANCE_REPORT, RUN_METADATA, "run_manifest.json") and looks_like_summary(file)]
+
+
+def collect(path: Path) -> tuple[dict[str, Instance], list[Path]]:
+    """Every instance at `path` (a summary, a report.json, or a folder of them) and the files read.
+
+    A summary decides each instance's status; per-instance reports beside it add their details, and on
+    their own (no summary) each is the instance's outcome.
+    """
+    if path.is_file():
+        data = _load_json(path, SUMMARY_FIX if path.name != INSTANCE_REPORT else INSTANCE_FIX)
+        if is_summary(data):
+            return read_summary(path, data), [path]
+        return read_instance_report(path), [path]
+    summaries = summary_files(path)
+    if len(summaries) > 1:
+        names = ", ".join(p.name for p in summaries)
+        raise InputError(f"{len(summaries)} SWE-bench run summaries in one folder ({names})", file=path,
+                         fix="keep one run's summary per folder (one folder per model run)")
+    reports = _instance_reports(path)
+    if not summaries and not reports:
+        raise InputError("no SWE-bench report in this folder", file=path,
+                         fix="point at the run summary {model}.{run_id}.json or at logs/run_evaluation/{run_id}")
+    instances: dict[str, Instance] = read_summary(summaries[0]) if summaries else {}
+    for report in reports:
+        for instance_id, found in read_instance_report(report).items():
+            known = instances.get(instance_id)
+            if known is None:
+                if summaries:  # the summary is the run's account; a stray report of another instance is not
+                    continue
+                instances[instance_id] = found
+            else:
+                known.report.update(found.report)
+    return instances, [*summaries, *reports]
+
+
+def dataset_name(path: Path, files: list[Path]) -> str | None:
+    """The dataset the run graded against, from the harness's run.json (newer SWE-bench) when present."""
+    folders = [path if path.is_dir() else path.parent]
+    for file in files:
+        folders += list(file.parents)[:4]
+    for folder in folders:
+        candidates = [folder / RUN_METADATA, *folder.glob(f"logs/run_evaluation/*/{RUN_METADATA}")]
+        for meta in candidates:
+            if meta.is_file():
+                try:
+                    data = json.loads(meta.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                if isinstance(data, dict) and isinstance(data.get("dataset"), str):
+                    return data["dataset"]
+    return None
+
+
+def task_slug(dataset: str | None) -> str:
+    """`SWE-bench/SWE-bench_Verified` -> `swe_bench_verified`; no dataset -> `swe_bench`."""
+    if not dataset:
+        return DEFAULT_TASK
+    return re.sub(r"[^a-z0-9]+", "_", dataset.rsplit("/", 1)[-1].lower()).strip("_") or DEFAULT_TASK
+
+
+def _sample(instance_id: str, found: Instance) -> SampleRecord:
+    error = FAILURE_TEXT.get(found.status)
+    reason = found.report.get("infra_failure_reason")
+    if error and reason:
+        error = f"{error} (harness: {reason})"
+    success = 1.0 if found.status == "resolved" else 0.0
+    outcome = scorer_outcome(success, None, None, {"resolved": success}, outcome_only=True)
+    extra: dict[str, Any] = {"sample_id": instance_id, "swebench_status": found.status, AGENT_KEY: outcome}
+    if found.report:
+        extra["swebench_report"] = found.report
+    if found.status == "incomplete":
+        extra["missing"] = True
+    doc_hash = hashlib.sha256(json.dumps(["swebench", instance_id]).encode("utf-8")).hexdigest()[:16]
+    return SampleRecord(doc_id=instance_id, doc_hash=doc_hash, scores={NO_FILTER: {}},
+                        trajectory=Trajectory(error=error), extra=extra)
+
+
+def task_result(name: str, instances: dict[str, Instance], dataset: str | None) -> TaskResult:
+    samples = [_sample(i, instances[i]) for i in sorted(instances)]
+    task = TaskResult(task=name, n_samples=len(samples), samples=samples,
+                      protocol=TaskProtocol(dataset=dataset or "",
+                                            agent={"source": "swebench_harness_report"}))
+    score_task(task)
+    return task
+
+
+def read_reports(path: Path, version: str | None, *, task: str | None = None, samples: bool = True) -> RunResult:
+    """A SWE-bench report (file or folder) as a RunResult with one task: `task`, else named after its dataset."""
+    instances, files = collect(path)
+    dataset = dataset_name(path, files)
+    result = task_result(task or task_slug(dataset), instances, dataset)
+    if not samples:
+        result.samples = []
+    provenance = RunProvenance(source=str(path), harness="swebench", harness_version=version,
+                               library_versions={"swebench": version} if version else {})
+    return RunResult(provenance=provenance, tasks={result.task: result})
