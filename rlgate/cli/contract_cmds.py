@@ -34,13 +34,15 @@ def validate(
     typer.echo(contract_summary(resolved))
     agent_tasks = [t for t in resolved.tasks if t.harness == "inspect"]
     if agent_tasks:
-        from rlgate.harness.inspect.catalog import missing, needs
+        from rlgate.harness.inspect.catalog import missing, needs, notes
 
         typer.echo("agent tasks need:")
         for task in agent_tasks:
             typer.echo(f"  {task.name:<14} {'; '.join(needs(task))}")
             for problem in missing(task):
                 typer.echo(f"  {'':<14} missing here: {problem}")
+            for note in notes(task):
+                typer.echo(f"  {'':<14} note: {note}")
     typer.echo("ok: contract is valid")
 
 

@@ -1,8 +1,9 @@
 """What inspect tasks need to run, so `rlgate validate` can say it and `eval` can refuse early.
 
 Needs come from the suite entry's `requires:` and from what rlgate knows about inspect-evals tasks
-(checked against inspect-evals 0.x: BFCL reads its data from the bfcl-eval wheel, the tau2 tasks ship
-theirs, SWE-bench and GAIA need Docker sandboxes and Hugging Face hub data).
+(checked against inspect-evals 0.26: BFCL downloads its data from the gorilla repository on GitHub on first
+use and keeps it in inspect-evals' cache, the tau2 tasks ship theirs, SWE-bench and GAIA need Docker sandboxes
+and Hugging Face hub data).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rlgate.errors import InputError
 
 #: inspect-evals task -> (needs, Python packages it imports beyond inspect-evals)
 KNOWN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "inspect_evals/bfcl": ((), ("bfcl_eval",)),
+    "inspect_evals/bfcl": (("bfcl_data",), ()),
     "inspect_evals/tau2_airline": ((), ()),
     "inspect_evals/tau2_retail": ((), ()),
     "inspect_evals/tau2_telecom": ((), ()),
@@ -28,6 +29,7 @@ _NEED_TEXT = {
     "docker": "Docker (sandboxed tools)",
     "network": "network access",
     "hub_data": "Hugging Face hub data (or a pre-filled HF cache)",
+    "bfcl_data": "BFCL's data, fetched from GitHub (git) on first use into inspect-evals' cache",
     "gpu": "a GPU",
 }
 
@@ -61,6 +63,19 @@ def missing(task: ResolvedTask) -> list[str]:
     return out
 
 
+def _bfcl_data_problem() -> str | None:
+    """Why inspect-evals' BFCL task would have to download its data (not cached yet), or None."""
+    try:
+        from inspect_evals.constants import INSPECT_EVALS_CACHE_PATH
+    except ImportError:
+        return None  # reported as inspect-evals missing
+    cached = (INSPECT_EVALS_CACHE_PATH / "BFCL").glob("*simple_python*.json")
+    if next(cached, None) is not None:
+        return None
+    return (f"BFCL's data is not in inspect-evals' cache ({INSPECT_EVALS_CACHE_PATH / 'BFCL'}); the task downloads "
+            "it from GitHub with git on first use, which needs network access")
+
+
 def _docker_problem() -> str | None:
     """Why Docker sandboxes cannot start here (no binary, or no daemon answering), or None."""
     import subprocess
@@ -72,6 +87,13 @@ def _docker_problem() -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         answered = False
     return None if answered else "the Docker daemon does not answer (docker info failed)"
+
+
+def notes(task: ResolvedTask) -> list[str]:
+    """What a run will fetch on first use (not a refusal: with network access it works)."""
+    known_needs, _ = KNOWN.get(task.entry.task, ((), ()))
+    problem = _bfcl_data_problem() if "bfcl_data" in known_needs else None
+    return [problem] if problem else []
 
 
 def check_requirements(task: ResolvedTask) -> None:
