@@ -1,4 +1,4 @@
-"""What `rlgate validate` says inspect tasks need: BFCL's data comes from GitHub on first use (a note, not a refusal)."""
+"""What `rlgate validate` says inspect tasks need: BFCL data comes from GitHub on first use (a note, no refusal)."""
 
 from __future__ import annotations
 
