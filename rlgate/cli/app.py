@@ -12,6 +12,7 @@ COMMAND_MODULES = (
     "check_cmd",
     "demo_cmd",
     "eval_cmd",
+    "import_cmd",
     "gate_cmd",
     "report_cmd",
     "monitor_cmd",

@@ -2,7 +2,11 @@
 
 A row is `{"task": T, "doc_id": N, "response": "..."}` or, instead of `doc_id`,
 `"doc": {fields that identify the document}` (e.g. `question`, `prompt`, `question_id`). `task`
-may name a group (`mmlu_pro`); its leaf tasks are searched. Rows that match nothing, match
+may name a group (`mmlu_pro`); its leaf tasks are searched. An optional `"target"` (the reference
+answer the other tool recorded, as converters from lmms-eval and VLMEvalKit write it) is checked
+against the task's own `doc_to_target`: a row whose document has another answer is reported as
+unmatched (its data order or copy differs), and it picks the one document among several that share
+the identifying fields (ChartQA asks the same question of many charts). Rows that match nothing, match
 ambiguously, or repeat a response already kept for their document are reported, never silently
 dropped. Documents without a response are not scored: the runner scores the answered ones and
 records answered / expected documents (coverage) and the missing ids in the manifest. A row that
@@ -13,7 +17,7 @@ InputError naming both lines: which response is the true one cannot be guessed.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +37,7 @@ class ResponseRow:
     doc_id: int | None
     doc: dict[str, Any] | None
     response: str
+    target: str | None = None
 
 
 def read_responses(path: Path) -> list[ResponseRow]:
@@ -55,7 +60,7 @@ def _row(row: Any, path: Path, number: int) -> ResponseRow:
 
     if not isinstance(row, dict):
         raise bad("a row must be a JSON object")
-    unknown = set(row) - {"task", "doc_id", "doc", "response"}
+    unknown = set(row) - {"task", "doc_id", "doc", "response", "target"}
     if unknown:
         raise bad(f"unknown key(s) {', '.join(sorted(unknown))}", sorted(unknown)[0])
     task, response = row.get("task"), row.get("response")
@@ -71,11 +76,29 @@ def _row(row: Any, path: Path, number: int) -> ResponseRow:
         raise bad("'doc_id' must be a non-negative integer", "doc_id")
     if doc is not None and (not isinstance(doc, dict) or not doc):
         raise bad("'doc' must be a non-empty object of identifying fields", "doc")
-    return ResponseRow(number, task, doc_id, doc, response)
+    target = row.get("target")
+    if target is not None and not isinstance(target, (str, int, float)):
+        raise bad("'target' must be the reference answer as a string or number", "target")
+    return ResponseRow(number, task, doc_id, doc, response, None if target is None else str(target))
 
 
 def _norm(value: Any) -> str:
     return canonical_json(value.strip() if isinstance(value, str) else value)
+
+
+def same_target(given: str, expected: Any) -> bool:
+    """Reference answers agree: equal ignoring case and outer space, or equal numbers ("42" vs "42.0", from xlsx)."""
+    wanted = expected[0] if isinstance(expected, list) and len(expected) == 1 else expected
+    a, b = given.strip().casefold(), str(wanted).strip().casefold()
+    if a == b:
+        return True
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return False
+
+
+TargetOf = Callable[[str, int], Any]
 
 
 @dataclass
@@ -118,15 +141,20 @@ def _conflict(row: ResponseRow, hit: tuple[str, int], kept: list[int], repeats: 
                       "protocol.sampling.n if every response is a real sample")
 
 
-def match_rows(rows: list[ResponseRow], docs: Mapping[str, list[dict[str, Any]]],
-               groups: Mapping[str, list[str]], repeats: int = 1, source: str = "") -> MatchResult:
-    """Resolve every row to (leaf task, doc id); `docs` holds each leaf's documents in lm-eval's order."""
+def match_rows(rows: Iterable[ResponseRow], docs: Mapping[str, list[dict[str, Any]]],
+               groups: Mapping[str, list[str]], repeats: int = 1, source: str = "",
+               target_of: TargetOf | None = None) -> MatchResult:
+    """Resolve every row to (leaf task, doc id); `docs` holds each leaf's documents in lm-eval's order.
+
+    `target_of(leaf, doc_id)` gives a document's reference answer, checked against a row's `target`.
+    """
     indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[str, ...], list[int]]] = {}
     result = MatchResult()
     problems: list[str] = []
     lines: dict[tuple[str, int], list[int]] = {}  # the lines whose responses were kept, per document
-    unmatched = duplicates = unknown = 0
+    unmatched = duplicates = unknown = total = 0
     for row in rows:
+        total += 1
         leaves = _leaf_candidates(row.task, docs, groups)
         if not leaves:
             unknown += 1
@@ -154,6 +182,15 @@ def match_rows(rows: list[ResponseRow], docs: Mapping[str, list[dict[str, Any]]]
                             index[tuple(_norm(doc[k]) for k in keys)].append(doc_id)
                     indexes[(leaf, keys)] = index
                 hits += [(leaf, doc_id) for doc_id in index.get(wanted, [])]
+        if row.target is not None and target_of is not None and hits:
+            agreeing = [hit for hit in hits if same_target(row.target, target_of(*hit))]
+            if not agreeing and len(hits) == 1:
+                unmatched += 1
+                problems.append(f"line {row.line}: {hits[0][0]} doc {hits[0][1]} has target "
+                                f"{str(target_of(*hits[0]))!r}, the row says {row.target!r} (different data order "
+                                "or copy?)")
+                continue
+            hits = agreeing
         if len(hits) != 1:
             unmatched += 1
             what = "matches no document" if not hits else f"matches {len(hits)} documents"
@@ -171,6 +208,6 @@ def match_rows(rows: list[ResponseRow], docs: Mapping[str, list[dict[str, Any]]]
         answers.append(row.response)
         kept.append(row.line)
     matched = sum(len(v) for v in result.responses.values())
-    result.report = ImportReport(file=source, rows=len(rows), matched=matched, unmatched=unmatched,
+    result.report = ImportReport(file=source, rows=total, matched=matched, unmatched=unmatched,
                                  duplicates=duplicates, unknown_task=unknown, examples=problems[:MAX_EXAMPLES])
     return result

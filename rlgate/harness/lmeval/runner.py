@@ -247,7 +247,11 @@ class LmEvalRunner:
                                  fix="remove it from the suite for --responses, or evaluate with a --checkpoint")
         rows = read_responses(plan.responses)
         docs = {leaf: list(task.eval_docs) for leaf, task in suite.leaves.items()}
-        match = match_rows(rows, docs, suite.groups, repeats=protocol.sampling.n, source=str(plan.responses))
+        def target_of(leaf: str, doc_id: int) -> Any:
+            return suite.leaves[leaf].doc_to_target(docs[leaf][doc_id])
+
+        match = match_rows(rows, docs, suite.groups, repeats=protocol.sampling.n, source=str(plan.responses),
+                           target_of=target_of)
         # coverage instead of silent zeros: only answered documents are scored; the others are
         # recorded as missing (expected vs answered) so gates on a partly answered task are nodata
         coverage: dict[str, tuple[int, list[int]]] = {}

@@ -1,0 +1,43 @@
+"""`rlgate import`: convert lmms-eval samples files or VLMEvalKit result files into rows `rlgate eval --responses`
+scores with lm-eval's own metric functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlgate.cli.common import app, handles_input_errors
+
+
+@app.command("import")
+@handles_input_errors
+def import_command(
+    files: Annotated[list[Path], typer.Argument(help="lmms-eval <date>_samples_<task>.jsonl files, or VLMEvalKit "
+                                                "<model>_<dataset>.xlsx/.tsv/.csv/.json result files")],
+    source: Annotated[str, typer.Option("--from", help="the tool that wrote the files: lmms-eval or vlmevalkit")],
+    out: Annotated[Path, typer.Option(help="responses JSONL to write (input of rlgate eval --responses)")] = Path(
+        "responses.jsonl"),
+    task: Annotated[str | None, typer.Option(
+        help="lm-eval task the files answer (default: read from the file name)")] = None,
+    answer_marker: Annotated[bool, typer.Option(
+        help="prefix 'Final Answer: ' to chartqa / mathvista_testmini responses that lack it (lmms-eval and "
+        "VLMEvalKit prompt for a bare answer; lm-eval's chartqa scorer reads only the marked answer)")] = False,
+) -> None:
+    """Convert lmms-eval or VLMEvalKit predictions into a responses file for `rlgate eval --responses`."""
+    from rlgate.harness.lmeval.convert import MARKER, convert
+
+    report = convert(files, source, out, task=task, answer_marker=answer_marker)
+    for name, count in sorted(report.rows.items()):
+        typer.echo(f"{name}: {count} responses")
+    for why, count in report.skipped.items():
+        typer.echo(f"skipped {count} rows: {why}")
+    for name, count in sorted(report.bare.items()):
+        if answer_marker:
+            typer.echo(f"{name}: {count} bare answers prefixed with '{MARKER}'")
+        else:
+            typer.echo(f"warning: {count} {name} responses have no '{MARKER}' marker, which the task's scorer reads; "
+                       "they will score as unparsed. If they are bare answers (lmms-eval / VLMEvalKit prompts), "
+                       "convert with --answer-marker (the same for baseline and candidate)", err=True)
+    typer.echo(f"wrote {out}; score it with: rlgate eval CONTRACT --responses {out} --out DIR")
