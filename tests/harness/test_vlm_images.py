@@ -67,8 +67,28 @@ def test_load_images_decodes_or_passes_references(tmp_path: Path) -> None:
     _png(tmp_path / "a.png", (300, 100))
     doc = {"image": "a.png"}
     loaded = load_images(["image"], str(tmp_path), {"image_resolution": 150}, True, doc)
-    assert loaded[0].size == (150, 50) and loaded[0].mode == "RGB"
+    image = loaded[0].load()  # live runs: decoded only when the backend needs the pixels
+    assert image.size == (150, 50) and image.mode == "RGB"
     assert load_images(["image"], str(tmp_path), {}, False, doc) == ["a.png"]
+
+
+def test_lazy_images_hash_like_decoded_ones_and_decode_per_chunk(tmp_path: Path) -> None:
+    from lm_eval.api.instance import Instance
+
+    from rlgate.harness.lmeval.caching_lm import request_hash
+    from rlgate.harness.lmeval.images import LazyImage, has_lazy_images, materialize
+
+    _png(tmp_path / "a.png", (300, 100))
+    lazy = load_images(["image"], str(tmp_path), {"image_resolution": 150}, True, {"image": "a.png"})
+    assert isinstance(lazy[0], LazyImage) and repr(lazy[0]) == "<image a.png>"
+    decoded = [lazy[0].load()]
+    args = ("<image>q", {"until": []}, {"visual": lazy})
+    # the cache key is the pixels' (a cache written before images were lazy still answers)
+    assert request_hash("generate_until", args) == request_hash("generate_until", (*args[:2], {"visual": decoded}))
+    assert has_lazy_images(args) and not has_lazy_images(materialize(args))
+    assert materialize(args)[2]["visual"][0].tobytes() == decoded[0].tobytes()
+    inst = Instance("generate_until", {}, args, 0, ("chartqa", 3, 1))
+    assert has_lazy_images(inst.arguments) and inst.doc_id == 3
 
 
 def test_mmmu_subject_selection() -> None:
@@ -93,3 +113,38 @@ def test_generated_rows_reference_existing_images(tmp_path: Path) -> None:
     assert row["query"].startswith("What is the value of ")  # answers computed from the drawn table
     series, category = row["query"].removeprefix("What is the value of ").rstrip("?").split(" in ")
     assert row["label"] == [str(row["table"][series][category])]
+
+
+def test_caching_lm_decodes_images_one_chunk_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lm-eval builds every request up front; the backend gets decoded copies, IMAGE_CHUNK at a time."""
+    from lm_eval.api.instance import Instance
+    from lm_eval.api.model import LM
+
+    from rlgate.harness.lmeval import caching_lm
+    from rlgate.harness.lmeval.images import LazyImage
+    from rlgate.store.cache import GenerationCache
+
+    monkeypatch.setattr(caching_lm, "IMAGE_CHUNK", 4)
+    for n in range(10):
+        _png(tmp_path / f"{n}.png", (40 + n, 30))
+    calls: list[list[tuple[int, int]]] = []
+
+    class Backend(LM):
+        def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
+            calls.append([r.args[2]["visual"][0].size for r in requests])  # PIL images, not LazyImages
+            return [f"w={r.args[2]['visual'][0].size[0]}" for r in requests]
+
+        def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+            raise NotImplementedError
+
+        def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
+            raise NotImplementedError
+
+    insts = [Instance("generate_until", {}, ("<image>q", {"until": []}, {"visual": load_images(
+        ["image"], str(tmp_path), {}, True, {"image": f"{n}.png"})}), 0, ("chartqa", n, 1)) for n in range(10)]
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        lm = caching_lm.CachingLM(Backend, cache=cache, fingerprint="f", protocol_hash="p",
+                                  task_hashes={"chartqa": "t"})
+        assert lm.generate_until(insts) == [f"w={40 + n}" for n in range(10)]
+    assert [len(c) for c in calls] == [4, 4, 2]
+    assert all(isinstance(i.args[2]["visual"][0], LazyImage) for i in insts)  # lm-eval's requests stay light

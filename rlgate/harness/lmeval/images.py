@@ -8,12 +8,16 @@ and applies the contract's image protocol (`max_pixels`, `image_resolution`, `pr
 itself, so every backend (hf-multimodal, vllm-vlm) sees the same pixels and the protocol is one
 setting, not a backend option with backend-specific meaning.
 
-For imported responses (`--responses`) images are not decoded at all: only the references travel,
-which keeps a 10,000-image suite's import in constant memory.
+Live runs do not decode either when lm-eval builds its requests (it builds every request of a task
+up front, which would hold every picture at once: 3.2 GB at 10,000 320x240 charts): each request
+carries a `LazyImage`, and the caching LM decodes a chunk's images just before the backend needs
+them and drops them after. For imported responses (`--responses`) only the references travel.
+Either way a 10,000-image suite runs in bounded memory (bench/bench_vlm_memory.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
@@ -83,14 +87,68 @@ def _open(ref: Any, base: Path) -> Any:
         return im.convert("RGB")
 
 
+class LazyImage:
+    """One local image, decoded and resized by the image protocol only when its pixels are needed.
+
+    `load()` returns a fresh PIL image each time (nothing is kept), so requests can hold these by
+    the thousand; `content_key()` is the cache key of the pixels (the same one a decoded image
+    gets), computed once and kept (a few bytes).
+    """
+
+    __slots__ = ("_key", "base", "protocol", "ref")
+
+    def __init__(self, ref: Any, base: Path, protocol: dict[str, Any]) -> None:
+        self.ref, self.base, self.protocol = ref, base, protocol
+        self._key: dict[str, Any] | None = None
+
+    def load(self) -> Any:
+        return resize(_open(self.ref, self.base), ImageProtocol.model_validate(self.protocol))
+
+    def content_key(self) -> dict[str, Any]:
+        if self._key is None:
+            self._key = pixel_key(self.load())
+        return self._key
+
+    def __repr__(self) -> str:
+        return f"<image {_reference(self.ref)}>"
+
+
+def pixel_key(image: Any) -> dict[str, Any]:
+    """What identifies an image's pixels in a request hash (a PIL repr carries a memory address)."""
+    return {"image_sha256": hashlib.sha256(image.tobytes()).hexdigest(), "size": list(image.size), "mode": image.mode}
+
+
+def materialize(value: Any) -> Any:
+    """Request arguments with every LazyImage decoded (for the backend, one chunk at a time)."""
+    if isinstance(value, LazyImage):
+        return value.load()
+    if isinstance(value, dict):
+        return {k: materialize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(materialize(v) for v in value)
+    return value
+
+
+def has_lazy_images(value: Any) -> bool:
+    if isinstance(value, LazyImage):
+        return True
+    if isinstance(value, dict):
+        return any(has_lazy_images(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(has_lazy_images(v) for v in value)
+    return False
+
+
 def load_images(doc_to_image: Any, base: str, protocol: dict[str, Any], decode: bool,
                 doc: dict[str, Any]) -> list[Any]:
-    """doc_to_image for local data (bound with functools.partial, so task hashes stay stable)."""
+    """doc_to_image for local data (bound with functools.partial, so task hashes stay stable).
+
+    Live runs get LazyImages (decoded per chunk by the caching LM); imported responses get the references.
+    """
     refs = raw_images(doc_to_image, doc)
     if not decode:
         return [_reference(r) for r in refs]
-    spec = ImageProtocol.model_validate(protocol)
-    return [resize(_open(r, Path(base)), spec) for r in refs]
+    return [LazyImage(r, Path(base), protocol) for r in refs]
 
 
 def _reference(ref: Any) -> str:
