@@ -175,17 +175,26 @@ def check_gguf(file: Path, *, source: str, lora_base: str | None, cache: Generat
 
     The file holds weights, tokenizer and chat template, so its hash is the whole fingerprint.
     """
-    from rlgate.harness.gguf import inspect_gguf
+    from rlgate.harness import gguf
 
     if lora_base:
         raise InputError(f"checkpoint '{source}' is a GGUF file; --lora-base applies to a LoRA adapter folder",
                          file=file, fix="drop --lora-base, or merge the adapter into the model and convert that")
-    info = inspect_gguf(file)
+    gguf.check_magic(file)
+    gguf.require_gguf_package(file)
+    weights_hash = _sha256_file(file, cache)
+    kind = gguf.inspection_kind()
+    stored = cache.file_fact(weights_hash, kind) if cache is not None else None
+    if stored is not None:
+        info = gguf.info_from_json(stored, file)
+    else:
+        info = gguf.inspect_gguf(file)
+        if cache is not None:
+            cache.remember_fact(weights_hash, kind, gguf.info_to_json(info))
     if chat_template and info.chat_template is None:
         raise InputError(f"the contract applies a chat template (protocol.chat_template: true), and '{file.name}' "
                          "carries none (no tokenizer.chat_template)", file=file, field="protocol.chat_template",
                          fix="set protocol.chat_template: false, or convert the model with its chat template")
-    weights_hash = _sha256_file(file, cache)
     fingerprint = hashlib.sha256(f"gguf\n{weights_hash}".encode()).hexdigest()
     return CheckpointInfo(source, "local", str(file.parent), fingerprint, weights_hash, notes=list(info.notes),
                           gguf_file=file.name)

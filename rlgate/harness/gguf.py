@@ -4,12 +4,14 @@ A GGUF file carries weights (often quantised), the tokenizer and the chat templa
 transformers loads it with `gguf_file=` (the `gguf` package dequantises it), so lm-eval's hf
 backend evaluates it as `pretrained=FOLDER, gguf_file=NAME`. What transformers would only find
 out after dequantising a few hundred megabytes — a truncated file, an architecture or tokenizer it
-cannot convert, a missing `gguf` package — is found here in well under a second.
+cannot convert, a missing `gguf` package — is found here in seconds, and once per file content: the
+checkpoint check stores the inspection in the generation cache under the file's sha256.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,8 @@ from rlgate.errors import InputError, MissingExtraError
 GGUF_MAGIC = b"GGUF"
 #: transformers' own renames of llama.cpp architecture names (modeling_gguf_pytorch_utils.load_gguf_checkpoint).
 _ARCH_RENAMES = {"qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe", "gpt-oss": "gpt_oss", "minimax-m2": "minimax_m2"}
+#: bump when inspect_gguf checks or reports something new: stored inspections of older versions are not reused
+INSPECT_VERSION = 1
 GGUF_FIX = "pip install 'rlgate[gguf]' (the gguf package reads and dequantises GGUF files for transformers)"
 
 
@@ -40,12 +44,19 @@ def gguf_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.gguf") if p.is_file())
 
 
-def _reader(path: Path) -> Any:
+def require_gguf_package(path: Path) -> None:
+    """transformers needs the `gguf` package to load the file: say how to install it, not a traceback."""
     try:
-        from gguf import GGUFReader
+        import gguf  # noqa: F401
     except ImportError:
         raise MissingExtraError(f"checkpoint '{path.name}' is a GGUF file, which needs the Python package 'gguf' "
                                 "(not installed)", file=path, fix=GGUF_FIX) from None
+
+
+def _reader(path: Path) -> Any:
+    require_gguf_package(path)
+    from gguf import GGUFReader
+
     try:
         return GGUFReader(str(path))
     except Exception as exc:  # gguf raises ValueError, struct/index/memory errors on damaged files
@@ -71,13 +82,41 @@ def _supported_architectures() -> tuple[set[str], set[str]]:
     return set(GGUF_SUPPORTED_ARCHITECTURES), set(GGUF_TO_FAST_CONVERTERS)
 
 
-def inspect_gguf(path: Path) -> GgufInfo:
-    """Check a GGUF file (header, architecture, tokenizer); raises InputError naming the problem and the fix."""
+def check_magic(path: Path) -> None:
+    """Refuse a file that does not start with GGUF's magic bytes (before reading or hashing it)."""
     with path.open("rb") as handle:
         magic = handle.read(4)
     if magic != GGUF_MAGIC:
         raise InputError(f"'{path.name}' is not a GGUF file (it starts with {magic!r}, not b'GGUF')", file=path,
                          fix="pass a .gguf file written by llama.cpp's convert script or gguf-py")
+
+
+def info_to_json(info: GgufInfo) -> str:
+    return json.dumps({**asdict(info), "path": str(info.path)})
+
+
+def info_from_json(text: str, path: Path) -> GgufInfo:
+    """A stored inspection of the same content, for the file at `path` (its notes name this file)."""
+    data = json.loads(text)
+    old_name = Path(data["path"]).name
+    notes = [note.replace(old_name, path.name) for note in data.get("notes", [])]
+    return GgufInfo(**{**data, "path": path, "notes": notes})
+
+
+def inspection_kind() -> str:
+    """The cache key of an inspection: this check's version and the transformers whose GGUF support it asked."""
+    from importlib import metadata
+
+    try:
+        transformers = metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        transformers = "none"
+    return f"gguf-inspect/{INSPECT_VERSION}/transformers-{transformers}"
+
+
+def inspect_gguf(path: Path) -> GgufInfo:
+    """Check a GGUF file (header, architecture, tokenizer); raises InputError naming the problem and the fix."""
+    check_magic(path)
     reader = _reader(path)
     arch = _value(reader, "general.architecture")
     if not isinstance(arch, str) or not arch:

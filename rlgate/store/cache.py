@@ -43,6 +43,12 @@ CREATE TABLE IF NOT EXISTS file_digests (
     mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS file_facts (
+    sha256 TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (sha256, kind)
+) WITHOUT ROWID;
 """
 
 
@@ -167,3 +173,15 @@ class GenerationCache:
     def remember_digest(self, path: Path, size: int, mtime_ns: int, sha256: str) -> None:
         with self._tx() as conn:
             conn.execute("INSERT OR REPLACE INTO file_digests VALUES (?,?,?,?)", (str(path), size, mtime_ns, sha256))
+
+    # ------------------------------------------------------------------ facts about a file's content
+    def file_fact(self, sha256: str, kind: str) -> str | None:
+        """What a check found in the file with this content (`kind` names the check and its version)."""
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM file_facts WHERE sha256=? AND kind=?",
+                                     (sha256, kind)).fetchone()
+        return str(row[0]) if row else None
+
+    def remember_fact(self, sha256: str, kind: str, value: str) -> None:
+        with self._tx() as conn:
+            conn.execute("INSERT OR REPLACE INTO file_facts VALUES (?,?,?)", (sha256, kind, value))

@@ -142,3 +142,27 @@ def test_cli_exit_2_without_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                       "--cache", str(tmp_path / "cache")])
     assert result.exit_code == 2, result.output
     assert "rlgate[gguf]" in result.output and "Traceback" not in result.output
+
+
+def test_the_inspection_is_stored_once_per_file_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second check of the same content (any path) reads the stored inspection instead of parsing the file."""
+    from rlgate.harness import gguf as checks
+    from rlgate.store.cache import GenerationCache
+
+    first = write_gguf(tmp_path / "a" / "model.gguf")
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        info = inspect(first, tmp_path, cache=cache, chat_template=True)
+        copy = tmp_path / "b" / "renamed.gguf"
+        copy.parent.mkdir()
+        copy.write_bytes(first.read_bytes())
+
+        def no_parse(path: Path) -> Any:
+            raise AssertionError(f"{path} parsed again")
+
+        monkeypatch.setattr(checks, "inspect_gguf", no_parse)
+        again = inspect(copy, tmp_path, cache=cache, chat_template=True)
+        assert again.fingerprint == info.fingerprint and again.gguf_file == "renamed.gguf"
+        assert any("renamed.gguf" in note and "4 tokens" in note for note in again.notes), again.notes
+        changed = write_gguf(tmp_path / "c" / "model.gguf", weights=2.0)  # other content: inspected, not reused
+        with pytest.raises(AssertionError, match="parsed again"):
+            inspect(changed, tmp_path, cache=cache)
