@@ -37,7 +37,7 @@ def history(
         from rlgate.contract.loader import load_contract
 
         resolved = load_contract(contract)
-    db = open_history(store or history_url(resolved))
+    db = open_history(store, setting="--history") if store else open_history(history_url(resolved))
     try:
         if (export is not None or import_ is not None) and html is not None:
             raise InputError("--html draws the history; --export/--import copy it", field="--html",

@@ -36,11 +36,11 @@ def redact(location: str | Path) -> str:
     return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", text)
 
 
-def sqlite_path(url: str) -> Path:
+def sqlite_path(url: str, setting: str = SETTING) -> Path:
     """`sqlite:///relative.db` or `sqlite:////absolute.db` (SQLAlchemy's convention) as a path."""
     rest = url.split("://", 1)[1]
     if not rest.startswith("/") or rest == "/":
-        raise InputError(f"the SQLite history URL {url!r} has no file path", field=SETTING,
+        raise InputError(f"the SQLite history URL {url!r} has no file path", field=setting,
                          fix="write sqlite:///relative/history.sqlite or sqlite:////absolute/history.sqlite")
     return Path(rest[1:])
 
@@ -64,8 +64,9 @@ def history_url(resolved: ResolvedContract | None = None) -> str:
     return str(default_history_path(resolved.path if resolved is not None else None))
 
 
-def open_history(location: str | Path) -> HistoryStore:
-    """The store at a path or URL. Unknown schemes are bad input naming the setting and the fix."""
+def open_history(location: str | Path, setting: str = SETTING) -> HistoryStore:
+    """The store at a path or URL. Unknown schemes are bad input naming `setting` (where the location came
+    from: the environment and contract by default, a command-line flag when given) and the fix."""
     from rlgate.store.history import SQLiteHistory
 
     text = str(location)
@@ -73,13 +74,13 @@ def open_history(location: str | Path) -> HistoryStore:
     if scheme is None:
         return SQLiteHistory(Path(text))
     if scheme == "sqlite":
-        return SQLiteHistory(sqlite_path(text))
+        return SQLiteHistory(sqlite_path(text, setting))
     if scheme in ("postgresql", "postgres"):
         from rlgate.store.postgres import PostgresHistory
 
         return PostgresHistory(text)
     raise InputError(f"the history location {redact(text)!r} has the unknown scheme '{scheme}://'",
-                     field=SETTING,
+                     field=setting,
                      fix="use a file path, sqlite:///relative/path.sqlite, sqlite:////absolute/path.sqlite or "
                      "postgresql://user:password@host:5432/database (pip install 'rlgate[postgres]')")
 

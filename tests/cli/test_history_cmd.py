@@ -117,3 +117,11 @@ def test_two_parallel_gate_jobs_both_land_in_one_postgres_history(project: Path,
     db = open_history(pg_url)
     assert sorted(r.step for r in db.history("grpo-1")) == [100, 200], (db.dump(), outputs)
     assert db.consultations("grpo-1") == {"gsm8k": 2}
+
+
+@pytest.mark.parametrize(("location", "problem"), [("bogus://x", "unknown scheme 'bogus://'"),
+                                                   ("sqlite://x", "has no file path")])
+def test_a_bad_history_flag_names_the_flag(location: str, problem: str) -> None:
+    result = runner.invoke(app, ["history", "--history", location])
+    assert result.exit_code == 2, result.output
+    assert "--history: the" in result.output and problem in result.output and "Traceback" not in result.output
