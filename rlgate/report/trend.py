@@ -113,10 +113,11 @@ def _finite(x: Any) -> float | None:
 def _ref(metric: str) -> tuple[bool, bool]:
     """(bounded, higher_is_better) of a stored metric; unparsable names count as unbounded, higher better."""
     try:
-        name = MetricRef.parse(metric).metric
+        ref = MetricRef.parse(metric)
     except ValueError:
         return False, True
-    return is_bounded(name), higher_is_better(name)
+    # `train/...` is a training-log value recorded beside the gates (the reward), never a fraction of documents
+    return is_bounded(ref.metric) and ref.task != "train", higher_is_better(ref.metric)
 
 
 def _deciding(metric: str, names: Sequence[str]) -> bool:
@@ -158,6 +159,8 @@ def trend_series(records: Sequence[CheckpointRecord]) -> list[TrendSeries]:
     for metric, pts in points.items():
         gate = gates.get(metric, {})
         bounded, hib = _ref(metric)
+        # a name rlgate takes for a fraction, with values outside [0, 1], is not one
+        bounded = bounded and all(0.0 <= p.value <= 1.0 for p in pts)
         on = "none" if not any(p.low is not None for p in pts) else (
             "baseline + change" if gate.get("on") == "delta" else "value")
         out.append(TrendSeries(metric=metric, kind=gate.get("kind"), bounded=bounded, higher_is_better=hib,

@@ -82,3 +82,12 @@ def test_page_escapes_names_and_runs_nothing() -> None:
 def test_empty_history_says_how_checkpoints_get_there() -> None:
     html = render_trend_html(TrendReport(history="h.sqlite", runs=[]))
     assert 'id="empty"' in html and "monitor.training_run" in html
+
+
+def test_a_training_reward_is_not_drawn_in_percent() -> None:
+    """`train/reward_mean` parses like a fraction; a reward of 0.2 is not 20 % and 1.33 is not 133 %."""
+    records = [_record(100, 0.4, "release"), _record(200, 0.6, "release")]
+    assert not next(s for s in trend_series(records) if s.metric == "train/reward_mean").bounded
+    for record in records:
+        record.metrics[HARD] = 1.5  # a name rlgate takes for a fraction, with values outside [0, 1]
+    assert not next(s for s in trend_series(records) if s.metric == HARD).bounded
