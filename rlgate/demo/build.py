@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -52,18 +52,26 @@ class DemoPaths:
     data: Path
 
 
-def render_templates(data_dir: str, checkpoints: str, suite_ref: str, schema: str) -> tuple[str, str]:
-    """(contract, suite) YAML text of the demo with its data, checkpoint, suite and schema references filled in."""
-    suite = (TEMPLATES / "suite.yaml").read_text(encoding="utf-8").replace("{data}", data_dir)
-    contract = ((TEMPLATES / "contract.yaml").read_text(encoding="utf-8").replace("{checkpoints}", checkpoints)
+def render_templates(data_dir: str, checkpoints: str, suite_ref: str, schema: str, *,
+                     contract_template: str = "contract.yaml", suite_template: str = "suite.yaml",
+                     values: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(contract, suite) YAML text of a demo with its data, checkpoint, suite and schema references (and any
+    other `{name}` in `values`) filled in."""
+    suite = (TEMPLATES / suite_template).read_text(encoding="utf-8").replace("{data}", data_dir)
+    contract = ((TEMPLATES / contract_template).read_text(encoding="utf-8").replace("{checkpoints}", checkpoints)
                 .replace("{suite}", suite_ref).replace("{schema}", schema))
+    for name, value in (values or {}).items():
+        contract = contract.replace("{" + name + "}", value)
     return contract, suite
 
 
-def write_contract(root: Path, data_dir: Path, checkpoints: Path) -> Path:
-    """The demo's contract.yaml and suite.yaml in `root`, with absolute data and checkpoint paths."""
+def write_contract(root: Path, data_dir: Path, checkpoints: Path, *, contract_template: str = "contract.yaml",
+                   suite_template: str = "suite.yaml", values: Mapping[str, str] | None = None) -> Path:
+    """A demo's contract.yaml and suite.yaml in `root`, with absolute data and checkpoint paths."""
     contract, suite = render_templates(data_dir.as_posix(), checkpoints.as_posix(), "suite.yaml",
-                                       "https://rlgate.invalid/schema/contract.v1.json")
+                                       "https://rlgate.invalid/schema/contract.v1.json",
+                                       contract_template=contract_template, suite_template=suite_template,
+                                       values=values)
     root.mkdir(parents=True, exist_ok=True)
     (root / "suite.yaml").write_text(suite, encoding="utf-8")
     (root / "contract.yaml").write_text(contract, encoding="utf-8")

@@ -18,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rlgate.demo import build as demo_build
 from rlgate.demo import data as demo_data
-from rlgate.demo.build import TEMPLATES, DemoPaths, render_pairs
+from rlgate.demo.build import DemoPaths, render_pairs
 from rlgate.demo.grpo import GrpoSettings
 from rlgate.errors import InputError
 from rlgate.harness.base import ProgressSink
@@ -84,15 +85,9 @@ def check_requirements() -> None:
 
 def write_contract(root: Path, data_dir: Path, checkpoints: Path, settings: RealDemoSettings) -> Path:
     """The real demo's contract.yaml (template real_contract.yaml) and the shared demo suite.yaml in `root`."""
-    suite = (TEMPLATES / "suite.yaml").read_text(encoding="utf-8").replace("{data}", data_dir.as_posix())
-    contract = ((TEMPLATES / "real_contract.yaml").read_text(encoding="utf-8")
-                .replace("{checkpoints}", checkpoints.as_posix()).replace("{suite}", "suite.yaml")
-                .replace("{max_tokens}", str(settings.max_tokens)).replace("{batch_size}", str(settings.batch_size))
-                .replace("{schema}", "https://rlgate.invalid/schema/contract.v1.json"))
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "suite.yaml").write_text(suite, encoding="utf-8")
-    (root / "contract.yaml").write_text(contract, encoding="utf-8")
-    return root / "contract.yaml"
+    return demo_build.write_contract(root, data_dir, checkpoints, contract_template="real_contract.yaml",
+                                values={"max_tokens": str(settings.max_tokens),
+                                        "batch_size": str(settings.batch_size)})
 
 
 def baseline_folder(model: Path, target: Path, log: Callable[[str], None]) -> Path:

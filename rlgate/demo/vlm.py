@@ -15,9 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlgate.demo import build as demo_build
 from rlgate.demo import vlm_data
 from rlgate.demo import vlm_model as tiny
-from rlgate.demo.build import TEMPLATES
+from rlgate.demo.build import DemoPaths
+from rlgate.harness.base import ProgressSink
+from rlgate.orchestrate import CheckResult
 
 BUILD_VERSION = 1
 
@@ -33,24 +36,10 @@ class VlmDemoSettings:
     threads: int = 1
 
 
-@dataclass(frozen=True)
-class VlmDemoPaths:
-    root: Path
-    contract: Path
-    baseline: Path
-    candidate: Path
-    data: Path
-
-
 def write_contract(root: Path, data_dir: Path, checkpoints: Path) -> Path:
-    suite = (TEMPLATES / "vlm_suite.yaml").read_text(encoding="utf-8").replace("{data}", data_dir.as_posix())
-    contract = ((TEMPLATES / "vlm_contract.yaml").read_text(encoding="utf-8")
-                .replace("{checkpoints}", checkpoints.as_posix()).replace("{suite}", "suite.yaml")
-                .replace("{schema}", "https://rlgate.invalid/schema/contract.v1.json"))
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "suite.yaml").write_text(suite, encoding="utf-8")
-    (root / "contract.yaml").write_text(contract, encoding="utf-8")
-    return root / "contract.yaml"
+    """The VLM demo's contract.yaml and suite.yaml (templates vlm_contract.yaml, vlm_suite.yaml) in `root`."""
+    return demo_build.write_contract(root, data_dir, checkpoints, contract_template="vlm_contract.yaml",
+                                suite_template="vlm_suite.yaml")
 
 
 def _chartqa_prompt(query: str) -> str:
@@ -88,11 +77,11 @@ def training_triples(folder: Path, seed: int, charts: int, *, prose_charts: bool
     return out
 
 
-def build(root: Path, settings: VlmDemoSettings | None = None, log: Callable[[str], None] = print) -> VlmDemoPaths:
+def build(root: Path, settings: VlmDemoSettings | None = None, log: Callable[[str], None] = print) -> DemoPaths:
     """Data, contract and the two checkpoints under `root` (reused when the settings have not changed)."""
     settings = settings or VlmDemoSettings()
     data, ckpts = root / "data", root / "checkpoints"
-    paths = VlmDemoPaths(root, write_contract(root, data, ckpts), ckpts / "baseline", ckpts / "candidate", data)
+    paths = DemoPaths(root, write_contract(root, data, ckpts), ckpts / "baseline", ckpts / "candidate", data)
     stamp = root / "build.json"
     wanted = {"version": BUILD_VERSION, "settings": settings.__dict__}
     if stamp.is_file() and json.loads(stamp.read_text(encoding="utf-8")) == wanted and paths.candidate.is_dir():
@@ -115,8 +104,8 @@ def build(root: Path, settings: VlmDemoSettings | None = None, log: Callable[[st
     return paths
 
 
-def run_vlm_demo(out: Path, *, settings: VlmDemoSettings | None = None, progress: object | None = None,
-                 log: Callable[[str], None] = print) -> tuple[VlmDemoPaths, object]:
+def run_vlm_demo(out: Path, *, settings: VlmDemoSettings | None = None, progress: ProgressSink | None = None,
+                 log: Callable[[str], None] = print) -> tuple[DemoPaths, CheckResult]:
     """Build what is missing under `out`, then `rlgate check` the candidate into `out/report`."""
     from rlgate.demo.run import check_requirements, offline_environment
     from rlgate.orchestrate import check
@@ -129,5 +118,5 @@ def run_vlm_demo(out: Path, *, settings: VlmDemoSettings | None = None, progress
     torch.set_num_threads(settings.threads)
     paths = build(out, settings, log=log)
     result = check(paths.contract, str(paths.candidate), paths.root / "report", cache_dir=paths.root / "cache",
-                   progress=progress)  # type: ignore[arg-type]
+                   progress=progress)
     return paths, result
