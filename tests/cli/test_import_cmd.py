@@ -290,3 +290,21 @@ def test_malformed_files_are_one_clear_error(tmp_path: Path, name: str, content:
     for part in expected:
         assert part in text, (part, text)
     assert not out.exists()  # nothing half-written
+
+
+@pytest.mark.parametrize("case", ["not_utf8", "header_only", "out_is_folder", "out_unwritable"])
+def test_bad_encoding_empty_files_and_bad_out_paths_are_one_clear_error(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "M_ChartQA_TEST.tsv"
+    header = '"index"\t"question"\t"answer"\t"prediction"\n'
+    path.write_bytes(b"\xff\xfe" + header.encode() if case == "not_utf8" else header.encode()
+                     + (b"" if case == "header_only" else b'"0"\t"q"\t"1"\t"1"\n'))
+    out = {"out_is_folder": tmp_path, "out_unwritable": tmp_path / "not-a-dir.txt" / "r.jsonl"}.get(
+        case, tmp_path / "r.jsonl")
+    (tmp_path / "not-a-dir.txt").write_text("a file where --out expects a folder")
+    result = run(["import", str(path), "--from", "vlmevalkit", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and result.output.startswith("error: ")
+    expected = {"not_utf8": "not UTF-8", "header_only": "no predictions found", "out_is_folder": "is a folder",
+                "out_unwritable": "cannot write the responses file"}[case]
+    assert expected in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "r.jsonl").exists()  # nothing half-written, not even an empty file

@@ -128,7 +128,7 @@ def test_eval_responses_and_gate_through_the_cli(tmp_path: Path, candidate: Path
     out = tmp_path / "gate"
     result = runner.invoke(app, ["gate", str(contract), "--candidate", str(tmp_path / "c"), "--baseline",
                                  str(tmp_path / "b"), "--out", str(out)])
-    assert result.exit_code in (0, 3), result.output
+    assert result.exit_code == 3, result.output
     decision = json.loads((out / "decision.json").read_text())
     drops = decision["extensions"]["drops"]
     listed = {(r["run"], r["doc_id"], r["kind"]) for r in drops["runs"]}
@@ -142,6 +142,9 @@ def test_eval_responses_and_gate_through_the_cli(tmp_path: Path, candidate: Path
     ('{"resolved_ids": ["a"', "not valid JSON"),
     ('{"resolved_ids": "a", "unresolved_ids": []}', "'resolved_ids' must be a list"),
     ('{"resolved_ids": ["a"], "error_ids": ["a"]}', "listed both"),
+    ('{"resolved_ids": [], "unresolved_ids": []}', "lists no instance"),
+    ('{"resolved_ids": ["a"], "total_instances": true}', "total_instances"),
+    ('{"total_instances": 3, "resolved_instances": 1}', "neither a SWE-bench run summary"),
 ])
 def test_malformed_summary_is_one_clear_error(tmp_path: Path, text: str, needle: str) -> None:
     bad = tmp_path / "m.run.json"

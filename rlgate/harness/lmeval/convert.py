@@ -18,6 +18,7 @@ dataset's TSV columns (`index`, `question`, `answer`, `category`, `split`, ...) 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import re
@@ -46,12 +47,11 @@ QUESTION_FIELD = {"chartqa": "query", "mmmu_val": "question", "mathvista_testmin
 
 @dataclass
 class ConvertReport:
-    """What was converted: rows per task, rows skipped (and why), bare answers (and how many were marked)."""
+    """What was converted: rows per task, rows skipped (and why), bare answers (marked when asked)."""
 
     rows: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     bare: Counter[str] = field(default_factory=Counter)
-    marked: int = 0
 
 
 def lmms_task(name: str) -> str:
@@ -106,7 +106,8 @@ def lmms_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[str, Any
     mapped = lmms_task(name)
     for number, row in rows:
         def bad(message: str, key: str, number: int = number) -> InputError:
-            return InputError(f"{where} {number}: {message}", file=path, line=number if where == "line" else None,
+            return InputError(message if where == "line" else f"{where} {number}: {message}", file=path,
+                              line=number if where == "line" else None,
                               field=key, fix="convert the samples file lmms-eval wrote with --log_samples, unedited "
                               "(rows hold doc_id, target and resps or filtered_resps)")
 
@@ -167,8 +168,12 @@ def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         csv.field_size_limit(sys.maxsize)
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
-            for number, row in enumerate(reader, start=2):
-                yield number, dict(row)
+            try:
+                for number, row in enumerate(reader, start=2):
+                    yield number, dict(row)
+            except UnicodeDecodeError:
+                raise InputError("is not UTF-8 text", file=path,
+                                 fix="VLMEvalKit writes UTF-8; re-export the file as UTF-8 (or pass the .xlsx)") from None
     elif suffix == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -256,21 +261,28 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
     """Convert every file into one responses JSONL at `out` (written whole or not at all)."""
     if fmt not in FORMATS:
         raise InputError(f"unknown format '{fmt}'", field="--from", fix=f"use one of: {', '.join(FORMATS)}")
+    if out.is_dir():
+        raise InputError("is a folder", file=out, field="--out", fix="name the responses file to write, e.g. "
+                         "--out responses.jsonl")
     report = ConvertReport()
     partial = out.with_name(out.name + ".partial")
-    out.parent.mkdir(parents=True, exist_ok=True)
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         with partial.open("w", encoding="utf-8") as handle:
             for path in files:
                 if not path.is_file():
                     raise InputError("file does not exist", file=path, fix="check the path")
                 _write_file(handle, path, fmt, task, answer_marker, report)
+        if not sum(report.rows.values()):
+            raise InputError("no predictions found", file=files[0] if files else None,
+                             fix="give the lmms-eval samples file or VLMEvalKit result file of a finished run")
         partial.replace(out)
+    except OSError as exc:
+        raise InputError(f"cannot write the responses file ({exc.strerror or exc})", file=out, field="--out",
+                         fix="choose a writable path for --out") from None
     finally:
-        partial.unlink(missing_ok=True)
-    if not sum(report.rows.values()):
-        raise InputError("no predictions found", file=files[0] if files else None,
-                         fix="give the lmms-eval samples file or VLMEvalKit result file of a finished run")
+        with contextlib.suppress(OSError):  # nothing was written where nothing could be
+            partial.unlink(missing_ok=True)
     return report
 
 
@@ -286,6 +298,5 @@ def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_m
                 report.bare[identity["task"]] += 1
                 if answer_marker:
                     response = f"{MARKER} {response.strip()}"
-                    report.marked += 1
             handle.write(json.dumps({**identity, "response": response}, ensure_ascii=False) + "\n")
             report.rows[lmms_task(identity["task"])] += 1

@@ -104,8 +104,11 @@ def read_summary(path: Path, data: Any | None = None) -> dict[str, Instance]:
         ids = data.get(key, [])
         if not isinstance(ids, list):
             raise InputError(f"'{key}' must be a list of instance ids", file=path, field=key, fix=SUMMARY_FIX)
+    if not out:
+        raise InputError("the run summary lists no instance (every *_ids list is empty)", file=path,
+                         fix="gate the summary of a run that evaluated instances; " + SUMMARY_FIX)
     total = data.get("total_instances")
-    if total is not None and (not isinstance(total, int) or total < len(out)):
+    if total is not None and (isinstance(total, bool) or not isinstance(total, int) or total < len(out)):
         raise InputError(f"total_instances ({total!r}) is not a count of at least the {len(out)} instances the "
                          "report lists", file=path, field="total_instances", fix=SUMMARY_FIX)
     reasons = data.get("failure_reasons") or {}
@@ -176,6 +179,10 @@ def collect(path: Path) -> tuple[dict[str, Instance], list[Path]]:
         data = _load_json(path, SUMMARY_FIX if path.name != INSTANCE_REPORT else INSTANCE_FIX)
         if is_summary(data):
             return read_summary(path, data), [path]
+        if path.name != INSTANCE_REPORT and isinstance(data, dict) and not any(
+                isinstance(v, dict) and "resolved" in v for v in data.values()):
+            raise InputError("neither a SWE-bench run summary (no resolved_ids) nor a per-instance report.json "
+                             "(no instance with 'resolved')", file=path, fix=SUMMARY_FIX)
         return read_instance_report(path), [path]
     summaries = summary_files(path)
     if len(summaries) > 1:
