@@ -173,7 +173,7 @@ def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     yield number, dict(row)
             except UnicodeDecodeError:
                 raise InputError("is not UTF-8 text", file=path,
-                                 fix="VLMEvalKit writes UTF-8; re-export the file as UTF-8 (or pass the .xlsx)") from None
+                                 fix="re-export the file as UTF-8, as VLMEvalKit writes it (or pass the .xlsx)") from None
     elif suffix == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
