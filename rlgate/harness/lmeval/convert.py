@@ -172,8 +172,8 @@ def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 for number, row in enumerate(reader, start=2):
                     yield number, dict(row)
             except UnicodeDecodeError:
-                raise InputError("is not UTF-8 text", file=path,
-                                 fix="re-export the file as UTF-8, as VLMEvalKit writes it (or pass the .xlsx)") from None
+                fix = "re-export the file as UTF-8, as VLMEvalKit writes it (or pass the .xlsx)"
+                raise InputError("is not UTF-8 text", file=path, fix=fix) from None
     elif suffix == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
