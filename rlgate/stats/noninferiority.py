@@ -64,16 +64,18 @@ def binary_lower_bound(better: np.ndarray | float, worse: np.ndarray | float, n:
 
 def continuous_noninferiority(mean: np.ndarray | float, sd: np.ndarray | float, n: np.ndarray | float, margin: float,
                               alpha: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """(one-sided p for H0: change <= -margin, one-sided 1 - alpha lower bound): shifted paired t test."""
-    from scipy import stats
+    """(one-sided p for H0: change <= -margin, one-sided 1 - alpha lower bound): shifted paired t test.
+
+    Student's t through scipy.special (what scipy.stats.t calls), without importing scipy.stats (~0.3 s)."""
+    from scipy.special import stdtr, stdtrit
 
     m, s, nn = (np.asarray(x, float) for x in (mean, sd, n))
     df = np.maximum(nn - 1, 1)
     se = s / np.sqrt(np.maximum(nn, 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, (m + margin) / np.where(se > 0, se, 1.0), np.sign(m + margin) * np.inf)
-    p = np.asarray(stats.t.sf(t, df), float)
-    bound = m - np.asarray(stats.t.ppf(1 - np.asarray(alpha, float), df), float) * se
+    p = np.asarray(stdtr(df, -t), float)
+    bound = m - np.asarray(stdtrit(df, 1 - np.asarray(alpha, float)), float) * se
     return p, np.asarray(bound, float)
 
 

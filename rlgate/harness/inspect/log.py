@@ -8,7 +8,6 @@ a failed placeholder trajectory, so a run never has fewer samples than expected.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from rlgate.errors import InputError
+from rlgate.gcpause import collector_paused
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,
@@ -235,13 +235,8 @@ def _solver(log: Any) -> list[str]:
 def _records(samples: list[Any], epochs: int) -> list[SampleRecord]:
     """Every sample as a record, with the cyclic garbage collector paused: building 10^5-10^6 small objects
     beside the log's own graph otherwise triggers full collections that cost more than the building."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return [sample_record(s, epochs) for s in samples]
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:

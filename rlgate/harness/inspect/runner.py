@@ -23,7 +23,6 @@ from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
-from rlgate.harness.inspect.catalog import check_requirements
 from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result
 from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
@@ -82,8 +81,6 @@ class InspectRunner:
             return self._import(plan, started, stamp)
         if plan.checkpoint is None:
             raise InputError("no checkpoint to evaluate", fix="pass --checkpoint PATH or --responses LOG.eval")
-        for task in plan.tasks:
-            check_requirements(task)
         model, model_args = mapping.model_name(protocol, plan.checkpoint.load_path)
         base_url = model_args.pop("base_url", None)
         model_obj: Any = scripted_model(model) or model
