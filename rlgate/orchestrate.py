@@ -257,7 +257,7 @@ def _sequential_looks(runs: _Runs, base_results: Path | None) -> SequentialRepla
         candidate = _read_run(runs.out / "candidate", runs.cand_outcome)
         totals = {t.task: t.expected_documents or t.documents for t in runs.cand_outcome.manifest.tasks}
         status, stop = judge_generated(resolved.gates, baseline, candidate, plan, seed=runs.seed, totals=totals,
-                                       look=k, allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch)
+                                       look=k)
         runs.progress.message(f"look {k} of {status.looks_planned}: {status.documents_used}/{status.documents_total} "
                               f"documents; {status.stop_reason}")
         if stop:

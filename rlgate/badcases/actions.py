@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rlgate.badcases.agent import AGENT_PREFIX
 from rlgate.badcases.models import Area, ClusterStat, DropExplanation, NextAction
 
 #: The final-answer form each family's filter reads, for format advice.
@@ -46,7 +47,7 @@ def _evidence(c: ClusterStat) -> str:
 
 
 def _agent(c: ClusterStat) -> bool:
-    return c.failure_class.startswith("agent_")
+    return c.failure_class.startswith(AGENT_PREFIX)
 
 
 def format_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:

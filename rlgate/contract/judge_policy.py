@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from rlgate.contract.base import StrictModel
 from rlgate.errors import InputError
 
 JudgeType = Literal["rule", "llm", "rule_then_llm_judge"]
@@ -23,11 +24,7 @@ MAX_LENGTH_FOLLOW_RATE = 0.80
 MIN_BIAS_ITEMS = 10
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-
-class JudgeModelSpec(_Strict):
+class JudgeModelSpec(StrictModel):
     """The judge LLM: an OpenAI-compatible endpoint (e.g. `vllm serve`) or a local HF model folder."""
 
     base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
@@ -54,7 +51,7 @@ class JudgeModelSpec(_Strict):
         return f"{self.model}@{self.base_url}"
 
 
-class CalibrationSpec(_Strict):
+class CalibrationSpec(StrictModel):
     """Anchor items with human labels; the judge must agree with them at least this often."""
 
     anchors: str = Field(description="JSONL of anchor items with human labels (path relative to the contract)")
@@ -64,7 +61,7 @@ class CalibrationSpec(_Strict):
         "error", description="error: the judge gate fails closed; warn: flag it and keep the verdict")
 
 
-class JudgeSpec(_Strict):
+class JudgeSpec(StrictModel):
     """How open-ended items are judged. Set contract-wide under `judge:`; a task's `judge:` overrides fields."""
 
     type: JudgeType = Field("rule", description="rule | llm | rule_then_llm_judge (LLM only where the rule "

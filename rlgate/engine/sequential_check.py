@@ -24,11 +24,10 @@ from rlgate.results.models import RunResult
 
 
 def judge_generated(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: Sequential, *, seed: int,
-                    totals: dict[str, int], look: int,
-                    allow_protocol_mismatch: bool = False) -> tuple[SequentialReplay, bool]:
+                    totals: dict[str, int], look: int) -> tuple[SequentialReplay, bool]:
     """(status after `look`, stop?) for runs holding the documents of looks 1..look (true doc ids);
-    `totals`: each leaf task's documents in the full suite."""
-    del allow_protocol_mismatch  # the final fixed-sample decision checks the protocols
+    `totals`: each leaf task's documents in the full suite. Protocols are not compared here: the final
+    fixed-sample decision checks them."""
     ctx = GateContext(config, baseline, candidate, seed)
     for leaf in sorted(set(baseline.tasks) & set(candidate.tasks)):
         if baseline.tasks[leaf].samples and candidate.tasks[leaf].samples:

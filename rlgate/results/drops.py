@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.results.models import DocId, RunResult, SampleRecord, Trajectory, doc_order
+from rlgate.results.models import DocId, RunResult, Trajectory, doc_order
 
 DROPS_SCHEMA_VERSION: Literal[1] = 1
 DropKind = Literal["missing", "sandbox_failed", "errored", "timed_out", "limit"]
@@ -74,7 +74,7 @@ def drop_kind(trajectory: Trajectory, missing: bool = False) -> DropKind | None:
     return None
 
 
-def _detail(sample: SampleRecord, trajectory: Trajectory) -> str:
+def _detail(trajectory: Trajectory) -> str:
     limits = [str(x) for x in trajectory.limits_hit]
     text = trajectory.error or ("limits hit: " + ", ".join(limits) if limits else "")
     return text if len(text) <= DETAIL_CAP else text[:DETAIL_CAP] + "…"
@@ -113,7 +113,7 @@ def drops_manifest(baseline: RunResult | None, candidate: RunResult | None,
                 counts[kind] += 1
                 out.runs.append(DroppedRun(run=role, task=name, doc_id=sample.doc_id, epoch=trajectory.epoch,
                                            kind=kind, detail=WITHHELD if name in private and trajectory.error
-                                           else _detail(sample, trajectory)))
+                                           else _detail(trajectory)))
         if total:
             out.counts[role] = counts
             out.trajectories[role] = total

@@ -37,7 +37,7 @@ class BfclHarness:
     """Reads BFCL result files; `run` imports them (`--responses`), it never calls a model."""
 
     name = "bfcl"
-    imports_for = ("inspect", "bfcl")
+    imports_for = ("inspect",)  # a task of its own harness is read by it directly
 
     def version(self) -> str | None:
         from rlgate.harness.bfcl.checker import version

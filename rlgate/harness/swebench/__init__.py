@@ -36,7 +36,7 @@ class SweBenchHarness:
 
     name = "swebench"
     #: the tasks of these harnesses may be answered by a SWE-bench report (`rlgate eval --responses`)
-    imports_for = ("inspect", "swebench")
+    imports_for = ("inspect",)  # a task of its own harness is read by it directly
 
     def version(self) -> str | None:
         try:
