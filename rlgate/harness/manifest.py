@@ -10,12 +10,16 @@ migrates v1 files on read, so folders written by older rlgate still gate.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlgate.errors import InputError
+
+if TYPE_CHECKING:
+    from rlgate.results.models import SampleRecord, Trajectory
 
 MANIFEST_SCHEMA_VERSION: Literal[2] = 2
 MANIFEST_FILE = "run_manifest.json"
@@ -39,6 +43,29 @@ class Drops(_Model):
     @property
     def total(self) -> int:
         return self.errored + self.timed_out + self.limited + self.sandbox_failed + self.empty + self.missing
+
+    @classmethod
+    def of_trajectories(cls, samples: Iterable[SampleRecord], example: Callable[[SampleRecord, Trajectory], str],
+                        keep: int = 5) -> Drops:
+        """Counts by `results.drops.drop_kind` of every sample that holds a trajectory, with a few examples."""
+        from rlgate.results.drops import drop_kind
+
+        drops = cls()
+        for sample in samples:
+            trajectory = sample.trajectory
+            kind = drop_kind(trajectory, bool(sample.extra.get("missing"))) if trajectory is not None else None
+            if trajectory is None or kind is None:
+                continue
+            attr = _DROP_FIELD[kind]
+            setattr(drops, attr, getattr(drops, attr) + 1)
+            if len(drops.examples) < keep:
+                drops.examples.append(f"{sample.doc_id}: {example(sample, trajectory)}")
+        return drops
+
+
+#: results.drops' kinds -> the Drops counter each is counted in
+_DROP_FIELD = {"missing": "missing", "sandbox_failed": "sandbox_failed", "errored": "errored",
+               "timed_out": "timed_out", "limit": "limited"}
 
 
 class TaskRun(_Model):

@@ -26,7 +26,6 @@ from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result
 from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
-from rlgate.results.drops import drop_kind
 
 LOGS = "logs"
 PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
@@ -145,17 +144,7 @@ class InspectRunner:
     def _task_run(self, task: ResolvedTask, log_file: Path, seconds: float, cached: bool) -> TaskRun:
         log = read_log(log_file)
         result = task_result(log, log_file)
-        drops = Drops()
-        field = {"missing": "missing", "sandbox_failed": "sandbox_failed", "errored": "errored",
-                 "timed_out": "timed_out", "limit": "limited"}
-        for sample in result.samples:
-            traj = sample.trajectory
-            kind = drop_kind(traj, bool(sample.extra.get("missing"))) if traj is not None else None
-            if traj is None or kind is None:
-                continue
-            setattr(drops, field[kind], getattr(drops, field[kind]) + 1)
-            if len(drops.examples) < 5:
-                drops.examples.append(f"{sample.doc_id}: {traj.error or ', '.join(traj.limits_hit)}")
+        drops = Drops.of_trajectories(result.samples, lambda _, traj: traj.error or ", ".join(traj.limits_hit))
         tokens = sum((s.trajectory.total_tokens or 0) for s in result.samples if s.trajectory is not None)
         return TaskRun(task=task.name, suite_task=task.entry.task, version=str(log.eval.task_version),
                        task_hash=str(log.eval.task_id), dataset=str(log.eval.dataset.name or ""),

@@ -20,7 +20,6 @@ from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, load_manifest
-from rlgate.results.drops import drop_kind
 from rlgate.results.models import RunResult
 
 REPORTS = "swebench"
@@ -97,17 +96,7 @@ class SweBenchHarness:
             dest = target / file.relative_to(root)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(file, dest)
-        drops = Drops()
-        field = {"missing": "missing", "sandbox_failed": "sandbox_failed", "errored": "errored",
-                 "timed_out": "timed_out", "limit": "limited"}
-        for sample in result.samples:
-            assert sample.trajectory is not None
-            kind = drop_kind(sample.trajectory, bool(sample.extra.get("missing")))
-            if kind is None:
-                continue
-            setattr(drops, field[kind], getattr(drops, field[kind]) + 1)
-            if len(drops.examples) < 5:
-                drops.examples.append(f"{sample.doc_id}: {sample.extra['swebench_status']}")
+        drops = Drops.of_trajectories(result.samples, lambda sample, _: str(sample.extra["swebench_status"]))
         digest = "swebench:" + ",".join(f"{i}={instances[i].status}" for i in sorted(instances))
         fingerprint = hashlib.sha256(digest.encode("utf-8")).hexdigest()[:16]
         run = TaskRun(task=task.name, suite_task=task.entry.task, task_hash=fingerprint, dataset=dataset or "",
