@@ -32,7 +32,7 @@ def classifier_for(task: str, result: TaskResult | None = None) -> FailureClassi
     user = next((c for c in _REGISTRY if c not in BUILTIN_CLASSIFIERS and c.claims(task)), None)
     if user is not None:
         return user
-    if result is not None and any(s.trajectory is not None for s in result.samples[:1]):
+    if result is not None and result.is_agent:
         return _AGENT
     return next((c for c in _REGISTRY if c.claims(task)), _FALLBACK)
 

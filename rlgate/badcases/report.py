@@ -73,7 +73,7 @@ def _agent_costs(candidate: RunResult, baseline: RunResult | None
     """Agent task -> mean (steps, tokens) to success in (baseline, candidate), over each run's successes."""
     out = {}
     for task, result in candidate.tasks.items():
-        if not any(s.trajectory is not None for s in result.samples[:1]):
+        if not result.is_agent:
             continue
         steps = (_mean_score(baseline, task, "steps_to_success"), _mean_score(candidate, task, "steps_to_success"))
         tokens = (_mean_score(baseline, task, "tokens_to_success"), _mean_score(candidate, task, "tokens_to_success"))

@@ -185,6 +185,6 @@ def _add_pass_at_k(task: TaskResult) -> None:
 def apply_agent_rules(tasks: Iterable[TaskResult], budget: AgentBudget | None, rules: SafetyRules | None) -> None:
     """Apply a contract's tool-call budget and safety rules to every agent task (re-scoring in place)."""
     for task in tasks:
-        if any(s.trajectory is not None for s in task.samples[:1]):
+        if task.is_agent:
             score_task(task, budget=budget, rules=rules)
 

@@ -176,6 +176,11 @@ class TaskResult(_Model):
     def value(self, metric: str, filter_name: str) -> float | None:
         return self.metrics.get(filter_name, {}).get(metric)
 
+    @property
+    def is_agent(self) -> bool:
+        """An agent task: its samples hold trajectories (a harness writes them for every sample or none)."""
+        return bool(self.samples) and self.samples[0].trajectory is not None
+
 
 class RunProvenance(_Model):
     """Where a run came from, for the rollout card and for refusing silent comparisons."""
