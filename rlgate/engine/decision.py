@@ -36,7 +36,6 @@ from rlgate.engine.gates import (
     prepare_regression,
 )
 from rlgate.engine.models import (
-    DECISION_ORDER,
     CapabilityVerdict,
     CorruptDocument,
     Decision,
@@ -47,7 +46,7 @@ from rlgate.engine.models import (
 )
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
-from rlgate.engine.scope import scope_gates
+from rlgate.engine.scope import scoped_decision
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
@@ -232,9 +231,7 @@ def decide(
         if verdict.test and verdict.test.startswith("unpaired"):
             warnings.append(f"{verdict.name}: compared without per-sample results (unpaired z-test); "
                             "re-run lm_eval with --log_samples for paired tests")
-    deciding_pool, capabilities, flags = scope_gates(gates, config.capabilities)
-    decision = min((g.effect for g in deciding_pool), key=DECISION_ORDER.index, default="release")
-    deciding = [g for g in deciding_pool if g.effect == decision] if decision != "release" else []
+    decision, deciding, deciding_pool, capabilities, flags = scoped_decision(gates, config.capabilities)
     inputs = [RunRef(role="candidate", source=candidate.provenance.source, model=candidate.provenance.model,
                      checkpoint_fingerprint=candidate.provenance.checkpoint_fingerprint)]
     if baseline is not None:

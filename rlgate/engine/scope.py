@@ -11,6 +11,7 @@ Pure: GateVerdicts and the capability table in, verdicts out (reused by any harn
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from rlgate.contract.models import Capability
 from rlgate.engine.models import DECISION_ORDER, CapabilityVerdict, DecisionName, GateVerdict
@@ -69,3 +70,19 @@ def scope_gates(gates: Sequence[GateVerdict], capabilities: Mapping[str, Capabil
                                           gates=[g.name for g in mine], deciding_gates=deciding, flag=flag,
                                           summary=summary))
     return global_gates, verdicts, flags
+
+
+class ScopedDecision(NamedTuple):
+    decision: DecisionName
+    deciding: list[GateVerdict]  # the gates whose effect is the decision (none when it is release)
+    pool: list[GateVerdict]  # the gates that decide for the whole model
+    capabilities: list[CapabilityVerdict]
+    flags: list[str]
+
+
+def scoped_decision(gates: Sequence[GateVerdict], capabilities: Mapping[str, Capability]) -> ScopedDecision:
+    """The worst effect among the gates that decide for the whole model, with the per-capability verdicts."""
+    pool, verdicts, flags = scope_gates(gates, capabilities)
+    decision = worst([g.effect for g in pool])
+    deciding = [g for g in pool if g.effect == decision] if decision != "release" else []
+    return ScopedDecision(decision, deciding, pool, verdicts, flags)

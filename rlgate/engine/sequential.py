@@ -34,7 +34,6 @@ from rlgate.engine.context import GateContext
 from rlgate.engine.decision import _named, decide
 from rlgate.engine.gates import AnyGate, key_of, make_verdict
 from rlgate.engine.models import (
-    DECISION_ORDER,
     Decision,
     DecisionName,
     GateVerdict,
@@ -44,7 +43,8 @@ from rlgate.engine.models import (
     SequentialReplay,
 )
 from rlgate.engine.pairing import pair_task
-from rlgate.engine.scope import scope_gates
+from rlgate.engine.scope import scoped_decision
+from rlgate.engine.scope import worst as worst_of
 from rlgate.engine.values import paired_values
 from rlgate.results.models import MetricKey, RunResult
 from rlgate.stats.sequential import confidence_sequence, from_unit, rejects, to_unit
@@ -239,8 +239,7 @@ def _scan(config: GateConfig, settled: dict[str, SequentialGate], extras: list[G
         verdicts = [make_verdict(n, s.kind, n, s.verdict if s.verdict != "open" else "pass",  # type: ignore[arg-type]
                                  config.decision, s.reason, outcome=s.outcome or None)
                     for n, s in settled.items() if s.kind != "diagnostic" and n not in open_now] + list(extras)
-        pool, _, _ = scope_gates(verdicts, config.capabilities)
-        worst: DecisionName = min((g.effect for g in pool), key=DECISION_ORDER.index, default="release")
+        worst = scoped_decision(verdicts, config.capabilities)[0]
         if k < planned and (not open_now or worst == "block"):
             reason = "every gate settled" if not open_now else "a blocking gate failed decisively"
             return k, reason, worst, trace
@@ -268,8 +267,7 @@ def _with_diagnostics(settled: dict[str, SequentialGate], verdicts: list[GateVer
 
 
 def _worst(config: GateConfig, gates: list[GateVerdict], start: DecisionName) -> DecisionName:
-    pool, _, _ = scope_gates(gates, config.capabilities)
-    return min([start, *(g.effect for g in pool)], key=DECISION_ORDER.index)
+    return worst_of([start, scoped_decision(gates, config.capabilities)[0]])
 
 
 def replay(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: Sequential, full: Decision, *,

@@ -16,9 +16,9 @@ import numpy as np
 from rlgate.contract.models import GateConfig, Sequential
 from rlgate.engine.context import GateContext
 from rlgate.engine.decision import _summary
-from rlgate.engine.models import DECISION_ORDER, Decision, NotGenerated, SequentialReplay
+from rlgate.engine.models import Decision, NotGenerated, SequentialReplay
 from rlgate.engine.pairing import pair_task
-from rlgate.engine.scope import scope_gates
+from rlgate.engine.scope import scoped_decision
 from rlgate.engine.sequential import DIAGNOSTIC_NOTE, METHOD, _at_stop, _scan, _track_gates
 from rlgate.results.models import RunResult
 
@@ -98,9 +98,7 @@ def with_sequential(decision: Decision, status: SequentialReplay, config: GateCo
         gates.append(gate.model_copy(update={
             "verdict": s.verdict, "outcome": outcome, "effect": effect, "details": details,
             "reason": f"anytime-valid ({s.n} paired documents): {s.reason}; fixed-sample view: {gate.reason}"}))
-    pool, capabilities, flags = scope_gates(gates, config.capabilities)
-    final = min((g.effect for g in pool), key=DECISION_ORDER.index, default="release")
-    deciding = [g for g in pool if g.effect == final] if final != "release" else []
+    final, deciding, pool, capabilities, flags = scoped_decision(gates, config.capabilities)
     judged = {g.name: g for g in decision.gates if g.kind == "diagnostic"}
     diagnostics = [s if s.name not in judged else s.model_copy(update={
         "verdict": judged[s.name].verdict if judged[s.name].verdict in ("pass", "fail") else "open",
