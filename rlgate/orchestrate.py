@@ -73,13 +73,13 @@ def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *
     name = _one_harness(resolved, tasks)
     harness = (importer_for(name, responses) if responses is not None and responses.exists() else None) \
         or get_harness(name)
+    if sequential_look is not None and not getattr(harness, "generates_in_looks", False):
+        raise InputError(f"protocol.sequential generates documents look by look; the {name} harness runs every "
+                         "sample", file=resolved.path, field="protocol.sequential",
+                         fix="remove protocol.sequential, or gate stored results with `rlgate gate --sequential`")
     plan = harness.plan(resolved, tasks, out, cache_dir, checkpoint=checkpoint, responses=responses,
                         responded_only=responded_only, limit=limit, role=role, progress=progress or SilentProgress())
     if sequential_look is not None:
-        if name != "lm_eval":
-            raise InputError(f"protocol.sequential generates documents look by look through lm-eval; the {name} "
-                             "harness runs every sample", file=resolved.path, field="protocol.sequential",
-                             fix="remove protocol.sequential, or gate stored results with `rlgate gate --sequential`")
         plan = replace(plan, sequential_look=sequential_look, order_seed=order_seed)
     return harness.run(plan)
 
@@ -180,9 +180,10 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
         warnings.extend(info.notes if info else [])
     for text in warnings:
         progress.message(f"warning: {text}")
-    runs = _Runs(resolved, tasks, out, cache_dir, limit, seed, progress, baseline_info, candidate_info)
+    runs = _Runs(resolved, tasks, out, cache_dir, limit, seed, progress, baseline_info, candidate_info,
+                 base_results=base_results)
     if resolved.contract.protocol.sequential is not None:
-        status = _sequential_looks(runs, base_results)
+        status = _sequential_looks(runs)
     else:
         status = None
         runs.look(None)
@@ -197,9 +198,7 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
                              f", {drops.sandbox_failed} lost their sandbox" if drops.sandbox_failed else ""])
             warnings.append(f"{outcome.manifest.role}: {drops.errored} request(s) errored and {drops.timed_out} "
                             f"timed out{extra}; they are scored as failures")
-    baseline_run = _read_run(out / "baseline", base_outcome) if base_outcome else _read_run(
-        base_results, None)  # type: ignore[arg-type]
-    candidate_run = _read_run(out / "candidate", cand_outcome)
+    baseline_run, candidate_run = runs.read()
     manifests: dict[str, Any] = {"candidate": cand_outcome.manifest}
     if base_outcome is not None:
         manifests["baseline"] = base_outcome.manifest
@@ -222,10 +221,27 @@ class _Runs:
     progress: ProgressSink
     baseline_info: CheckpointInfo | None
     candidate_info: CheckpointInfo
+    base_results: Path | None = None
     base_outcome: RunOutcome | None = None
     cand_outcome: RunOutcome | None = None
+    _read: tuple[Any, Any] | None = None
+    _stored_baseline: Any = None
+
+    def read(self) -> tuple[Any, Any]:
+        """(baseline, candidate) results of the latest look, read once per look; a stored baseline once."""
+        if self._read is None:
+            assert self.cand_outcome is not None
+            if self.base_outcome is not None:
+                baseline = _read_run(self.out / "baseline", self.base_outcome)
+            else:
+                if self._stored_baseline is None:
+                    self._stored_baseline = _read_run(self.base_results, None)  # type: ignore[arg-type]
+                baseline = self._stored_baseline
+            self._read = (baseline, _read_run(self.out / "candidate", self.cand_outcome))
+        return self._read
 
     def look(self, k: int | None) -> None:
+        self._read = None
         step = f" (look {k})" if k is not None else ""
         if self.baseline_info is not None:
             self.progress.message(f"baseline {self.baseline_info.source}{step}")
@@ -240,7 +256,7 @@ class _Runs:
                                      order_seed=self.seed)
 
 
-def _sequential_looks(runs: _Runs, base_results: Path | None) -> SequentialReplay:
+def _sequential_looks(runs: _Runs) -> SequentialReplay:
     """Generate look after look of the seeded order until every decision gate is settled (or a blocking one
     failed decisively, or the plan's last look): the anytime-valid status at the stop (SequentialReplay)."""
     from rlgate.engine.sequential_check import judge_generated
@@ -248,13 +264,11 @@ def _sequential_looks(runs: _Runs, base_results: Path | None) -> SequentialRepla
     resolved = runs.resolved
     plan = resolved.contract.protocol.sequential
     assert plan is not None
-    stored = _read_run(base_results, None) if base_results is not None else None
     k = 1
     while True:
         runs.look(k)
         assert runs.cand_outcome is not None
-        baseline = stored if stored is not None else _read_run(runs.out / "baseline", runs.base_outcome)
-        candidate = _read_run(runs.out / "candidate", runs.cand_outcome)
+        baseline, candidate = runs.read()
         totals = {t.task: t.expected_documents or t.documents for t in runs.cand_outcome.manifest.tasks}
         status, stop = judge_generated(resolved.gates, baseline, candidate, plan, seed=runs.seed, totals=totals,
                                        look=k)

@@ -23,6 +23,8 @@ class LmEvalHarness:
     """lm-eval 0.4.x: `simple_evaluate` with rlgate's cache-first or replay LM; output folders as lm-eval's."""
 
     name = "lm_eval"
+    #: runs a seeded subset of documents per look (RunPlan.sequential_look), for protocol.sequential
+    generates_in_looks = True
 
     def version(self) -> str | None:
         try:
