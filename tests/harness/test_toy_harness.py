@@ -114,3 +114,15 @@ def test_toy_harness_corrupt_scores_and_duplicates_follow_rlgate_rules(tmp_path:
     dup.write_text("\n".join([*lines, json.dumps({"id": 0, "score": 1})]) + "\n")
     code, output, _ = _gate(tmp_path, _contract(tmp_path), base, dup)
     assert code == 2 and f"{dup}:1 and {dup}:81" in " ".join(output.split())
+
+
+def test_sequential_looks_are_refused_before_a_harness_that_cannot_generate_in_looks_plans(tmp_path: Path) -> None:
+    """protocol.sequential needs a harness with `generates_in_looks`; the refusal comes before `plan` runs."""
+    from rlgate.contract.loader import load_contract
+    from rlgate.errors import InputError
+    from rlgate.orchestrate import evaluate
+
+    resolved = load_contract(_contract(tmp_path))
+    with pytest.raises(InputError) as err:  # the toy harness's plan would raise "only reads stored scores"
+        evaluate(resolved, resolved.tasks, tmp_path / "out", cache_dir=tmp_path / "cache", sequential_look=1)
+    assert err.value.field == "protocol.sequential" and "toy harness runs every sample" in str(err.value)
