@@ -140,3 +140,18 @@ def test_malformed_result_file_is_one_clear_error(tmp_path: Path, line: str, nee
                                  "--out", str(tmp_path / "o")])
     assert result.exit_code == 2, result.output
     assert needle in result.output and f"{bad}:1" in result.output and "fix:" in result.output
+
+
+def test_a_full_bfcl_result_folder_imports_the_contracts_categories_only(tmp_path: Path) -> None:
+    """`bfcl generate` leaves every category it ran in result/{model}: multi-turn results (not AST-scored) and
+    AST categories no contract task lists are left out of the folder's import, not refused."""
+    source = write_results(tmp_path / "c", FC_MODEL, FC_ROWS)
+    extra = source / "non_live"
+    (extra / "BFCL_v4_multi_turn_base_result.json").write_text('{"id": "multi_turn_base_0", "result": []}\n')
+    (extra / "BFCL_v4_simple_java_result.json").write_text('{"id": "simple_java_0", "result": []}\n')
+    result = runner.invoke(app, ["eval", str(_contract(tmp_path)), "--responses", str(source),
+                                 "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert sorted(read_results(tmp_path / "o").tasks) == ["bfcl_multiple", "bfcl_parallel", "bfcl_simple"]
+    copied = sorted(p.name for p in (tmp_path / "o").rglob("BFCL_v4_*_result.json"))
+    assert "BFCL_v4_multi_turn_base_result.json" not in copied and "BFCL_v4_simple_java_result.json" not in copied

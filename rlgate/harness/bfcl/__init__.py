@@ -85,8 +85,8 @@ class BfclHarness:
                                  "generate`'s result files with --responses")
         started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
         names = self._names(plan)
-        files = result_files(plan.responses)
-        run = read_result_files(plan.responses, names=names)
+        files = result_files(plan.responses, categories=names)  # in a folder: the contract's categories only
+        run = read_result_files(plan.responses, names=names, files=files)
         by_name = {v: k for k, v in names.items()}
         stray = [t for t in run.tasks if t not in by_name]
         if stray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,15 @@ FIX = ('each line is {"id": "<category>_<n>", "result": ...} as `bfcl generate` 
 MISSING = "no result line for this id (the generation was interrupted?); counted as a failure"
 
 
-def result_files(path: Path) -> list[Path]:
-    """BFCL result files at `path` (a file, or a folder searched a few levels down)."""
+def result_files(path: Path, categories: Collection[str] | None = None) -> list[Path]:
+    """BFCL result files at `path`: the file itself, or those in a folder (searched a few levels down) whose
+    category is in `categories` (default: the AST categories bfcl's checker scores; a `bfcl generate` folder
+    also holds multi-turn and relevance results, which are left out there, never scored)."""
     if path.is_file():
         return [path]
-    found = sorted(p for depth in range(4) for p in path.glob("/".join(["*"] * depth + ["BFCL_v*_result.json"])))
+    wanted = set(categories) if categories is not None else set(checker.AST_CATEGORIES)
+    found = sorted(p for depth in range(4) for p in path.glob("/".join(["*"] * depth + ["BFCL_v*_result.json"]))
+                   if (m := FILE_NAME.match(p.name)) is None or m["category"] in wanted)
     if not found:
         raise InputError("no BFCL result file (BFCL_v4_<category>_result.json) in this folder", file=path,
                          fix="point at `bfcl generate`'s result/{model} folder or one of its result files")
@@ -147,13 +152,14 @@ def default_name(category: str) -> str:
 
 
 def read_result_files(path: Path, *, names: dict[str, str] | None = None, model: str | None = None,
-                      samples: bool = True) -> RunResult:
+                      samples: bool = True, files: list[Path] | None = None) -> RunResult:
     """Every category at `path` as one task each (`names`: category -> task name, else `bfcl_<category>`).
 
-    `model`: bfcl's name of the model (its result folder), else read from the files' path."""
+    `model`: bfcl's name of the model (its result folder), else read from the files' path; `files`: the
+    result files to read (default `result_files(path)`)."""
     checker.require_bfcl()
     tasks: dict[str, TaskResult] = {}
-    for file in result_files(path):
+    for file in files if files is not None else result_files(path):
         match = FILE_NAME.match(file.name)
         model = model or model_of(file)
         found = _rows(file)
