@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from rlgate.stats.bootstrap import bootstrap_paired_binary, bootstrap_paired_mean, percentile_interval
-from rlgate.stats.intervals import normal_quantile
+from rlgate.stats.distributions import normal_cdf, normal_quantile
 from rlgate.stats.paired_tests import mcnemar_exact, paired_t, wilcoxon_signed_rank
 
 
@@ -84,8 +84,6 @@ def compare_paired(baseline: np.ndarray, candidate: np.ndarray, *, binary: bool,
 def compare_unpaired(baseline: float, baseline_se: float, candidate: float, candidate_se: float, n: int, *,
                      level: float) -> Comparison:
     """Unpaired z-test from reported means and standard errors (no per-sample results logged)."""
-    from scipy.special import ndtr
-
     delta = candidate - baseline
     se = math.sqrt(baseline_se**2 + candidate_se**2)
     z = normal_quantile(0.5 + level / 2)
@@ -93,8 +91,8 @@ def compare_unpaired(baseline: float, baseline_se: float, candidate: float, cand
         p_greater = 0.0 if delta > 0 else 1.0
         p_less = 0.0 if delta < 0 else 1.0
     else:
-        p_greater = float(ndtr(-delta / se))
-        p_less = float(ndtr(delta / se))
+        p_greater = normal_cdf(-delta / se)
+        p_less = normal_cdf(delta / se)
     return Comparison(
         n=n, binary=False, baseline=baseline, candidate=candidate, delta=delta,
         ci=(delta - z * se, delta + z * se), ci_level=level, p_greater=p_greater, p_less=p_less,

@@ -33,7 +33,8 @@ from rlgate.engine.compare import Comparison
 from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.models import GateKind, GateVerdict, Verdict
 from rlgate.results.models import MetricKey
-from rlgate.stats.intervals import normal_quantile, wilson_interval
+from rlgate.stats.distributions import normal_quantile
+from rlgate.stats.intervals import wilson_interval
 from rlgate.stats.noninferiority import (
     binary_lower_bound,
     binary_noninferiority_p,

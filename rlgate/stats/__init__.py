@@ -4,7 +4,8 @@ Nothing here knows about contracts or gates: arrays and counts in, numbers out, 
 """
 
 from rlgate.stats.bootstrap import bootstrap_paired_binary, bootstrap_paired_mean, percentile_interval
-from rlgate.stats.intervals import normal_quantile, wilson_interval
+from rlgate.stats.distributions import normal_quantile
+from rlgate.stats.intervals import wilson_interval
 from rlgate.stats.multiple import holm
 from rlgate.stats.paired_tests import mcnemar_exact, paired_t, wilcoxon_signed_rank
 from rlgate.stats.passk import maj_at_k, pass_at_k

@@ -1,15 +1,10 @@
-"""Confidence intervals for single proportions and the normal quantile they rest on."""
+"""Confidence intervals for single proportions."""
 
 from __future__ import annotations
 
 import math
 
-
-def normal_quantile(q: float) -> float:
-    """Standard normal quantile (inverse CDF), via scipy.special.ndtri."""
-    from scipy.special import ndtri
-
-    return float(ndtri(q))
+from rlgate.stats.distributions import normal_quantile
 
 
 def wilson_interval(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:

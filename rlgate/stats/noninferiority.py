@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlgate.stats.distributions import normal_cdf, normal_quantile
+
 
 def tango_z(better: np.ndarray | float, worse: np.ndarray | float, n: np.ndarray | float,
             delta0: np.ndarray | float) -> np.ndarray:
@@ -33,9 +35,7 @@ def tango_z(better: np.ndarray | float, worse: np.ndarray | float, n: np.ndarray
 
 
 def _upper_tail(z: np.ndarray) -> np.ndarray:
-    from scipy.special import ndtr
-
-    return np.asarray(ndtr(-z), float)
+    return normal_cdf(-np.asarray(z, float))
 
 
 def binary_noninferiority_p(better: np.ndarray | float, worse: np.ndarray | float, n: np.ndarray | float,
@@ -47,11 +47,9 @@ def binary_noninferiority_p(better: np.ndarray | float, worse: np.ndarray | floa
 def binary_lower_bound(better: np.ndarray | float, worse: np.ndarray | float, n: np.ndarray | float,
                        alpha: np.ndarray | float, iterations: int = 60) -> np.ndarray:
     """One-sided 1 - alpha lower confidence bound of the paired change (Tango's test inverted, bisection)."""
-    from scipy.special import ndtri
-
     b, c, nn = (np.asarray(x, float) for x in (better, worse, n))
     b, c, nn, a = np.broadcast_arrays(b, c, nn, np.asarray(alpha, float))
-    z_crit = ndtri(1 - a)
+    z_crit = normal_quantile(1 - a)
     lo = np.full(b.shape, -1.0 + 1e-9)
     hi = (b - c) / np.maximum(nn, 1)
     for _ in range(iterations):  # Z decreases in delta0: the bound is where Z crosses z_crit
@@ -81,11 +79,9 @@ def continuous_noninferiority(mean: np.ndarray | float, sd: np.ndarray | float, 
 
 def normal_noninferiority(delta: float, se: float, margin: float, alpha: float) -> tuple[float, float]:
     """(p, lower bound) from a normal approximation (unpaired runs compared through reported stderrs)."""
-    from scipy.special import ndtr, ndtri
-
     if se <= 0:
         return (0.0 if delta > -margin else 1.0), delta
-    return float(ndtr(-(delta + margin) / se)), float(delta - ndtri(1 - alpha) * se)
+    return normal_cdf(-(delta + margin) / se), delta - normal_quantile(1 - alpha) * se
 
 
 def holm_levels(p_values: list[float], alpha: float) -> list[float]:

@@ -4,11 +4,11 @@ Every function returns a p-value for one alternative: "greater" (candidate bette
 paired differences are positive), "less", or "two-sided". Degenerate inputs (no discordant pairs,
 zero variance) get the p-value their evidence supports instead of NaN or an exception.
 
-The distribution functions come from scipy.special (bdtr, stdtr, ndtr): the same code
-scipy.stats.binomtest / ttest_rel / wilcoxon evaluate, without importing scipy.stats, whose import
-alone takes longer than `rlgate gate` on a 12,000-document run. Wilcoxon uses scipy.stats'
-exact distribution for n <= 50 and the tie-corrected normal approximation (scipy's own choice)
-above; the tests check all three against scipy.stats.
+McNemar's binomial tail and the normal approximations come from rlgate.stats.distributions (exact
+integer arithmetic and the standard library: scipy.special's import alone costs more than deciding a
+12,000-document run); the paired t-test takes Student's t from scipy.special (what scipy.stats.t calls,
+without importing scipy.stats). Wilcoxon uses scipy.stats' exact distribution for n <= 50 and the
+tie-corrected normal approximation (scipy's own choice) above; the tests check all three against scipy.stats.
 """
 
 from __future__ import annotations
@@ -18,17 +18,16 @@ from typing import Literal
 
 import numpy as np
 
+from rlgate.stats.distributions import fair_coin_cdf, normal_cdf
+
 Alternative = Literal["greater", "less", "two-sided"]
 _EXACT_WILCOXON_MAX_N = 50
 
 
 def _binom_tails(k: int, n: int) -> tuple[float, float]:
-    """(P(X >= k), P(X <= k)) for X ~ Binomial(n, 1/2)."""
-    from scipy.special import bdtr, bdtrc
-
-    upper = 1.0 if k <= 0 else float(bdtrc(k - 1, n, 0.5))
-    lower = float(bdtr(k, n, 0.5))
-    return min(1.0, upper), min(1.0, lower)
+    """(P(X >= k), P(X <= k)) for X ~ Binomial(n, 1/2); P(X >= k) = P(X <= n - k) by symmetry."""
+    upper = 1.0 if k <= 0 else fair_coin_cdf(n - k, n)
+    return upper, fair_coin_cdf(k, n)
 
 
 def mcnemar_exact(n_better: int, n_worse: int, alternative: Alternative = "two-sided") -> float:
@@ -43,17 +42,13 @@ def mcnemar_exact(n_better: int, n_worse: int, alternative: Alternative = "two-s
     if alternative == "two-sided":
         # Binomial(n, 1/2) is symmetric, so the smaller tail is P(X <= min(better, worse)); computing it
         # one way keeps the p-value identical when baseline and candidate swap places.
-        from scipy.special import bdtr
-
-        return min(1.0, 2.0 * float(bdtr(min(int(n_better), int(n_worse)), discordant, 0.5)))
+        return min(1.0, 2.0 * fair_coin_cdf(min(int(n_better), int(n_worse)), discordant))
     upper, lower = _binom_tails(int(n_better), discordant)
     return upper if alternative == "greater" else lower
 
 
 def paired_t(differences: np.ndarray, alternative: Alternative = "two-sided") -> tuple[float, float]:
     """Paired t-test on candidate - baseline differences: (t statistic, p-value)."""
-    from scipy.special import stdtr
-
     d = np.asarray(differences, dtype=float)
     n = d.size
     if n < 2:
@@ -66,6 +61,8 @@ def paired_t(differences: np.ndarray, alternative: Alternative = "two-sided") ->
         wins = (alternative == "greater" and mean > 0) or (alternative == "less" and mean < 0)
         return (math.copysign(math.inf, mean), 0.0 if wins or alternative == "two-sided" else 1.0)
     stat = mean / (sd / math.sqrt(n))
+    from scipy.special import stdtr  # only here: constant differences (above) need no distribution
+
     if alternative == "greater":
         p = float(stdtr(n - 1, -stat))
     elif alternative == "less":
@@ -86,7 +83,6 @@ def wilcoxon_signed_rank(differences: np.ndarray, alternative: Alternative = "tw
         from scipy.stats import wilcoxon
 
         return float(wilcoxon(d, alternative=alternative, zero_method="wilcox").pvalue)
-    from scipy.special import ndtr
 
     _, inverse, counts = np.unique(np.abs(d), return_inverse=True, return_counts=True)
     ranks = (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
@@ -97,7 +93,7 @@ def wilcoxon_signed_rank(differences: np.ndarray, alternative: Alternative = "tw
         return 1.0
     z = (r_plus - mean) / math.sqrt(var)
     if alternative == "greater":
-        return float(ndtr(-z))
+        return normal_cdf(-z)
     if alternative == "less":
-        return float(ndtr(z))
-    return float(min(1.0, 2 * ndtr(-abs(z))))
+        return normal_cdf(z)
+    return min(1.0, 2 * normal_cdf(-abs(z)))

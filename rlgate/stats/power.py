@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from rlgate.stats.intervals import normal_quantile
+from rlgate.stats.distributions import normal_quantile
 
 
 def _z_sum(alpha: float, power: float) -> float:
