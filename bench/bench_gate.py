@@ -7,7 +7,9 @@ Two pairs of lm-eval output folders (built once with lm-eval's own scorers, kept
 
 Each measurement is a fresh process, the two alternated `--repeat` times: `python -m rlgate.cli.app gate`
 (contract, both folders, decision, every report) and `python bench_gate.py --floor` (interpreter start, then
-`json.loads` of the results file and of every sample line of both folders). The ratio gate / floor is printed
+`json.loads` of the results file and of every sample line of both folders), and a third process that only
+imports the libraries the gate path is built on (the part of the ratio no change inside rlgate can remove). The
+ratio gate / floor is printed
 from the best of each, with the spread, and so is the ratio of CPU time (user + system, which other
 processes on the machine disturb less than wall time); peak memory (ru_maxrss of the child) is printed
 beside the input size.
@@ -102,6 +104,10 @@ def _popen_wait(command: list[str]) -> tuple[float, float, float, subprocess.Com
             subprocess.CompletedProcess(command, proc.returncode, out, err))
 
 
+#: What the gate path cannot do without (typer CLI, pydantic models, jinja2 HTML, PyYAML contracts, numpy
+#: statistics, msgspec decoding): importing them is part of every `rlgate gate`, whatever rlgate itself does.
+STACK_IMPORTS = "import typer, pydantic, jinja2, yaml, numpy, msgspec"
+
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)?")
 
 
@@ -111,7 +117,7 @@ def _size_mb(folders: list[Path]) -> float:
 
 def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, out_root: Path) -> None:
     gate_times, floor_times, gate_peaks, floor_peaks, decisions = [], [], [], [], set()
-    gate_cpu, floor_cpu = [], []
+    gate_cpu, floor_cpu, stack_times = [], [], []
     lines = 0
     for attempt in range(repeat):
         out = out_root / f"out{attempt}"
@@ -129,6 +135,7 @@ def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, 
         floor_cpu.append(cpu)
         floor_peaks.append(peak)
         lines = int(done.stdout.strip())
+        stack_times.append(_popen_wait([sys.executable, "-c", STACK_IMPORTS])[0])
     verdict = json.loads(next(iter(decisions)))["decision"]
     best_gate, best_floor = min(gate_times), min(floor_times)
     ratios = sorted(g / f for g, f in zip(gate_times, floor_times, strict=True))
@@ -138,6 +145,9 @@ def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, 
           f"{len(decisions) == 1}")
     print(f"  json.loads floor best {best_floor:6.2f} s  (runs {', '.join(f'{t:.2f}' for t in floor_times)})  "
           f"peak {min(floor_peaks):5.0f} MB")
+    stack = min(stack_times)
+    print(f"  libraries only   best {stack:6.2f} s  = {stack / best_floor:.2f}x the floor: a process that imports the "
+          "libraries rlgate's gate path is built on and does nothing else")
     print(f"  ratio (best/best) {best_gate / best_floor:5.2f}x   per-run ratios {ratios[0]:.2f}x .. "
           f"{ratios[-1]:.2f}x   (target <= 3x, moonshot <= 1.5x)")
     print(f"  CPU (user+system) best: gate {min(gate_cpu):.2f} s, floor {min(floor_cpu):.2f} s, ratio "
