@@ -197,20 +197,29 @@ def _oriented_counts(comp: Comparison, hib: bool) -> tuple[int, int]:
     return (up, down) if hib else (down, up)
 
 
-def noninferiority(comp: Comparison, hib: bool, margin: float, alpha: float) -> tuple[float, float]:
-    """(one-sided p that the change is above -margin, its one-sided 1 - alpha lower bound), oriented.
+def noninferiority_p(comp: Comparison, hib: bool, margin: float) -> float:
+    """One-sided p that the oriented change is above -margin.
 
     Binary: Tango's score test; continuous: shifted paired t; unpaired: normal on the stderrs.
     """
     improvement = comp.delta if hib else -comp.delta
     if comp.binary and comp.paired:
         up, down = _oriented_counts(comp, hib)
-        return (float(binary_noninferiority_p(up, down, comp.n, margin)),
-                float(binary_lower_bound(up, down, comp.n, alpha)))
+        return float(binary_noninferiority_p(up, down, comp.n, margin))
     if comp.paired:
-        p, bound = continuous_noninferiority(improvement, comp.sd_difference, comp.n, margin, alpha)
-        return float(p), float(bound)
-    return normal_noninferiority(improvement, float(comp.details.get("standard_error", 0.0)), margin, alpha)
+        return float(continuous_noninferiority(improvement, comp.sd_difference, comp.n, margin, 0.5)[0])
+    return normal_noninferiority(improvement, float(comp.details.get("standard_error", 0.0)), margin, 0.5)[0]
+
+
+def noninferiority_bound(comp: Comparison, hib: bool, level: float) -> float:
+    """The one-sided 1 - level lower confidence bound of the oriented change (the same three tests inverted)."""
+    improvement = comp.delta if hib else -comp.delta
+    if comp.binary and comp.paired:
+        up, down = _oriented_counts(comp, hib)
+        return float(binary_lower_bound(up, down, comp.n, level))
+    if comp.paired:
+        return float(continuous_noninferiority(improvement, comp.sd_difference, comp.n, 0.0, level)[1])
+    return normal_noninferiority(improvement, float(comp.details.get("standard_error", 0.0)), 0.0, level)[1]
 
 
 def prepare_regression(gate: RegressionGate, ctx: GateContext, name: str) -> PreparedRegression:
@@ -218,7 +227,7 @@ def prepare_regression(gate: RegressionGate, ctx: GateContext, name: str) -> Pre
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     comp = ctx.compare(key)
     _, _, _, p_drop = _oriented(comp, hib)
-    p_ni, _ = noninferiority(comp, hib, gate.max_drop, ctx.config.alpha)
+    p_ni = noninferiority_p(comp, hib, gate.max_drop)
     return PreparedRegression(gate, name, key, hib, comp, p_drop, p_ni)
 
 
@@ -245,7 +254,7 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
         verdict = "fail" if regressed else "pass"
     else:
         level = ni_level if ni_level is not None and ni_level == ni_level else cfg.alpha / max(family, 1)
-        _, bound = noninferiority(comp, prep.hib, limit, level)
+        bound = noninferiority_bound(comp, prep.hib, level)
         shown = bound >= -limit
         regressed, drop_why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, unit)
         drop_why = drop_why.replace("one-sided", "Holm-adjusted one-sided", 1)
