@@ -182,7 +182,7 @@ def decide(
                                 f"{r.only_candidate} candidate-only, {r.document_mismatch} changed documents "
                                 "(not used in paired tests)")
     verdicts: dict[str, GateVerdict] = {}
-    coverage: dict[str, dict[str, str]] = {}
+    coverage: dict[str, dict[str, tuple[int, int]]] = {}
     prepared: list[PreparedRegression] = []
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
     for kind, gate, name in named:
@@ -217,11 +217,10 @@ def decide(
     for _, gate, name in named:
         verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
         if coverage.get(name):  # coverage beside the value: answered/expected documents per run
-            verdicts[name].details["coverage"] = coverage[name]
-            partial = {r: c for r, c in coverage[name].items() if c.split("/")[0] != c.split("/")[1]}
+            verdicts[name].details["coverage"] = {r: f"{a}/{e}" for r, (a, e) in coverage[name].items()}
+            partial = [f"{r} {a}/{e} documents" for r, (a, e) in coverage[name].items() if a != e]
             if partial and verdicts[name].verdict not in ("nodata", "error"):
-                verdicts[name].reason += " (coverage " + ", ".join(f"{r} {c} documents" for r, c in partial.items()) + \
-                    ": values over answered documents)"
+                verdicts[name].reason += f" (coverage {', '.join(partial)}: values over answered documents)"
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
     for verdict in gates:
         note = _underpowered(verdict)

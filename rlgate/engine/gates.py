@@ -87,20 +87,20 @@ def check_range(gate: AnyGate, ctx: GateContext) -> None:
                              f"{declared.high:g}] declared by the harness; declare metric_ranges in the suite")
 
 
-def check_coverage(gate: AnyGate, kind: str, ctx: GateContext) -> dict[str, str]:
+def check_coverage(gate: AnyGate, kind: str, ctx: GateContext) -> dict[str, tuple[int, int]]:
     """NoData when a run answered fewer of the task's documents than min_coverage asks (counts in the
-    reason); else each run's coverage as `answered/expected`, shown beside the gate's values."""
+    reason); else each run's (answered, expected) documents, shown beside the gate's values."""
     key = key_of(gate)
     need = ctx.config.task_min_coverage.get(key.task, ctx.config.min_coverage)
     roles = ["candidate"] if kind == "hard" or ctx.baseline is None else ["baseline", "candidate"]
-    shown: dict[str, str] = {}
+    shown: dict[str, tuple[int, int]] = {}
     for role in roles:
         found = ctx.coverage(role, key)
         if found is None:
             continue
         answered, expected, missing = found
         share = answered / expected if expected else 0.0
-        shown[role] = f"{answered}/{expected}"
+        shown[role] = (answered, expected)
         if share < need:
             examples = f" (missing e.g. {', '.join(missing)}; all listed in run_manifest.json)" if missing else ""
             raise NoData(f"the {role} run answered {answered} of {expected} documents of {key.task} "
