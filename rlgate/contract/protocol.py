@@ -129,7 +129,19 @@ MULTIMODAL_BACKENDS = ("hf-multimodal", "vllm-vlm")
 
 
 class Sequential(StrictModel):
-    """Anytime-valid sequential gating: documents in a seeded random order, judged after each chunk."""
+    """Sequential gating: documents in a seeded random order, judged after each chunk.
+
+    method betting (default): the betting confidence sequence, valid at every look however the looks fall.
+    method group_sequential: Lan-DeMets alpha spending at exactly these planned looks (more power at a planned
+    look, no guarantee for a look the plan does not hold); the last planned look is the final analysis.
+    """
+
+    method: Literal["betting", "group_sequential"] = Field(
+        "betting", description="betting: anytime-valid confidence sequence (Waudby-Smith & Ramdas), valid at any "
+        "look; group_sequential: Lan-DeMets alpha-spending boundaries, valid at the planned looks only")
+    spending: Literal["pocock", "obrien_fleming"] | None = Field(
+        None, description="group_sequential only: alpha-spending function, pocock (default: alpha*ln(1+(e-1)t), "
+        "stops early more often) or obrien_fleming (spends little early, keeps the final look near fixed-sample)")
 
     looks: int | None = Field(None, ge=1, le=1000, description="number of looks over each task's documents "
                               "(default 10 when neither looks nor chunk is given)")
@@ -143,6 +155,9 @@ class Sequential(StrictModel):
     def _one_schedule(self) -> Sequential:
         if self.looks is not None and self.chunk is not None:
             raise ValueError("give either looks or chunk, not both")
+        if self.spending is not None and self.method != "group_sequential":
+            raise ValueError("spending applies to method: group_sequential only (the betting confidence sequence "
+                             "spends no alpha per look): remove spending or set method: group_sequential")
         return self
 
     def counts(self, total: int) -> list[int]:
@@ -187,7 +202,7 @@ class Protocol(StrictModel):
     agent: AgentBudget = Field(default_factory=AgentBudget, description="budget of agent trajectories (inspect)")
     image: ImageProtocol = Field(default_factory=ImageProtocol, description="image protocol of VLM tasks")
     sequential: Sequential | None = Field(
-        None, description="anytime-valid sequential gating (off when absent): documents in a seeded random "
+        None, description="sequential gating (off when absent): documents in a seeded random "
         "order, in chunks, stopping once every gate is settled (`rlgate gate --sequential` replays it)")
 
     @property

@@ -113,16 +113,20 @@ class RunRef(_Model):
 
 
 class SequentialGate(_Model):
-    """One gate in a sequential replay: when (if ever) its outcome was settled by the anytime-valid bounds."""
+    """One gate in a sequential replay: when (if ever) its outcome was settled by the sequential test."""
 
     name: str
     kind: str
-    verdict: Literal["pass", "fail", "open"] = Field(
-        description="settled outcome at the stop look; open: never settled before the last look")
+    verdict: Literal["pass", "fail", "inconclusive", "open"] = Field(
+        description="settled outcome at the stop look; open: never settled before the last look; inconclusive: "
+        "a three-way regression the final group-sequential analysis settled neither way")
     outcome: str = Field("", description="policy outcome of a settled failure (e.g. regression_fail)")
     settled_look: int | None = None
-    lower: float | None = Field(None, description="anytime-valid lower bound of the change (or value) at the stop")
-    upper: float | None = Field(None, description="anytime-valid upper bound at the stop")
+    lower: float | None = Field(None, description="lower bound of the change (or value) at the stop: the betting "
+                                "confidence sequence, or the group-sequential repeated confidence bound")
+    upper: float | None = Field(None, description="upper bound at the stop (same method as lower)")
+    critical_z: float | None = Field(None, description="group_sequential: the one-sided z boundary at the stop look "
+                                     "(gate's alpha share); null for betting or a look that spends no alpha")
     n: int = Field(0, description="observations behind the bounds at the stop look")
     reason: str = ""
 
@@ -151,7 +155,12 @@ class SequentialReplay(_Model):
     mode: Literal["replay", "check"] = Field(
         "replay", description="check: documents generated look by look and generation stopped at stop_look; "
         "replay: the order replayed over stored results (full_decision known)")
-    method: str = Field(description="the anytime-valid method and its reference")
+    method: str = Field(description="the sequential test and its reference")
+    procedure: Literal["betting", "group_sequential"] = Field(
+        "betting", description="betting: anytime-valid at every look; group_sequential: alpha spending, valid at "
+        "the planned looks only")
+    spending: str | None = Field(None, description="group_sequential: the alpha-spending function (pocock, "
+                                 "obrien_fleming)")
     seed: int
     looks_planned: int
     stop_look: int = Field(description="the look at which the sequential decision was reached")

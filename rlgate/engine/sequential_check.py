@@ -2,10 +2,11 @@
 
 The runner generates looks 1..k of each task's seeded order (Sequential.order, the same order
 `rlgate gate --sequential` replays). After each look `judge_generated` runs the anytime-valid tests
-of rlgate.engine.sequential over the paired documents in that order and says whether to stop:
+of rlgate.engine.sequential (the contract's method: betting, or group_sequential at the planned looks)
+over the paired documents in that order and says whether to stop:
 every decision gate settled, or a blocking gate failed decisively. Diagnostics never hold up
 stopping. The final decision is the fixed-sample engine's on the generated documents, with each
-gate the confidence sequence settled taking the sequential verdict (`with_sequential`); documents
+gate the sequential test settled taking the sequential verdict (`with_sequential`); documents
 never generated are listed in the decision, "not generated: settled at look k", never dropped.
 """
 
@@ -19,7 +20,8 @@ from rlgate.engine.decision import _summary
 from rlgate.engine.models import Decision, NotGenerated, SequentialReplay
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.scope import scoped_decision
-from rlgate.engine.sequential import DIAGNOSTIC_NOTE, METHOD, _at_stop, _scan, _track_gates
+from rlgate.engine.sequential import DIAGNOSTIC_NOTE, _at_stop, _scan, _spending, _track_gates, with_settled
+from rlgate.engine.sequential_methods import method_of
 from rlgate.results.models import RunResult
 
 
@@ -49,7 +51,9 @@ def judge_generated(config: GateConfig, baseline: RunResult, candidate: RunResul
             chosen += [position[d] for d in ordered[start:steps[j]] if d in position]
             counts[leaf].append(len(chosen))
         perms[leaf] = np.asarray(chosen, dtype=np.int64)
-    settled, tracks, family = _track_gates(config, ctx, perms, counts, look)
+    method = method_of(plan.method, plan.spending)
+    planned_docs = {leaf: steps[-1] for leaf, steps in schedule.items()}
+    settled, tracks, family = _track_gates(config, ctx, perms, counts, look, method, planned_docs, planned)
     totals_at = [sum(c[j] for c in counts.values()) for j in range(look)]
     grand = sum(totals.get(leaf, t.report.paired) for leaf, t in ctx.paired.items())
     found, reason, worst, trace = _scan(config, settled, [], totals_at, grand, look, planned)
@@ -68,10 +72,11 @@ def judge_generated(config: GateConfig, baseline: RunResult, candidate: RunResul
                                               documents=[str(d) for d in rest]))
     used_total = totals_at[-1] if totals_at else 0
     status = SequentialReplay(
-        mode="check", method=METHOD, seed=seed, looks_planned=planned, stop_look=look,
+        mode="check", method=method.description, procedure=method.name, spending=_spending(method), seed=seed,
+        looks_planned=planned, stop_look=look,
         stopped_early=bool(not_generated), stop_reason=reason, decision_at_stop=worst or "release",
         documents_used=used_total, documents_total=grand, fraction_used=used_total / max(grand, 1),
-        gates=_at_stop(config, settled, tracks, family, look), looks=trace, not_generated=not_generated)
+        gates=_at_stop(config, settled, tracks, family, look, method), looks=trace, not_generated=not_generated)
     return status, stop
 
 
@@ -81,23 +86,10 @@ def _doc(run: RunResult, leaf: str, index: int) -> int:
 
 
 def with_sequential(decision: Decision, status: SequentialReplay, config: GateConfig) -> Decision:
-    """The fixed-sample decision on the generated documents, each gate the confidence sequence settled by the stop
-    taking its anytime-valid verdict (bounds in details.sequential); the decision re-aggregated, the status attached."""
-    by_name = {g.name: g for g in status.gates}
-    gates = []
+    """The fixed-sample decision on the generated documents, each gate the sequential test settled by the stop
+    taking its sequential verdict (bounds in details.sequential); the decision re-aggregated, the status attached."""
     settled = [s.name for s in status.gates if s.kind != "diagnostic" and s.verdict != "open"]
-    for gate in decision.gates:
-        s = by_name.get(gate.name)
-        if s is None or s.kind == "diagnostic" or s.verdict == "open":
-            gates.append(gate)
-            continue
-        outcome = "pass" if s.verdict == "pass" else (s.outcome or f"{gate.kind}_fail")
-        effect = "release" if s.verdict == "pass" else getattr(config.decision, outcome)
-        details = {**gate.details, "sequential": {"settled_look": s.settled_look, "lower": s.lower,
-                                                   "upper": s.upper, "n": s.n}}
-        gates.append(gate.model_copy(update={
-            "verdict": s.verdict, "outcome": outcome, "effect": effect, "details": details,
-            "reason": f"anytime-valid ({s.n} paired documents): {s.reason}; fixed-sample view: {gate.reason}"}))
+    gates = with_settled(decision.gates, status.gates, config, status.procedure)
     final, deciding, pool, capabilities, flags = scoped_decision(gates, config.capabilities)
     judged = {g.name: g for g in decision.gates if g.kind == "diagnostic"}
     diagnostics = [s if s.name not in judged else s.model_copy(update={
