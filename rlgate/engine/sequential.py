@@ -81,7 +81,7 @@ def _track(ctx: GateContext, key: MetricKey, role: str, hib: bool, perms: dict[s
         return None
     parts: list[np.ndarray] = []
     at_look: list[int] = []
-    total = 0
+    total, binary = 0, True
     for k in range(looks):
         for leaf in leaves:
             start = counts[leaf][k - 1] if k else 0
@@ -90,6 +90,8 @@ def _track(ctx: GateContext, key: MetricKey, role: str, hib: bool, perms: dict[s
             b, c, _ = paired_values(ctx.baseline, ctx.candidate, key, [leaf],
                                     {leaf: (task.baseline_index[chosen], task.candidate_index[chosen])}, ctx.columns)
             parts.append(c - b if role == "paired" else c)
+            binary = binary and bool(np.isin(c, (0.0, 1.0)).all()) and (
+                role != "paired" or bool(np.isin(b, (0.0, 1.0)).all()))
             total += parts[-1].size
         at_look.append(total)
     values = np.concatenate(parts) if parts else np.zeros(0)
@@ -97,9 +99,10 @@ def _track(ctx: GateContext, key: MetricKey, role: str, hib: bool, perms: dict[s
     lo, hi = (declared.low, declared.high) if declared is not None else (0.0, 1.0)
     if role == "paired":
         values, lo, hi = (values if hib else -values), -(hi - lo), hi - lo
+    binary = binary and (lo, hi) == ((-1.0, 1.0) if role == "paired" else (0.0, 1.0))  # 0/1 scores
     try:
         return Track(to_unit(values, lo, hi), at_look, lo, hi, planned=sum(planned.get(leaf, 0) for leaf in leaves),
-                     planned_looks=planned_looks)
+                     planned_looks=planned_looks, binary=binary, paired=role == "paired")
     except ValueError:
         return None
 

@@ -39,6 +39,8 @@ class Track:
     high: float
     planned: int = 0  # observations planned by the last planned look (group-sequential information)
     planned_looks: int = 0  # looks planned (the last one is the final analysis)
+    binary: bool = False  # 0/1 scores: paired differences in {-1, 0, 1}, or a candidate's own 0/1 values
+    paired: bool = True  # paired differences (primary, regression) or the candidate's own values (hard)
 
     def fractions(self) -> list[float]:
         """Information fraction at each look seen: observations / planned, 1 at the last planned look."""
@@ -116,6 +118,24 @@ class GroupSequential:
         mean = float(x.mean())
         return mean, math.sqrt((float(((x - mean) ** 2).sum()) + PRIOR_VARIANCE) / n / n)
 
+    @staticmethod
+    def z(track: Track, n: int, m: float) -> float:
+        """The z statistic of "mean <= m" (m on [0, 1]) over the first n observations, large when the mean is
+        above m. 0/1 scores use the score tests the fixed-sample engine uses, whose standard error is taken
+        under the null (it keeps its level when discordance is rare, where the plain z does not): Tango's
+        test for paired differences, the one-sample score test for a candidate's own proportion. Other
+        values: (mean - m) / standard error, with one pseudo-observation of variance 1/4 on [0, 1]."""
+        x = track.x[:n]
+        if track.binary and track.paired:
+            from rlgate.stats.noninferiority import tango_z
+
+            delta0 = float(from_unit(m, track.low, track.high))
+            return float(tango_z(int((x > 0.75).sum()), int((x < 0.25).sum()), n, delta0))
+        if track.binary:
+            return (float(x.mean()) - m) / math.sqrt(m * (1 - m) / n)
+        mean, se = GroupSequential.moments(track, n)
+        return (mean - m) / se
+
     def first(self, track: Track, m: float, alpha: float, side: str, min_estimate: float | None = None) -> int | None:
         if side not in ("greater", "less"):
             raise ValueError(f"side must be 'greater' or 'less', not {side!r}")
@@ -125,9 +145,9 @@ class GroupSequential:
             if n == 0 or n == previous:  # no new information: no new test
                 continue
             previous = n
-            mean, se = self.moments(track, n)
-            if sign * (mean - m) / se >= c and (min_estimate is None
-                                                or float(from_unit(mean, track.low, track.high)) >= min_estimate):
+            if sign * self.z(track, n, m) >= c and (
+                    min_estimate is None
+                    or float(from_unit(track.x[:n].mean(), track.low, track.high)) >= min_estimate):
                 return k
         return None
 
@@ -137,10 +157,29 @@ class GroupSequential:
         if n == 0:
             return None, None, None
         c = self.critical(track, alpha)[look - 1]
-        mean, se = self.moments(track, n)
-        lo, hi = (0.0, 1.0) if not math.isfinite(c) else (max(mean - c * se, 0.0), min(mean + c * se, 1.0))
-        return (float(from_unit(lo, track.low, track.high)), float(from_unit(hi, track.low, track.high)),
-                c if math.isfinite(c) else None)
+        if not math.isfinite(c):
+            return track.low, track.high, None
+        x = track.x[:n]
+        if track.binary and track.paired:  # Tango's test inverted at the look's nominal level
+            from rlgate.stats.noninferiority import binary_lower_bound
+
+            better, worse, level = int((x > 0.75).sum()), int((x < 0.25).sum()), _normal_sf(c)
+            scale = (track.high - track.low) / 2  # the change in metric units is scale * (better - worse) / n
+            lower = float(binary_lower_bound(better, worse, n, level)) * scale
+            upper = -float(binary_lower_bound(worse, better, n, level)) * scale
+            return lower, upper, c
+        if track.binary:
+            from rlgate.stats.intervals import wilson_interval
+
+            lo, hi = wilson_interval(float(x.sum()), n, 1 - 2 * _normal_sf(c))
+        else:
+            mean, se = self.moments(track, n)
+            lo, hi = max(mean - c * se, 0.0), min(mean + c * se, 1.0)
+        return float(from_unit(lo, track.low, track.high)), float(from_unit(hi, track.low, track.high)), c
+
+
+def _normal_sf(z: float) -> float:
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
 def method_of(name: str, spending: str | None) -> Method:
