@@ -96,3 +96,24 @@ def test_a_collapsed_candidate_stops_early_and_a_full_run_extends_the_cache(
         "samples_gsm8k_*.jsonl")).read_text().splitlines()}  # the true doc ids of the subset generated
     never = {int(d) for d in listed["documents"]}
     assert logged == set(range(DOCS)) - never and len(logged) == generated
+
+
+def test_group_sequential_check_goes_through_the_same_live_path(tmp_path: Path, shared_data: Path,
+                                                                tiny_checkpoint: Path) -> None:
+    """method group_sequential: the same look-by-look generation, stop rule and listing, its method reported."""
+    stored = _gold_baseline(tmp_path, shared_data)
+    plan = {"chunk": 10, "min_samples": 10, "method": "group_sequential", "spending": "pocock"}
+    contract = _write(tmp_path / "gs", shared_data, {"results": str(stored)}, plan)
+    out = tmp_path / "out-gs"
+    result = runner.invoke(app, ["check", str(contract), "--checkpoint", str(tiny_checkpoint), "--out", str(out),
+                                 "--cache", str(tmp_path / "cache")])
+    assert result.exit_code == 1, result.output
+    decision = json.loads((out / "decision.json").read_text())
+    seq = decision["sequential"]
+    assert seq["mode"] == "check" and seq["procedure"] == "group_sequential" and seq["spending"] == "pocock"
+    assert seq["stopped_early"] and seq["stop_look"] < seq["looks_planned"] == 6
+    assert _manifest(out / "candidate")["documents"] == 10 * seq["stop_look"]
+    assert seq["not_generated"][0]["note"] == f"not generated: settled at look {seq['stop_look']}"
+    primary = {g["name"]: g for g in decision["gates"]}["gsm8k/exact_match/flexible-extract"]
+    assert primary["verdict"] == "fail" and "group-sequential at a planned look" in primary["reason"]
+    assert primary["details"]["sequential"]["critical_z"] > 1.645

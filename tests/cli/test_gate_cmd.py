@@ -128,3 +128,22 @@ def test_sequential_replay_reports_the_look_and_the_documents_never_generated(ab
                       "--baseline", str(abel["13b"]), "--out", str(tmp_path / "plain"))
     assert "sequential:" not in out
     assert json.loads((tmp_path / "plain" / "decision.json").read_text())["sequential"] is None
+
+
+def test_sequential_replay_with_the_group_sequential_method(abel: dict[str, Path], tmp_path: Path) -> None:
+    """protocol.sequential.method group_sequential: the same replay path, its method and boundaries reported."""
+    for name in ("abel_gsm8k.yaml", "gsm8k_suite.yaml"):
+        shutil.copy(CONTRACTS / name, tmp_path / name)
+    contract = tmp_path / "abel_gsm8k.yaml"
+    contract.write_text(contract.read_text() + "protocol:\n  sequential: {method: group_sequential, "
+                        "spending: obrien_fleming}\n")
+    code, out = _gate(str(contract), "--candidate", str(abel["13b"]), "--baseline", str(abel["7b"]),
+                      "--out", str(tmp_path / "o"), "--sequential", "--seed", "2")
+    assert code == 0 and "decision: RELEASE" in out
+    assert "sequential (group_sequential, obrien_fleming spending): decision RELEASE reached at look" in out
+    seq = json.loads((tmp_path / "o" / "decision.json").read_text())["sequential"]
+    assert seq["procedure"] == "group_sequential" and seq["spending"] == "obrien_fleming"
+    assert "Lan & DeMets" in seq["method"] and seq["matches_full"] and seq["stop_look"] < seq["looks_planned"]
+    assert seq["documents_used"] + seq["not_generated"][0]["count"] == seq["documents_total"] == 1319
+    primary = seq["gates"][0]
+    assert primary["verdict"] == "pass" and primary["critical_z"] > 1.96 and primary["lower"] > 0
