@@ -1,8 +1,10 @@
-"""Sequential (anytime-valid) gating replayed over stored results: how much of the suite was needed.
+"""Sequential gating replayed over stored results: how much of the suite was needed.
 
 Each task's paired documents are put in a seeded random order and revealed in chunks (the contract's
-`protocol.sequential`). After each look every gate is judged with the betting confidence sequence
-(rlgate.stats.sequential; Waudby-Smith & Ramdas, JRSS-B 2024), valid under optional stopping:
+`protocol.sequential`). After each look every gate is judged by the contract's method (one switch,
+rlgate.engine.sequential_methods): the betting confidence sequence (default; rlgate.stats.sequential;
+Waudby-Smith & Ramdas, JRSS-B 2024), valid under optional stopping, or a group-sequential test with
+Lan-DeMets alpha spending (rlgate.stats.group_sequential), valid at the planned looks only:
 - regression: pass once non-inferiority is shown (K+ at -max_drop rejects "change <= -max_drop"),
   fail once a drop beyond max_drop is shown; level alpha / (regression gates), Bonferroni.
 - primary: pass as its fixed-sample rule asks: by default once "improvement <= 0" is rejected with the
@@ -18,8 +20,11 @@ scores) stay open. Gates from other layers (monitor, contamination, judge) do no
 documents and count as settled. Generation stops when no decision gate is open, or as soon as the
 settled gates already block (no later look can improve on block). If the last look arrives with
 gates open, the fixed-sample engine decides on the documents generated: exactly the full-suite
-decision when max_fraction is 1. Worst-case error of a release is then alpha (anytime looks) plus
-alpha (the final fixed look); the simulation tests measure it below alpha for drops beyond the margin.
+decision when max_fraction is 1. With betting, worst-case error of a release is then alpha (anytime
+looks) plus alpha (the final fixed look); the simulation tests measure it below alpha for drops beyond
+the margin. With group_sequential the last planned look is the final analysis: each gate the method
+tracks is settled there by the final boundary (regression inconclusive, primary not shown), so its
+error stays alpha across the planned looks; only untracked gates and diagnostics take the fixed tests.
 `rlgate check` runs the same procedure live (rlgate.engine.sequential_check).
 """
 
