@@ -88,7 +88,7 @@ def main() -> None:
         cases = [("GSM8K Abel 13B over 7B", "abel_gsm8k.yaml", abel["7b"], abel["13b"]),
                  ("GSM8K Abel 7B over 13B", "abel_gsm8k.yaml", abel["13b"], abel["7b"]),
                  ("MMLU-Pro Llama-3.1-8B Instruct over base", "llama_mmlu_pro.yaml", llama["base"], llama["instruct"])]
-        print(f"{'pair':<42} {'method':<31} {'full':<13} {'fraction used (mean, max)':<27} {'same decision':<14} "
+        print(f"{'pair':<42} {'method':<34} {'full':<13} {'fraction used (mean, max)':<27} {'same decision':<14} "
               f"{'<=50% and same':<15} {'looks (median)':<15} time/replay")
         for label, contract_file, base, cand in cases:
             contract = load_contract(CONTRACTS / contract_file)
@@ -106,7 +106,7 @@ def main() -> None:
                     stops.append(r.stop_look)
                 per = (time.perf_counter() - start) / args.seeds
                 name = method + (f" ({spending})" if spending else "")
-                print(f"{label:<42} {name:<31} {full.decision:<13} {statistics.mean(fractions):>6.1%}, "
+                print(f"{label:<42} {name:<34} {full.decision:<13} {statistics.mean(fractions):>6.1%}, "
                       f"{max(fractions):>6.1%}{'':<13} {same}/{args.seeds:<11} {f'{on_target}/{args.seeds}':<15} "
                       f"{statistics.median(stops):<15} {per:.2f} s")
             if "GSM8K" in label:
