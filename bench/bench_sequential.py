@@ -14,7 +14,7 @@ primary gate's paired differences (an oracle: it is told the answer, so no usabl
 Gaussian form at the same looks: log LR_k = theta sqrt(t_k) Z_k - theta^2 t_k / 2 >= log(1/alpha), theta
 the full-suite z. How many seeded orders it settles by 50 % is the ceiling for anytime-valid tests there.
 
-Run: python bench/bench_sequential.py [--seeds 20]   (needs ../shared/data and the lmeval extra)
+Run: python bench/bench_sequential.py [--seeds 100]   (needs ../shared/data and the lmeval extra)
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def oracle_sprt(gates: GateConfig, base: RunResult, cand: RunResult, plan: Seque
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--looks", type=int, default=10)
     args = parser.parse_args()
     from fixtures.lmeval_builders import cached_folder
