@@ -27,10 +27,12 @@ DERIVED_SAMPLE_METRICS = (PARSE_FAILURE, LENGTH, TRUNCATION)
 
 
 def _length(sample: SampleRecord) -> float | None:
-    if sample.response_tokens:
-        return sum(sample.response_tokens) / len(sample.response_tokens)
-    if sample.responses:
-        return sum(len(r) for r in sample.responses) / len(sample.responses)
+    tokens = sample.response_tokens
+    if tokens:
+        return sum(tokens) / len(tokens)
+    responses = sample.responses
+    if responses:
+        return sum(map(len, responses)) / len(responses)
     return None
 
 
@@ -43,38 +45,47 @@ def _truncation(sample: SampleRecord, max_tokens: int | None) -> float | None:
 
 
 def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
-    """Add the derived metrics to every sample and their means to the task (in place)."""
+    """Add the derived metrics to every sample and their means to the task (in place).
+
+    Each (filter, metric) mean is summed in sample order, as before, so the values do not move by a bit;
+    the sums live in a dict per filter, touched once per (sample, filter) instead of once per value."""
     if not task.samples:
         return
     generative = config.get("output_type", "generate_until") == "generate_until"
     gen = config.get("generation_kwargs") or {}
     max_tokens = gen.get("max_gen_toks") or gen.get("max_tokens") or gen.get("max_new_tokens")
     max_tokens = int(max_tokens) if isinstance(max_tokens, (int, float)) else None
+    # (filter, metric) -> [sum, count], in the order first met (the task's metrics keep that order)
     sums: dict[tuple[str, str], list[float]] = {}
+    length: float | None = None
+    truncation: float | None = None
     for sample in task.samples:
         # one pass per document, no per-sample dict: this runs for every sample of both runs
-        filters = list(sample.scores) or list(sample.filtered) or ["none"]
-        length = _length(sample) if generative else None
-        truncation = _truncation(sample, max_tokens) if generative else None
-        filtered = sample.filtered
         all_scores = sample.scores
+        filtered = sample.filtered
+        filters = list(all_scores) or list(filtered) or ["none"]
+        if generative:
+            length = _length(sample)
+            truncation = _truncation(sample, max_tokens) if (sample.truncated or sample.response_tokens) else None
         for filt in filters:
-            scores = all_scores.setdefault(filt, {})
+            scores = all_scores.get(filt)
+            if scores is None:
+                scores = all_scores[filt] = {}
             if filt != "none" and filt in filtered:
-                _add(scores, sums, filt, PARSE_FAILURE, 1.0 if filtered[filt].strip() == INVALID_ANSWER else 0.0)
+                value = 1.0 if filtered[filt].strip() == INVALID_ANSWER else 0.0
+                scores[PARSE_FAILURE] = value
+                acc = sums.get((filt, PARSE_FAILURE)) or sums.setdefault((filt, PARSE_FAILURE), [0.0, 0.0])
+                acc[0] += value
+                acc[1] += 1
             if length is not None:
-                _add(scores, sums, filt, LENGTH, length)
+                scores[LENGTH] = length
+                acc = sums.get((filt, LENGTH)) or sums.setdefault((filt, LENGTH), [0.0, 0.0])
+                acc[0] += length
+                acc[1] += 1
             if truncation is not None:
-                _add(scores, sums, filt, TRUNCATION, truncation)
+                scores[TRUNCATION] = truncation
+                acc = sums.get((filt, TRUNCATION)) or sums.setdefault((filt, TRUNCATION), [0.0, 0.0])
+                acc[0] += truncation
+                acc[1] += 1
     for (filt, metric), (total, count) in sums.items():
         task.metrics.setdefault(filt, {})[metric] = total / count
-
-
-def _add(scores: dict[str, Any], sums: dict[tuple[str, str], list[float]], filt: str, metric: str,
-         value: float) -> None:
-    scores[metric] = value
-    acc = sums.get((filt, metric))
-    if acc is None:
-        acc = sums[(filt, metric)] = [0.0, 0.0]
-    acc[0] += value
-    acc[1] += 1

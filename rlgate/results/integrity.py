@@ -10,15 +10,16 @@ document or score) is an InputError naming both lines, because no rule could say
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
 from rlgate.errors import InputError
-from rlgate.results.models import CorruptScore, DocId, RunResult, SampleValue
+from rlgate.results.models import CorruptScore, DocId, RunResult, SampleRecord, SampleValue
 
 Problem = Literal["non_finite", "wrong_type"]
 _SHOWN = 60
@@ -59,9 +60,11 @@ def classify(value: Any) -> tuple[SampleValue | None, Problem | None]:
 def quarantine(run: RunResult) -> RunResult:
     """Move every unusable score of `run`'s samples into its task's `corrupt` list (in place; returns `run`)."""
     for task in run.tasks.values():
+        if _all_finite_numbers(_every_score(task.samples)):  # the common case: one C-level pass per task
+            continue
         for sample in task.samples:
             for filt, metrics in sample.scores.items():
-                if _all_finite_numbers(metrics):  # the common case: one C call per filter
+                if _all_finite_numbers(metrics.values()):
                     continue
                 bad = [(m, v) for m, v in metrics.items() if classify(v)[1] is not None]
                 for metric, value in bad:
@@ -71,10 +74,22 @@ def quarantine(run: RunResult) -> RunResult:
     return run
 
 
-def _all_finite_numbers(metrics: dict[str, Any]) -> bool:
-    """True when every value is a finite number (fsum refuses strings and lists, and a NaN / inf shows in it)."""
+def _every_score(samples: list[SampleRecord]) -> Iterator[Any]:
+    """Every value in the samples' `scores` (filter -> metric -> value), iterated without a Python loop."""
+    per_filter = chain.from_iterable(map(dict.values, map(_SCORES, samples)))
+    return chain.from_iterable(map(dict.values, per_filter))
+
+
+_SCORES = attrgetter("scores")
+
+
+def _all_finite_numbers(values: Iterable[Any]) -> bool:
+    """True when every value is a finite number (fsum refuses strings and lists, and a NaN / inf shows in it).
+
+    A sum that overflows although every value is finite answers False, so the caller looks value by value.
+    """
     try:
-        return math.isfinite(math.fsum(metrics.values()))
+        return math.isfinite(math.fsum(values))
     except (TypeError, OverflowError, ValueError):
         return False
 
@@ -84,9 +99,11 @@ class SampleLines:
 
     `first(doc_id, filter, line, row)` is True for a line to use and False for an identical repeat
     (counted in `collapsed`); a repeat that disagrees raises InputError naming both lines. Only line
-    numbers are kept: when a key repeats, the earlier line is read back from the file and `fields`
-    picks what must agree (response, filtered answer, document hash, each score), so a clean file
-    costs one dict lookup per line. Values are compared as JSON, so two NaN scores agree.
+    numbers are kept (`seen`: key -> first line): when a key repeats, the earlier line is read back from
+    the file and `fields` picks what must agree (response, filtered answer, document hash, each score), so
+    a clean file costs one dict lookup per line. The file is read back once, on the first repeat, and its
+    lines kept, so many repeats cost one read, not one each. Values are compared as JSON, so two NaN
+    scores agree. `row` may be None: the line is then read back too.
     """
 
     def __init__(self, file: Path, fix: str, fields: Callable[[Any], Mapping[str, Any]] | None = None) -> None:
@@ -94,15 +111,17 @@ class SampleLines:
         self.fix = fix
         self.fields = fields or (lambda row: row if isinstance(row, Mapping) else {"value": row})
         self.collapsed = 0
-        self._seen: dict[tuple[DocId, str], int] = {}
+        self.seen: dict[tuple[DocId, str], int] = {}
+        self._text: list[str] | None = None
 
-    def first(self, doc_id: DocId, filt: str, line: int, row: Any) -> bool:
+    def first(self, doc_id: DocId, filt: str, line: int, row: Any = None) -> bool:
         key = (doc_id, filt)
-        before_line = self._seen.get(key)
+        before_line = self.seen.get(key)
         if before_line is None:
-            self._seen[key] = line
+            self.seen[key] = line
             return True
-        before, content = self.fields(self._line(before_line)), self.fields(row)
+        before = self.fields(self._line(before_line))
+        content = self.fields(self._line(line) if row is None else row)
         differs = [name for name in dict.fromkeys([*before, *content])
                    if shown_full(before.get(name)) != shown_full(content.get(name))]
         if not differs:
@@ -115,9 +134,10 @@ class SampleLines:
 
     def _line(self, number: int) -> Any:
         """Line `number` (1-based) of the file, parsed again (it parsed once already)."""
-        with open(self.file, encoding="utf-8") as handle:
-            text = next(itertools.islice(handle, number - 1, None))
-        return json.loads(text)
+        if self._text is None:
+            with open(self.file, encoding="utf-8") as handle:
+                self._text = handle.readlines()
+        return json.loads(self._text[number - 1])
 
 
 def shown_full(value: Any) -> str:

@@ -2,30 +2,27 @@
 
 lm-eval writes one line per (filter, document). Each line is decoded into a struct that holds only what
 rlgate uses (ids, filter, metric names and values, responses, target, prompt, document); the hashes of
-prompt and target and anything else on the line are skipped by the decoder, never built. The metric values
-sit under keys named by each line's `metrics` list, so the struct type is made per file from the names seen
-(msgspec.defstruct, renamed fields). Lines msgspec refuses (NaN / Infinity, broken JSON) go through
-`json.loads`, so issue 15's rules hold exactly: non-finite scores and wrong types are corrupt, identical
-repeats of a (document, filter) line collapse, conflicting ones are a located error.
+prompt and target and anything else on the line are skipped by the decoder, never built. A plain file is
+decoded in one call and its prompts and documents once per document (`samples_decode`); any other file
+line by line, where lines msgspec refuses (NaN / Infinity, broken JSON) go through `json.loads`, so issue
+15's rules hold exactly: non-finite scores and wrong types are corrupt, identical repeats of a (document,
+filter) line collapse, conflicting ones are a located error.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
 
-from rlgate.errors import InputError
-from rlgate.jsonl_fast import decode, lines, read_bytes
+from rlgate.harness.lmeval.samples_decode import UNSET, LineType, prompt, prompts_and_docs, rows
+from rlgate.jsonl_fast import read_bytes
 from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import CorruptScore, SampleRecord, doc_order
 
-_KNOWN = ("doc_id", "filter", "metrics", "doc_hash", "target", "resps", "filtered_resps", "arguments", "doc",
-          "response_tokens", "truncated")
-_UNSET = msgspec.UNSET
-_FIX = "the samples file is corrupt or truncated; re-run lm_eval for this task"
 _FIX_CONFLICT = ("two lines for the same document and filter disagree, so neither can be trusted; "
                  "re-run lm_eval for this task (or delete the line that is wrong)")
 
@@ -38,31 +35,6 @@ class SamplesRead(NamedTuple):
     duplicate_lines: int
 
 
-class _LineType:
-    """The struct type for the metric names seen so far; grows (and a line is decoded again) on a new name."""
-
-    def __init__(self) -> None:
-        self.attr: dict[str, str] = {}  # metric name -> struct attribute
-        self._build()
-
-    def _build(self) -> None:
-        extra = [name for name in self.attr if name not in _KNOWN]
-        fields = [(k, Any, _UNSET) for k in _KNOWN] + [(f"m{i}", Any, _UNSET) for i in range(len(extra))]
-        rename = {f"m{i}": name for i, name in enumerate(extra)}
-        self.type = msgspec.defstruct("SampleLine", fields, rename=rename)
-        self.decoder = msgspec.json.Decoder(self.type)
-        self.attr = {name: name if name in _KNOWN else f"m{extra.index(name)}" for name in self.attr}
-
-    def add(self, names: list[Any]) -> bool:
-        """Add unseen (string) metric names; True when the type changed."""
-        new = [n for n in names if isinstance(n, str) and n not in self.attr]
-        for name in new:
-            self.attr[name] = ""
-        if new:
-            self._build()
-        return bool(new)
-
-
 def _agreeing(row: Any) -> dict[str, Any]:
     """What two lines for the same document and filter must agree on (compared only when a line repeats)."""
     if isinstance(row, bytes):
@@ -70,17 +42,6 @@ def _agreeing(row: Any) -> dict[str, Any]:
     names = row["metrics"] if isinstance(row.get("metrics"), list) else []
     return {"response": row.get("resps"), "filtered answer": row.get("filtered_resps"),
             "document": row.get("doc_hash"), "target": row.get("target"), **{str(m): row.get(m) for m in names}}
-
-
-def _prompt(arguments: Any) -> str | None:
-    if isinstance(arguments, dict):  # lm-eval >= 0.4.3: {"gen_args_0": {"arg_0": prompt, ...}}
-        first = arguments.get("gen_args_0") or {}
-        value = first.get("arg_0") if isinstance(first, dict) else None
-    elif isinstance(arguments, list) and arguments and isinstance(arguments[0], list) and arguments[0]:
-        value = arguments[0][0]
-    else:
-        value = None
-    return value if isinstance(value, str) else None
 
 
 def _responses(resps: Any) -> list[str]:
@@ -92,26 +53,42 @@ def _responses(resps: Any) -> list[str]:
     return [str(r) for r in resps]
 
 
-def _value(value: Any) -> Any:
-    return None if value is _UNSET else value
-
-
 _BASE_SET = frozenset(("doc_id", "doc_hash", "prompt", "target", "responses", "filtered", "scores", "doc", "extra"))
 
 
 def _record(row: Any) -> dict[str, Any]:
-    """A SampleRecord's state, every field in declaration order (`_construct` makes the object from it)."""
-    target = _value(row.target)
-    doc = row.doc
+    """A SampleRecord's state, every field in declaration order (`_construct` makes the object from it).
+
+    A fast row's prompt and document stay raw slices here (`_decode_deferred` decodes them for all records)."""
+    target = None if row.target is UNSET else row.target
+    doc_hash = None if row.doc_hash is UNSET else row.doc_hash
     tokens, truncated = row.response_tokens, row.truncated
     # optional per-response details a runner may add to lm-eval's sample lines
     tokens = tokens if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens) else None
     truncated = truncated if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated) else None
-    return {"doc_id": row.doc_id, "doc_hash": str(_value(row.doc_hash) or ""),
-            "prompt": _prompt(row.arguments), "target": None if target is None else str(target),
-            "responses": _responses(row.resps), "filtered": {}, "scores": {},
-            "doc": doc if isinstance(doc, dict) else None, "response_tokens": tokens, "truncated": truncated,
-            "extra": {}, "trajectory": None}
+    arguments, doc = row.arguments, row.doc
+    return {"doc_id": row.doc_id, "doc_hash": str(doc_hash or ""),
+            "prompt": arguments if type(arguments) is _RAW else prompt(arguments),
+            "target": None if target is None else str(target), "responses": _responses(row.resps),
+            "filtered": {}, "scores": {}, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
+            "response_tokens": tokens, "truncated": truncated, "extra": {}, "trajectory": None}
+
+
+_RAW = msgspec.Raw
+
+
+def _decode_deferred(records: list[dict[str, Any]]) -> None:
+    """Replace the raw prompt and document slices of the records by their values (in place, keeping key order)."""
+    lazy = [r for r in records if type(r["prompt"]) is _RAW or type(r["doc"]) is _RAW]
+    if not lazy:
+        return
+    prompts, docs = prompts_and_docs([r["prompt"] if type(r["prompt"]) is _RAW else UNSET for r in lazy],
+                                     [r["doc"] if type(r["doc"]) is _RAW else UNSET for r in lazy])
+    for record, text, doc in zip(lazy, prompts, docs, strict=True):
+        if type(record["prompt"]) is _RAW:
+            record["prompt"] = text
+        if type(record["doc"]) is _RAW:
+            record["doc"] = doc
 
 
 def _construct(state: dict[str, Any]) -> SampleRecord:
@@ -139,59 +116,64 @@ def read_samples_file(file: Path) -> SamplesRead:
     numeric (corpus metrics such as bleu keep (reference, prediction) per sample) are skipped as before.
     """
     data = read_bytes(file)
+    kind = LineType()
+    records, corrupt, odd, seen = _merge(file, rows(data, file, kind))
+    _decode_deferred(list(records.values()))
+    numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
+    if odd:
+        numeric |= {(f, m) for r in records.values() for f, values in r["scores"].items() for m in values}
+    for doc_id, number, filt, metric, value in odd:
+        if value is None or (filt, metric) in numeric:  # a number elsewhere: this line's value is broken
+            corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem="wrong_type",
+                                        value=shown(value), where=f"{file.name}:{number}"))
+    corrupt.sort(key=lambda c: (doc_order(c.doc_id), c.filter, c.metric))
+    # Every field was built above with its declared type, so validation would only cost time.
+    samples = [_construct(r) for r in records.values()]
+    return SamplesRead(samples, corrupt, seen.collapsed)
+
+
+_Odd = list[tuple[int, int, str, str, Any]]  # (doc_id, line, filter, metric, value) not numbers
+
+
+def _merge(file: Path, lines: Iterable[tuple[int, bytes, Any, list[tuple[str, str]]]]
+           ) -> tuple[dict[int, dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
+    """Records by doc_id from the decoded lines: filtered answers and scores merged, repeats collapsed or refused."""
     records: dict[int, dict[str, Any]] = {}
     seen = SampleLines(file, fix=_FIX_CONFLICT, fields=_agreeing)
+    first_line = seen.seen
     corrupt: list[CorruptScore] = []
-    odd: list[tuple[int, int, str, str, Any]] = []  # (doc_id, line, filter, metric, value) not numbers
-    kind = _LineType()
-    last_names: Any = None
+    odd: _Odd = []
     where = file.name
-    for number, _, raw in lines(data):
-        row: Any = decode(kind.decoder, raw, file, number, _FIX)
-        if not isinstance(row, kind.type):  # msgspec refused the line; json.loads read it
-            if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
-                raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
-                                 fix="this is not an lm-eval samples file")
-            kind.add(row["metrics"] if isinstance(row.get("metrics"), list) else [])
-            row = msgspec.convert(row, kind.type, strict=False)
-            last_names = None
+    for number, raw, row, metrics in lines:
         doc_id = row.doc_id
-        if not isinstance(doc_id, int):
-            raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
-                             fix="this is not an lm-eval samples file")
-        names = row.metrics
-        if not isinstance(names, list):
-            names = []
-        if names != last_names:
-            if kind.add(names):  # new metric names: their values were skipped, decode the line again
-                row = decode(kind.decoder, raw, file, number, _FIX)
-                if not isinstance(row, kind.type):
-                    row = msgspec.convert(row, kind.type, strict=False)
-            last_names = names
-        filt = "none" if row.filter is _UNSET else row.filter
-        if not seen.first(doc_id, str(filt), number, raw):
+        filt = row.filter
+        if filt is UNSET:
+            filt = "none"
+        key = (doc_id, filt if type(filt) is str else str(filt))
+        if key not in first_line:
+            first_line[key] = number
+        elif not seen.first(doc_id, key[1], number, raw):
             continue
         record = records.get(doc_id)
         if record is None:
             record = records[doc_id] = _record(row)
         filtered = row.filtered_resps
-        if isinstance(filtered, list) and filtered:
+        if type(filtered) is list and filtered:
             first = filtered[0]
-            if isinstance(first, list):
-                record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
-                first = first[0] if first else ""
-            record["filtered"][filt] = str(first)
+            if type(first) is not str:
+                if isinstance(first, list):
+                    record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
+                    first = first[0] if first else ""
+                first = str(first)
+            record["filtered"][filt] = first
         scores = record["scores"].setdefault(filt, {})
-        for metric in names:
-            attr = kind.attr.get(metric) if isinstance(metric, str) else None
-            if attr is None:
-                continue
-            value = getattr(row, attr)
-            if value is _UNSET:
-                continue  # listed but not written: the sample lacks it (counted by the engine as missing)
+        for metric, name in metrics:
+            value = getattr(row, name)
             if type(value) is float and value - value == 0.0:  # the common case, finite: no call
                 scores[metric] = value
                 continue
+            if value is UNSET:
+                continue  # listed but not written: the sample lacks it (counted by the engine as missing)
             usable, problem = classify(value)
             if usable is not None:
                 scores[metric] = usable
@@ -200,15 +182,4 @@ def read_samples_file(file: Path) -> SamplesRead:
                                             value=shown(value), where=f"{where}:{number}"))
             else:
                 odd.append((doc_id, number, filt, metric, value))
-    numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
-    if odd:
-        numeric |= {(f, m) for r in records.values() for f, values in r["scores"].items() for m in values}
-    for doc_id, number, filt, metric, value in odd:
-        if value is None or (filt, metric) in numeric:  # a number elsewhere: this line's value is broken
-            corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem="wrong_type",
-                                        value=shown(value), where=f"{where}:{number}"))
-    corrupt.sort(key=lambda c: (doc_order(c.doc_id), c.filter, c.metric))
-    # Every field was built above with its declared type, so validation would only cost time.
-    samples = [_construct(r) for r in records.values()]
-    return SamplesRead(samples, corrupt, seen.collapsed)
-
+    return records, corrupt, odd, seen

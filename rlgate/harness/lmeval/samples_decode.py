@@ -1,0 +1,155 @@
+"""Decoding the lines of an lm-eval samples file with msgspec: typed where the line is plain, loosely where not.
+
+Two struct types are made per file from the metric names seen (the values sit under keys the line's
+`metrics` list names; `msgspec.defstruct` with renamed fields):
+
+- the *fast* type types what the merge relies on (an integer doc_id, a string filter, a list of metric
+  names) and keeps the prompt (`arguments`) and the document (`doc`) as raw JSON slices
+  (`msgspec.Raw`): they are decoded after the merge, once per document rather than once per (filter,
+  document) line and all in one call, and the prompt's generation arguments (`arg_1`) are never built;
+- the *loose* type takes anything (every field `Any`); a line the fast type refuses is decoded again with
+  it (and by `json.loads` if msgspec refuses the JSON itself), so the exact rules and errors of issue 15
+  hold for odd lines.
+
+Lines are decoded one by one and handed on at once (a whole-file `decode_lines` was measured slower:
+keeping every line's struct alive costs more than the calls it saves, and it reads whitespace-separated
+values, not lines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from rlgate.errors import InputError
+from rlgate.jsonl_fast import decode
+
+KNOWN = ("doc_id", "filter", "metrics", "doc_hash", "target", "resps", "filtered_resps", "arguments", "doc",
+         "response_tokens", "truncated")
+UNSET: Any = msgspec.UNSET
+FIX = "the samples file is corrupt or truncated; re-run lm_eval for this task"
+_FAST_TYPES: dict[str, Any] = {"doc_id": int, "filter": str, "metrics": list[str], "arguments": msgspec.Raw,
+                               "doc": msgspec.Raw}
+_FAST_DEFAULTS: dict[str, Any] = {"filter": "none", "metrics": []}  # what the exact path makes of them missing
+
+
+class _Gen(msgspec.Struct):
+    """`arguments.gen_args_0` of lm-eval >= 0.4.3: the prompt is `arg_0` (`arg_1`, generation kwargs, is skipped)."""
+
+    arg_0: Any = UNSET
+
+
+class _Args(msgspec.Struct):
+    gen_args_0: _Gen | list[Any] | str | float | bool | None = UNSET
+
+
+_PROMPTS = msgspec.json.Decoder(list[_Args | list[Any] | str | float | bool | None])
+_ANY_LIST = msgspec.json.Decoder(list[Any])
+
+
+class LineType:
+    """The struct types for the metric names seen so far; they grow (and lines are decoded again) on a new name."""
+
+    def __init__(self) -> None:
+        self.attr: dict[str, str] = {}  # metric name -> struct attribute
+        self._build()
+
+    def _build(self) -> None:
+        extra = [name for name in self.attr if name not in KNOWN]
+        names = [(f"m{i}", Any, UNSET) for i in range(len(extra))]
+        rename = {f"m{i}": name for i, name in enumerate(extra)}
+        self.type = msgspec.defstruct("SampleLine", [(k, Any, UNSET) for k in KNOWN] + names, rename=rename)
+        self.decoder = msgspec.json.Decoder(self.type)
+        fast = [(k, _FAST_TYPES.get(k, Any), _FAST_DEFAULTS.get(k, UNSET)) for k in KNOWN]
+        self.fast_type = msgspec.defstruct("FastSampleLine", fast + names, rename=rename)
+        self.fast_decoder = msgspec.json.Decoder(self.fast_type)
+        # in place: a reader may hold on to this mapping while the types grow
+        self.attr.update({name: name if name in KNOWN else f"m{extra.index(name)}" for name in self.attr})
+
+    def add(self, names: list[Any]) -> bool:
+        """Add unseen (string) metric names; True when the types changed."""
+        new = [n for n in names if isinstance(n, str) and n not in self.attr]
+        for name in new:
+            self.attr[name] = ""
+        if new:
+            self._build()
+        return bool(new)
+
+
+def rows(data: bytes, file: Path, kind: LineType) -> Iterator[tuple[int, bytes, Any, list[tuple[str, str]]]]:
+    """(line number, line, row, (metric, struct attribute) per metric the line lists) for every non-blank line.
+
+    The row is of the fast type, or of the loose one for a line the fast type refuses; a metric name
+    that is not a string is left out. Errors name the line."""
+    last_names: Any = None
+    metrics: list[tuple[str, str]] = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw or raw.isspace():
+            continue
+        row: Any
+        try:
+            row = kind.fast_decoder.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            row = _loose(raw, file, number, kind)
+            last_names = None
+        names = row.metrics if isinstance(row.metrics, list) else []
+        if names != last_names:
+            if kind.add(names):  # new metric names: their values were skipped, decode the line again
+                try:
+                    row = kind.fast_decoder.decode(raw)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    row = _loose(raw, file, number, kind)
+            last_names = names
+            metrics = [(name, kind.attr[name]) for name in names if isinstance(name, str)]
+        yield number, raw, row, metrics
+
+
+def _loose(raw: bytes, file: Path, number: int, kind: LineType) -> Any:
+    """The line as the loose type (through `json.loads` where msgspec refuses it); it must have an integer doc_id."""
+    row: Any = decode(kind.decoder, raw, file, number, FIX)
+    if not isinstance(row, kind.type):  # msgspec refused the line; json.loads read it
+        if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
+            raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
+                             fix="this is not an lm-eval samples file")
+        kind.add(row["metrics"] if isinstance(row.get("metrics"), list) else [])
+        row = msgspec.convert(row, kind.type, strict=False)
+    if not isinstance(row.doc_id, int):
+        raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
+                         fix="this is not an lm-eval samples file")
+    return row
+
+
+def prompt(arguments: Any) -> str | None:
+    """The prompt in lm-eval's `arguments` (a mapping of lm-eval >= 0.4.3, or the older list of lists)."""
+    if isinstance(arguments, _Args):
+        gen = arguments.gen_args_0
+        value = gen.arg_0 if isinstance(gen, _Gen) else None
+    elif isinstance(arguments, dict):  # {"gen_args_0": {"arg_0": prompt, "arg_1": {...}}}
+        first = arguments.get("gen_args_0") or {}
+        value = first.get("arg_0") if isinstance(first, dict) else None
+    elif isinstance(arguments, list) and arguments and isinstance(arguments[0], list) and arguments[0]:
+        value = arguments[0][0]
+    else:
+        value = None
+    return value if isinstance(value, str) else None
+
+
+def _joined(raws: list[Any]) -> bytes:
+    """The raw JSON values as one JSON array (a missing one as null)."""
+    return b"[" + b",".join(b"null" if r is UNSET else r for r in raws) + b"]"
+
+
+def prompts_and_docs(arguments: list[Any], docs: list[Any]) -> tuple[list[str | None], list[dict[str, Any] | None]]:
+    """The prompts and documents of the raw `arguments` and `doc` slices, each list decoded in one call.
+
+    The slices were valid JSON inside a line msgspec decoded, so decoding them again cannot fail; a prompt
+    of an unexpected shape is read loosely (every field built) and judged by the same rules."""
+    try:
+        args: list[Any] = _PROMPTS.decode(_joined(arguments))
+    except msgspec.ValidationError:
+        args = _ANY_LIST.decode(_joined(arguments))
+    decoded = _ANY_LIST.decode(_joined(docs))
+    return [prompt(a) for a in args], [d if isinstance(d, dict) else None for d in decoded]
