@@ -18,7 +18,6 @@ values, not lines).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,32 +78,26 @@ class LineType:
         return bool(new)
 
 
-def rows(data: bytes, file: Path, kind: LineType) -> Iterator[tuple[int, bytes, Any, list[tuple[str, str]]]]:
-    """(line number, line, row, (metric, struct attribute) per metric the line lists) for every non-blank line.
+Metrics = list[tuple[str, str]]  # (metric name, struct attribute) per metric a line lists
 
-    The row is of the fast type, or of the loose one for a line the fast type refuses; a metric name
-    that is not a string is left out. Errors name the line."""
-    last_names: Any = None
-    metrics: list[tuple[str, str]] = []
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        if not raw or raw.isspace():
-            continue
-        row: Any
+
+def settle(raw: bytes, row: Any, file: Path, number: int, kind: LineType, last_names: Any
+           ) -> tuple[Any, list[Any], Metrics]:
+    """A line the fast decoder refused (`row` None) or whose metric names differ from the line before.
+
+    Returns (the row, its metric names, (name, attribute) per string name): the row decoded loosely where
+    the fast type refused it (errors name the line), and again when it names metrics not seen before (their
+    values were skipped). The caller takes `kind.fast_decoder` anew after this (the types may have grown)."""
+    if row is None:
+        row = _loose(raw, file, number, kind)
+        last_names = None
+    names = row.metrics if isinstance(row.metrics, list) else []
+    if names != last_names and kind.add(names):
         try:
             row = kind.fast_decoder.decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError):
             row = _loose(raw, file, number, kind)
-            last_names = None
-        names = row.metrics if isinstance(row.metrics, list) else []
-        if names != last_names:
-            if kind.add(names):  # new metric names: their values were skipped, decode the line again
-                try:
-                    row = kind.fast_decoder.decode(raw)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    row = _loose(raw, file, number, kind)
-            last_names = names
-            metrics = [(name, kind.attr[name]) for name in names if isinstance(name, str)]
-        yield number, raw, row, metrics
+    return row, names, [(name, kind.attr[name]) for name in names if isinstance(name, str)]
 
 
 def _loose(raw: bytes, file: Path, number: int, kind: LineType) -> Any:

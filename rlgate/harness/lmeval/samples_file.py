@@ -12,13 +12,12 @@ filter) line collapse, conflicting ones are a located error.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
 
-from rlgate.harness.lmeval.samples_decode import UNSET, LineType, prompt, prompts_and_docs, rows
+from rlgate.harness.lmeval.samples_decode import UNSET, LineType, Metrics, prompt, prompts_and_docs, settle
 from rlgate.jsonl_fast import read_bytes
 from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import CorruptScore, SampleRecord, doc_order
@@ -91,19 +90,19 @@ def _decode_deferred(records: list[dict[str, Any]]) -> None:
             record["doc"] = doc
 
 
-def _construct(state: dict[str, Any]) -> SampleRecord:
+def _construct(state: dict[str, Any], new: Any = object.__new__, put: Any = object.__setattr__) -> SampleRecord:
     """What `SampleRecord.model_construct(**given)` builds, without its per-field default machinery: the same
     `__dict__` (every field, declaration order) and the same fields-set (the fields the reader gave)."""
-    record = SampleRecord.__new__(SampleRecord)
+    record = new(SampleRecord)
     given = set(_BASE_SET)
     if state["response_tokens"] is not None:
         given.add("response_tokens")
     if state["truncated"] is not None:
         given.add("truncated")
-    object.__setattr__(record, "__dict__", state)
-    object.__setattr__(record, "__pydantic_fields_set__", given)
-    object.__setattr__(record, "__pydantic_extra__", None)
-    object.__setattr__(record, "__pydantic_private__", None)
+    put(record, "__dict__", state)
+    put(record, "__pydantic_fields_set__", given)
+    put(record, "__pydantic_extra__", None)
+    put(record, "__pydantic_private__", None)
     return record
 
 
@@ -116,8 +115,7 @@ def read_samples_file(file: Path) -> SamplesRead:
     numeric (corpus metrics such as bleu keep (reference, prediction) per sample) are skipped as before.
     """
     data = read_bytes(file)
-    kind = LineType()
-    records, corrupt, odd, seen = _merge(file, rows(data, file, kind))
+    records, corrupt, odd, seen = _merge(file, data)
     _decode_deferred(list(records.values()))
     numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
     if odd:
@@ -135,16 +133,32 @@ def read_samples_file(file: Path) -> SamplesRead:
 _Odd = list[tuple[int, int, str, str, Any]]  # (doc_id, line, filter, metric, value) not numbers
 
 
-def _merge(file: Path, lines: Iterable[tuple[int, bytes, Any, list[tuple[str, str]]]]
-           ) -> tuple[dict[int, dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
-    """Records by doc_id from the decoded lines: filtered answers and scores merged, repeats collapsed or refused."""
+def _merge(file: Path, data: bytes) -> tuple[dict[int, dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
+    """Records by doc_id from the lines: filtered answers and scores merged, repeats collapsed or refused.
+
+    One loop decodes and merges every line (the hot path of reading a run: no generator, no call per line
+    but msgspec's); lines the fast type refuses, and changes of metric names, go through `settle`."""
     records: dict[int, dict[str, Any]] = {}
     seen = SampleLines(file, fix=_FIX_CONFLICT, fields=_agreeing)
     first_line = seen.seen
     corrupt: list[CorruptScore] = []
     odd: _Odd = []
     where = file.name
-    for number, raw, row, metrics in lines:
+    kind = LineType()
+    decoder = kind.fast_decoder
+    refused = (msgspec.DecodeError, msgspec.ValidationError)
+    last_names: Any = None
+    metrics: Metrics = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw or raw.isspace():
+            continue
+        try:
+            row = decoder.decode(raw)
+        except refused:
+            row = None
+        if row is None or row.metrics != last_names:
+            row, last_names, metrics = settle(raw, row, file, number, kind, last_names)
+            decoder = kind.fast_decoder
         doc_id = row.doc_id
         filt = row.filter
         if filt is UNSET:
