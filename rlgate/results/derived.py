@@ -44,48 +44,60 @@ def _truncation(sample: SampleRecord, max_tokens: int | None) -> float | None:
     return None
 
 
+_NAMES = (PARSE_FAILURE, LENGTH, TRUNCATION)
+_ABSENT = object()
+
+
 def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
     """Add the derived metrics to every sample and their means to the task (in place).
 
-    Each (filter, metric) mean is summed in sample order, as before, so the values do not move by a bit;
-    the sums live in a dict per filter, touched once per (sample, filter) instead of once per value."""
+    Each (filter, metric) mean is summed in sample order, and the task's metrics are added in the order
+    each (filter, metric) was first met, as always; the running sums sit in one list per filter
+    (sum, count per metric), so a (sample, filter) costs one lookup, not one per metric."""
     if not task.samples:
         return
     generative = config.get("output_type", "generate_until") == "generate_until"
     gen = config.get("generation_kwargs") or {}
     max_tokens = gen.get("max_gen_toks") or gen.get("max_tokens") or gen.get("max_new_tokens")
     max_tokens = int(max_tokens) if isinstance(max_tokens, (int, float)) else None
-    # (filter, metric) -> [sum, count], in the order first met (the task's metrics keep that order)
-    sums: dict[tuple[str, str], list[float]] = {}
+    sums: dict[str, list[float]] = {}  # filter -> [sum, count] for each of _NAMES
+    order: list[tuple[str, int]] = []  # (filter, index into _NAMES), in the order first met
     length: float | None = None
     truncation: float | None = None
     for sample in task.samples:
         # one pass per document, no per-sample dict: this runs for every sample of both runs
         all_scores = sample.scores
         filtered = sample.filtered
-        filters = list(all_scores) or list(filtered) or ["none"]
         if generative:
             length = _length(sample)
             truncation = _truncation(sample, max_tokens) if (sample.truncated or sample.response_tokens) else None
-        for filt in filters:
+        for filt in list(all_scores) or list(filtered) or ["none"]:
             scores = all_scores.get(filt)
             if scores is None:
                 scores = all_scores[filt] = {}
-            if filt != "none" and filt in filtered:
-                value = 1.0 if filtered[filt].strip() == INVALID_ANSWER else 0.0
+            acc = sums.get(filt)
+            if acc is None:
+                acc = sums[filt] = [0.0] * 6
+            answer = filtered.get(filt, _ABSENT) if filt != "none" else _ABSENT
+            if answer is not _ABSENT:
+                value = 1.0 if answer.strip() == INVALID_ANSWER else 0.0  # type: ignore[attr-defined]
                 scores[PARSE_FAILURE] = value
-                acc = sums.get((filt, PARSE_FAILURE)) or sums.setdefault((filt, PARSE_FAILURE), [0.0, 0.0])
+                if not acc[1]:
+                    order.append((filt, 0))
                 acc[0] += value
                 acc[1] += 1
             if length is not None:
                 scores[LENGTH] = length
-                acc = sums.get((filt, LENGTH)) or sums.setdefault((filt, LENGTH), [0.0, 0.0])
-                acc[0] += length
-                acc[1] += 1
+                if not acc[3]:
+                    order.append((filt, 1))
+                acc[2] += length
+                acc[3] += 1
             if truncation is not None:
                 scores[TRUNCATION] = truncation
-                acc = sums.get((filt, TRUNCATION)) or sums.setdefault((filt, TRUNCATION), [0.0, 0.0])
-                acc[0] += truncation
-                acc[1] += 1
-    for (filt, metric), (total, count) in sums.items():
-        task.metrics.setdefault(filt, {})[metric] = total / count
+                if not acc[5]:
+                    order.append((filt, 2))
+                acc[4] += truncation
+                acc[5] += 1
+    for filt, index in order:
+        total, count = sums[filt][2 * index: 2 * index + 2]
+        task.metrics.setdefault(filt, {})[_NAMES[index]] = total / count

@@ -84,12 +84,12 @@ _SCORES = attrgetter("scores")
 
 
 def _all_finite_numbers(values: Iterable[Any]) -> bool:
-    """True when every value is a finite number (fsum refuses strings and lists, and a NaN / inf shows in it).
+    """True when every value is a finite number: a sum refuses strings and lists, and a NaN / inf shows in it.
 
     A sum that overflows although every value is finite answers False, so the caller looks value by value.
     """
     try:
-        return math.isfinite(math.fsum(values))
+        return math.isfinite(sum(values, 0.0))
     except (TypeError, OverflowError, ValueError):
         return False
 

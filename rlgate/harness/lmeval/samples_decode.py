@@ -131,8 +131,8 @@ def prompt(arguments: Any) -> str | None:
 
 
 def _joined(raws: list[Any]) -> bytes:
-    """The raw JSON values as one JSON array (a missing one as null)."""
-    return b"[" + b",".join(b"null" if r is UNSET else r for r in raws) + b"]"
+    """The raw JSON values as one JSON array (anything but a raw slice as null)."""
+    return b"[" + b",".join(r if type(r) is msgspec.Raw else b"null" for r in raws) + b"]"
 
 
 def prompts_and_docs(arguments: list[Any], docs: list[Any]) -> tuple[list[str | None], list[dict[str, Any] | None]]:

@@ -47,9 +47,7 @@ def _responses(resps: Any) -> list[str]:
     if not isinstance(resps, list) or not resps:
         return []
     first = resps[0]
-    if isinstance(first, list):
-        return [str(r) for r in first]
-    return [str(r) for r in resps]
+    return list(map(str, first if isinstance(first, list) else resps))
 
 
 _BASE_SET = frozenset(("doc_id", "doc_hash", "prompt", "target", "responses", "filtered", "scores", "doc", "extra"))
@@ -76,17 +74,14 @@ def _record(row: Any) -> dict[str, Any]:
 _RAW = msgspec.Raw
 
 
-def _decode_deferred(records: list[dict[str, Any]]) -> None:
-    """Replace the raw prompt and document slices of the records by their values (in place, keeping key order)."""
-    lazy = [r for r in records if type(r["prompt"]) is _RAW or type(r["doc"]) is _RAW]
-    if not lazy:
-        return
-    prompts, docs = prompts_and_docs([r["prompt"] if type(r["prompt"]) is _RAW else UNSET for r in lazy],
-                                     [r["doc"] if type(r["doc"]) is _RAW else UNSET for r in lazy])
-    for record, text, doc in zip(lazy, prompts, docs, strict=True):
-        if type(record["prompt"]) is _RAW:
+def _decode_deferred(lazy: list[dict[str, Any]]) -> None:
+    """Put the values of the records' raw prompt and document slices in their place (in place: key order kept).
+
+    `lazy` holds the records made from fast rows, whose prompt and doc are each a raw slice or None."""
+    if lazy:
+        prompts, docs = prompts_and_docs([r["prompt"] for r in lazy], [r["doc"] for r in lazy])
+        for record, text, doc in zip(lazy, prompts, docs, strict=True):
             record["prompt"] = text
-        if type(record["doc"]) is _RAW:
             record["doc"] = doc
 
 
@@ -115,8 +110,8 @@ def read_samples_file(file: Path) -> SamplesRead:
     numeric (corpus metrics such as bleu keep (reference, prediction) per sample) are skipped as before.
     """
     data = read_bytes(file)
-    records, corrupt, odd, seen = _merge(file, data)
-    _decode_deferred(list(records.values()))
+    records, lazy, corrupt, odd, seen = _merge(file, data)
+    _decode_deferred(lazy)
     numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
     if odd:
         numeric |= {(f, m) for r in records.values() for f, values in r["scores"].items() for m in values}
@@ -133,12 +128,14 @@ def read_samples_file(file: Path) -> SamplesRead:
 _Odd = list[tuple[int, int, str, str, Any]]  # (doc_id, line, filter, metric, value) not numbers
 
 
-def _merge(file: Path, data: bytes) -> tuple[dict[int, dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
+def _merge(file: Path, data: bytes
+           ) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
     """Records by doc_id from the lines: filtered answers and scores merged, repeats collapsed or refused.
 
     One loop decodes and merges every line (the hot path of reading a run: no generator, no call per line
     but msgspec's); lines the fast type refuses, and changes of metric names, go through `settle`."""
     records: dict[int, dict[str, Any]] = {}
+    lazy: list[dict[str, Any]] = []  # records whose prompt and doc are still raw slices (or None)
     seen = SampleLines(file, fix=_FIX_CONFLICT, fields=_agreeing)
     first_line = seen.seen
     corrupt: list[CorruptScore] = []
@@ -171,6 +168,8 @@ def _merge(file: Path, data: bytes) -> tuple[dict[int, dict[str, Any]], list[Cor
         record = records.get(doc_id)
         if record is None:
             record = records[doc_id] = _record(row)
+            if type(record["prompt"]) is _RAW or type(record["doc"]) is _RAW:
+                lazy.append(record)
         filtered = row.filtered_resps
         if type(filtered) is list and filtered:
             first = filtered[0]
@@ -196,4 +195,4 @@ def _merge(file: Path, data: bytes) -> tuple[dict[int, dict[str, Any]], list[Cor
                                             value=shown(value), where=f"{where}:{number}"))
             else:
                 odd.append((doc_id, number, filt, metric, value))
-    return records, corrupt, odd, seen
+    return records, lazy, corrupt, odd, seen
