@@ -146,6 +146,7 @@ def _merge(file: Path, data: bytes
     refused = (msgspec.DecodeError, msgspec.ValidationError)
     last_names: Any = None
     metrics: Metrics = []
+    row: Any
     for number, raw in enumerate(data.split(b"\n"), 1):
         if not raw or raw.isspace():
             continue
