@@ -1,0 +1,170 @@
+"""The fast decoding of lm-eval samples files reads back exactly what the line-by-line loose reader reads.
+
+The fast path types the fields the merge needs and keeps the prompt and the document as raw slices,
+decoded after the merge; every line it refuses goes through the loose reader. Each file here is read
+twice, once as shipped and once with the fast type switched off (every line refused, so every line
+takes the loose path that issue 15's rules were written for), and the two must agree field by field,
+in the same key order, with the same fields-set, the same corrupt scores and the same repeat count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from rlgate.errors import InputError
+from rlgate.harness.lmeval import samples_decode
+from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
+from rlgate.results import integrity
+
+
+def _line(doc_id: int, filt: str | None = "strict-match", **fields: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"doc_id": doc_id, "doc": {"question": f"What is {doc_id}?", "answer": f"#### {doc_id}"},
+                           "target": f"#### {doc_id}",
+                           "arguments": {"gen_args_0": {"arg_0": f"Q: {doc_id}?\nA:", "arg_1": {"until": ["Q:"]}}},
+                           "resps": [[f"It is {doc_id}. #### {doc_id}"]], "filtered_resps": [str(doc_id)],
+                           "metrics": ["exact_match"], "doc_hash": f"h{doc_id}", "prompt_hash": "p",
+                           "exact_match": 1.0}
+    if filt is not None:
+        row["filter"] = filt
+    row.update(fields)
+    return row
+
+
+def _write(path: Path, rows: list[dict[str, Any] | str]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows),
+                    encoding="utf-8")
+    return path
+
+
+def _state(read: SamplesRead) -> Any:
+    """Everything a read gives, key order and fields-set included (NaN compared as its JSON text)."""
+    samples = [(list(s.__dict__.items()), sorted(s.model_fields_set)) for s in read.samples]
+    return json.dumps([samples, [c.model_dump() for c in read.corrupt], read.duplicate_lines], default=repr)
+
+
+def _loose_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every line refused by the fast type: the whole file goes through the loose line-by-line reader."""
+    build = samples_decode.LineType._build
+
+    def refusing(self: samples_decode.LineType) -> None:
+        build(self)
+        self.fast_decoder = msgspec.json.Decoder(int)  # an object is never an int
+
+    monkeypatch.setattr(samples_decode.LineType, "_build", refusing)
+
+
+VARIANTS: dict[str, list[dict[str, Any] | str]] = {
+    "plain two filters": [_line(i, f) for f in ("strict-match", "flexible-extract") for i in range(4)],
+    "prompt shapes": [
+        _line(0), _line(1, arguments=[["old style prompt", {"until": []}]]), _line(2, arguments=None),
+        _line(3, arguments={"gen_args_0": "not a mapping"}), _line(4, arguments={"gen_args_0": {"arg_0": 7}}),
+        _line(5, arguments={"gen_args_0": {}}), _line(6, arguments="text"), _line(7, arguments=[]),
+        {k: v for k, v in _line(8).items() if k != "arguments"}, _line(9, arguments={"other": 1}),
+        _line(10, arguments={"gen_args_0": {"arg_0": "ünïcödé \u2028 \"quoted\"", "arg_1": [1, {"a": None}]}}),
+    ],
+    "document shapes": [
+        _line(0, doc=["a", "list"]), _line(1, doc=None), {k: v for k, v in _line(2).items() if k != "doc"},
+        _line(3, doc={"nested": {"deep": [1, 2.5, None, True]}, "text": "日本"}), _line(4, doc="text"),
+    ],
+    "odd lines go loose": [
+        _line(0), _line(1, filter=None), {k: v for k, v in _line(2).items() if k != "filter"},
+        {k: v for k, v in _line(3).items() if k != "metrics"}, _line(4, metrics=["exact_match", 3]),
+        _line(5, exact_match=math.nan), _line(6, exact_match="1.0"), _line(7, exact_match=None), _line(8),
+    ],
+    "metric appearing later": [_line(0), _line(1), _line(2, metrics=["exact_match", "acc"], acc=0.5),
+                               _line(3, metrics=["acc"], acc=1.0), _line(0, "flexible-extract")],
+    "per-response fields": [
+        _line(0, resps=[["a", "bb"]], response_tokens=[3, 4], truncated=[False, True]),
+        _line(1, resps=["flat", "list"], filtered_resps=[["x", "y"]]), _line(2, resps=[], filtered_resps=[]),
+        _line(3, response_tokens=["3"], truncated=[1]), _line(3, "flexible-extract", filtered_resps=[[]]),
+    ],
+    "repeats, blank lines and CRLF": [_line(0), "", _line(1), "   ", json.dumps(_line(2)) + "\r", _line(0),
+                                      _line(1), _line(1, "flexible-extract")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_fast_reading_equals_the_loose_reader(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path / "samples_gsm8k_x.jsonl", VARIANTS[name])
+    fast = read_samples_file(path)
+    with monkeypatch.context() as patch:
+        _loose_only(patch)
+        loose = read_samples_file(path)
+    assert _state(fast) == _state(loose)
+    assert fast.samples  # the files are not empty: the comparison compared something
+
+
+def test_deferred_prompt_and_document_read_back_exactly(tmp_path: Path) -> None:
+    rows = VARIANTS["prompt shapes"] + [_line(20 + i, doc=d) for i, d in enumerate(
+        [{"q": "ünï", "options": ["a", "b"], "n": 1.5, "none": None}, {}, {"emoji": "\U0001F600"}])]
+    path = _write(tmp_path / "samples_t_x.jsonl", rows)
+    by_id = {s.doc_id: s for s in read_samples_file(path).samples}
+    for row in rows:
+        assert isinstance(row, dict)
+        sample = by_id[row["doc_id"]]
+        args = row.get("arguments")
+        if isinstance(args, dict) and isinstance(args.get("gen_args_0"), dict):
+            want = args["gen_args_0"].get("arg_0")
+        elif isinstance(args, list) and args and isinstance(args[0], list):
+            want = args[0][0]
+        else:
+            want = None
+        assert sample.prompt == (want if isinstance(want, str) else None)
+        assert sample.doc == (row.get("doc") if isinstance(row.get("doc"), dict) else None)
+    assert by_id[10].prompt == "ünïcödé \u2028 \"quoted\""
+
+
+@pytest.mark.parametrize("broken", [
+    '"doc": {"question": "x",}', '"doc": {"question": "x"', '"arguments": {"gen_args_0": {"arg_0": "p"}',
+    '"doc": {"question": "\\x"}',
+])
+def test_a_broken_deferred_field_is_a_located_error(tmp_path: Path, broken: str) -> None:
+    """The raw slices are checked as JSON when the line is decoded, so a broken one fails there, naming its line."""
+    good = json.dumps(_line(1))
+    bad = '{"doc_id": 2, ' + broken + ', "filter": "strict-match", "metrics": ["exact_match"], "exact_match": 1.0}'
+    path = _write(tmp_path / "samples_t_x.jsonl", [json.dumps(_line(0)), good, bad])
+    with pytest.raises(InputError) as info:
+        read_samples_file(path)
+    assert info.value.line == 3 and str(info.value.file) == str(path)
+    assert "not valid JSON" in info.value.message
+
+
+def test_a_non_finite_number_inside_the_document_reads_as_before(tmp_path: Path) -> None:
+    """msgspec refuses NaN anywhere in the line; json.loads then reads it, the document keeps its NaN."""
+    path = _write(tmp_path / "samples_t_x.jsonl", [_line(0, doc={"x": math.nan}), _line(1)])
+    by_id = {s.doc_id: s for s in read_samples_file(path).samples}
+    assert math.isnan(by_id[0].doc["x"]) and by_id[1].doc == {"question": "What is 1?", "answer": "#### 1"}
+
+
+def test_many_repeats_read_the_file_back_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows: list[dict[str, Any] | str] = [_line(i) for i in range(300)]
+    path = _write(tmp_path / "samples_t_x.jsonl", rows + rows)
+    opened: list[str] = []
+    real_open = open
+
+    def counting(file: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(integrity, "open", counting, raising=False)
+    read = read_samples_file(path)
+    assert read.duplicate_lines == 300 and len(read.samples) == 300
+    assert opened == [str(path)]
+    _write(path, [*rows, *rows[:5], _line(5, exact_match=0.0)])
+    with pytest.raises(InputError, match=r"samples_t_x\.jsonl:6 and .*samples_t_x\.jsonl:306 disagree"):
+        read_samples_file(path)
+
+
+def test_a_plain_line_takes_the_fast_type_with_raw_slices() -> None:
+    """Guards the comparisons above: plain lines really go the fast way (prompt and document left raw)."""
+    kind = samples_decode.LineType()
+    kind.add(["exact_match"])
+    row = kind.fast_decoder.decode(json.dumps(_line(0)).encode())
+    assert type(row.arguments) is msgspec.Raw and type(row.doc) is msgspec.Raw
+    assert getattr(row, kind.attr["exact_match"]) == 1.0
