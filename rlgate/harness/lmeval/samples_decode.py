@@ -49,6 +49,25 @@ _PROMPTS = msgspec.json.Decoder(list[_Args | list[Any] | str | float | bool | No
 _ANY_LIST = msgspec.json.Decoder(list[Any])
 
 
+_TYPES: dict[tuple[str, ...], tuple[Any, Any, Any, Any]] = {}
+
+
+def _types(extra: tuple[str, ...]) -> tuple[Any, Any, Any, Any]:
+    """(loose type, its decoder, fast type, its decoder) for these extra metric names, made once per process:
+    a run's task files name the same metrics, and making a struct type costs more than decoding a line."""
+    found = _TYPES.get(extra)
+    if found is None:
+        names = [(f"m{i}", Any, UNSET) for i in range(len(extra))]
+        rename = {f"m{i}": name for i, name in enumerate(extra)}
+        loose = msgspec.defstruct("SampleLine", [(k, Any, UNSET) for k in KNOWN] + names, rename=rename)
+        fast_fields = [(k, _FAST_TYPES.get(k, Any), _FAST_DEFAULTS.get(k, UNSET)) for k in KNOWN]
+        fast = msgspec.defstruct("FastSampleLine", fast_fields + names, rename=rename)
+        if len(_TYPES) >= 256:  # many different metric sets in one process: start again rather than grow
+            _TYPES.clear()
+        found = _TYPES[extra] = (loose, msgspec.json.Decoder(loose), fast, msgspec.json.Decoder(fast))
+    return found
+
+
 class LineType:
     """The struct types for the metric names seen so far; they grow (and lines are decoded again) on a new name."""
 
@@ -57,14 +76,8 @@ class LineType:
         self._build()
 
     def _build(self) -> None:
-        extra = [name for name in self.attr if name not in KNOWN]
-        names = [(f"m{i}", Any, UNSET) for i in range(len(extra))]
-        rename = {f"m{i}": name for i, name in enumerate(extra)}
-        self.type = msgspec.defstruct("SampleLine", [(k, Any, UNSET) for k in KNOWN] + names, rename=rename)
-        self.decoder = msgspec.json.Decoder(self.type)
-        fast = [(k, _FAST_TYPES.get(k, Any), _FAST_DEFAULTS.get(k, UNSET)) for k in KNOWN]
-        self.fast_type = msgspec.defstruct("FastSampleLine", fast + names, rename=rename)
-        self.fast_decoder = msgspec.json.Decoder(self.fast_type)
+        extra = tuple(name for name in self.attr if name not in KNOWN)
+        self.type, self.decoder, self.fast_type, self.fast_decoder = _types(extra)
         # in place: a reader may hold on to this mapping while the types grow
         self.attr.update({name: name if name in KNOWN else f"m{extra.index(name)}" for name in self.attr})
 
