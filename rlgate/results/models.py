@@ -107,6 +107,9 @@ class MetricRange(_Model):
     high: float
 
 
+_NO_SCORES: dict[str, SampleValue] = {}  # never written: what `score` looks in for a filter the sample lacks
+
+
 class SampleRecord(_Model):
     """One document's outcome in one run: inputs, raw and filtered responses, per-metric scores."""
 
@@ -126,7 +129,7 @@ class SampleRecord(_Model):
     trajectory: Trajectory | None = Field(None, description="the agent trajectory, for agent and tool-use tasks")
 
     def score(self, metric: str, filter_name: str) -> SampleValue | None:
-        return self.scores.get(filter_name, {}).get(metric)
+        return self.scores.get(filter_name, _NO_SCORES).get(metric)
 
 
 class CorruptScore(_Model):

@@ -32,6 +32,7 @@ UNSET: Any = msgspec.UNSET
 FIX = "the samples file is corrupt or truncated; re-run lm_eval for this task"
 _FAST_TYPES: dict[str, Any] = {"doc_id": int, "filter": str, "metrics": list[str], "arguments": msgspec.Raw,
                                "doc": msgspec.Raw}
+_RAW = msgspec.Raw
 _FAST_DEFAULTS: dict[str, Any] = {"filter": "none", "metrics": []}  # what the exact path makes of them missing
 
 
@@ -145,7 +146,7 @@ def prompt(arguments: Any) -> str | None:
 
 def _joined(raws: list[Any]) -> bytes:
     """The raw JSON values as one JSON array (anything but a raw slice as null)."""
-    return b"[" + b",".join(r if type(r) is msgspec.Raw else b"null" for r in raws) + b"]"
+    return b"[" + b",".join([r if type(r) is _RAW else b"null" for r in raws]) + b"]"
 
 
 def prompts_and_docs(arguments: list[Any], docs: list[Any]) -> tuple[list[str | None], list[dict[str, Any] | None]]:
