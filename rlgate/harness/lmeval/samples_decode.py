@@ -46,6 +46,18 @@ class _Args(msgspec.Struct):
     gen_args_0: _Gen | list[Any] | str | float | bool | None = UNSET
 
 
+class _PlainGen(msgspec.Struct):
+    arg_0: str
+
+
+class _PlainArgs(msgspec.Struct):
+    """The usual shape, every part required: a decode into it refuses anything else."""
+
+    gen_args_0: _PlainGen
+
+
+_PLAIN_PROMPTS = msgspec.json.Decoder(list[_PlainArgs])
+_DOCS = msgspec.json.Decoder(list[dict[str, Any]])
 _PROMPTS = msgspec.json.Decoder(list[_Args | list[Any] | str | float | bool | None])
 _ANY_LIST = msgspec.json.Decoder(list[Any])
 
@@ -152,11 +164,22 @@ def _joined(raws: list[Any]) -> bytes:
 def prompts_and_docs(arguments: list[Any], docs: list[Any]) -> tuple[list[str | None], list[dict[str, Any] | None]]:
     """The prompts and documents of the raw `arguments` and `doc` slices, each list decoded in one call.
 
-    The slices were valid JSON inside a line msgspec decoded, so decoding them again cannot fail; a prompt
-    of an unexpected shape is read loosely (every field built) and judged by the same rules."""
+    The common shapes (every prompt a string at gen_args_0.arg_0, every document a mapping) come straight
+    out of a strictly typed decode; any other shape makes that decode refuse, and the list is decoded
+    again loosely and judged by `prompt`'s rules. The slices were valid JSON inside a line msgspec
+    decoded, so decoding them again cannot fail."""
+    joined = _joined(arguments)
     try:
-        args: list[Any] = _PROMPTS.decode(_joined(arguments))
+        prompts: list[str | None] = [a.gen_args_0.arg_0 for a in _PLAIN_PROMPTS.decode(joined)]
     except msgspec.ValidationError:
-        args = _ANY_LIST.decode(_joined(arguments))
-    decoded = _ANY_LIST.decode(_joined(docs))
-    return [prompt(a) for a in args], [d if isinstance(d, dict) else None for d in decoded]
+        try:
+            args: list[Any] = _PROMPTS.decode(joined)
+        except msgspec.ValidationError:
+            args = _ANY_LIST.decode(joined)
+        prompts = [prompt(a) for a in args]
+    joined = _joined(docs)
+    try:
+        values: list[Any] = _DOCS.decode(joined)
+    except msgspec.ValidationError:
+        values = [d if isinstance(d, dict) else None for d in _ANY_LIST.decode(joined)]
+    return prompts, values
