@@ -26,16 +26,6 @@ TRUNCATION = "truncation_rate"
 DERIVED_SAMPLE_METRICS = (PARSE_FAILURE, LENGTH, TRUNCATION)
 
 
-def _length(sample: SampleRecord) -> float | None:
-    tokens = sample.response_tokens
-    if tokens:
-        return sum(tokens) / len(tokens)
-    responses = sample.responses
-    if responses:
-        return sum(map(len, responses)) / len(responses)
-    return None
-
-
 def _truncation(sample: SampleRecord, max_tokens: int | None) -> float | None:
     if sample.truncated:
         return sum(1.0 for t in sample.truncated if t) / len(sample.truncated)
@@ -68,11 +58,16 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
         # one pass per document, no per-sample dict: this runs for every sample of both runs
         all_scores = sample.scores
         filtered = sample.filtered
-        if generative:
-            length = _length(sample)
-            truncation = _truncation(sample, max_tokens) if (sample.truncated or sample.response_tokens) else None
-        for filt in list(all_scores) or list(filtered) or ["none"]:
-            scores = all_scores.get(filt)
+        if generative:  # the mean length (tokens where recorded, else characters), inline
+            tokens = sample.response_tokens
+            if tokens:
+                length = sum(tokens) / len(tokens)
+            else:
+                responses = sample.responses
+                length = sum(map(len, responses)) / len(responses) if responses else None
+            truncation = _truncation(sample, max_tokens) if (sample.truncated or tokens) else None
+        pairs = all_scores.items() if all_scores else [(f, None) for f in list(filtered) or ["none"]]
+        for filt, scores in pairs:
             if scores is None:
                 scores = all_scores[filt] = {}
             acc = sums.get(filt)
