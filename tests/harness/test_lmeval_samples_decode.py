@@ -86,6 +86,10 @@ VARIANTS: dict[str, list[dict[str, Any] | str]] = {
     ],
     "repeats, blank lines and CRLF": [_line(0), "", _line(1), "   ", json.dumps(_line(2)) + "\r", _line(0),
                                       _line(1), _line(1, "flexible-extract")],
+    "a repeat after loose lines": [_line(0, exact_match=math.nan), _line(1, filter=None), _line(2), _line(3),
+                                   _line(0, exact_match=math.nan), _line(2), _line(1, filter=None), _line(4)],
+    "filters that are not strings": [_line(0), _line(0, filter=1), _line(0, filter="1"), _line(1, filter=True),
+                                     _line(1, filter=1), _line(2, filter=1.0), _line(2, filter="1.0"), _line(3)],
 }
 
 

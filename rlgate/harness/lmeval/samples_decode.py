@@ -18,6 +18,7 @@ values, not lines).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,34 @@ def settle(raw: bytes, row: Any, file: Path, number: int, kind: LineType, last_n
         except (msgspec.DecodeError, msgspec.ValidationError):
             row = _loose(raw, file, number, kind)
     return row, names, [(name, kind.attr[name]) for name in names if isinstance(name, str)]
+
+
+class _Key(msgspec.Struct):
+    doc_id: Any = UNSET
+    filter: Any = UNSET
+
+
+_KEYS = msgspec.json.Decoder(_Key)
+
+
+def first_lines(data: bytes, before: int, first: dict[tuple[Any, str], int]) -> None:
+    """Fill `first` with the first line number of each (doc_id, filter as text) among the lines before `before`.
+
+    A reader that keeps no line numbers while every line is new calls this once, at its first repeat;
+    those lines were read without error already."""
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if number >= before:
+            return
+        if not raw or raw.isspace():
+            continue
+        try:
+            key = _KEYS.decode(raw)
+            doc_id, filt = key.doc_id, key.filter
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            line = json.loads(raw.decode("utf-8"))  # NaN and the like: the standard library read it before
+            doc_id, filt = line["doc_id"], line.get("filter", UNSET)
+        filt = "none" if filt is UNSET else filt
+        first.setdefault((doc_id, filt if type(filt) is str else str(filt)), number)
 
 
 def _loose(raw: bytes, file: Path, number: int, kind: LineType) -> Any:

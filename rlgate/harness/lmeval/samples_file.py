@@ -17,7 +17,15 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from rlgate.harness.lmeval.samples_decode import UNSET, LineType, Metrics, prompt, prompts_and_docs, settle
+from rlgate.harness.lmeval.samples_decode import (
+    UNSET,
+    LineType,
+    Metrics,
+    first_lines,
+    prompt,
+    prompts_and_docs,
+    settle,
+)
 from rlgate.jsonl_fast import read_bytes
 from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import CorruptScore, SampleRecord, doc_order
@@ -125,6 +133,15 @@ def read_samples_file(file: Path) -> SamplesRead:
     return SamplesRead(samples, corrupt, seen.collapsed)
 
 
+def _first(seen: SampleLines, doc_id: int, filt: Any, number: int, raw: bytes) -> bool:
+    """The first line of its (document, filter)? A repeat collapses (False) or is refused (`SampleLines`)."""
+    key = (doc_id, filt if type(filt) is str else str(filt))
+    if key not in seen.seen:
+        seen.seen[key] = number
+        return True
+    return seen.first(doc_id, key[1], number, raw)
+
+
 _Odd = list[tuple[int, int, str, str, Any]]  # (doc_id, line, filter, metric, value) not numbers
 
 
@@ -137,7 +154,7 @@ def _merge(file: Path, data: bytes
     records: dict[int, dict[str, Any]] = {}
     lazy: list[dict[str, Any]] = []  # records whose prompt and doc are still raw slices (or None)
     seen = SampleLines(file, fix=_FIX_CONFLICT, fields=_agreeing)
-    first_line = seen.seen
+    keyed = False  # whether seen holds every (document, filter) key met so far
     corrupt: list[CorruptScore] = []
     odd: _Odd = []
     where = file.name
@@ -161,12 +178,16 @@ def _merge(file: Path, data: bytes
         filt = row.filter
         if filt is UNSET:
             filt = "none"
-        key = (doc_id, filt if type(filt) is str else str(filt))
-        if key not in first_line:
-            first_line[key] = number
-        elif not seen.first(doc_id, key[1], number, raw):
-            continue
         record = records.get(doc_id)
+        # A string filter the record already holds is a repeat (only the first line of a (document,
+        # filter) reaches its scores); until then no line numbers are kept. From the first repeat on, or a
+        # filter that is not a string (1 and "1" are one key), every line's key goes through `seen`.
+        if keyed or type(filt) is not str or (record is not None and filt in record["scores"]):
+            if not keyed:
+                keyed = True
+                first_lines(data, number, seen.seen)
+            if not _first(seen, doc_id, filt, number, raw):
+                continue
         if record is None:
             record = records[doc_id] = _record(row)
             if type(record["prompt"]) is _RAW or type(record["doc"]) is _RAW:
