@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import string
+from operator import attrgetter
 from typing import Any
 
 from rlgate.results.models import INVALID_ANSWER, TaskResult
@@ -80,9 +81,12 @@ def _apply(pipeline: list[tuple[str, Any]], text: str) -> str:
     return text
 
 
+_RESPONSES = attrgetter("responses")
+
+
 def add_per_response(task: TaskResult, config: dict[str, Any]) -> None:
     """Fill `extra["per_response"][filter] = {"answers", "correct"}` where n > 1 and replayable."""
-    if not any(len(s.responses) > 1 for s in task.samples):
+    if max(map(len, map(_RESPONSES, task.samples)), default=0) <= 1:  # n = 1: nothing to replay
         return
     metric = next((m for m in config.get("metric_list") or [] if m.get("metric") == "exact_match"), None)
     if metric is None:

@@ -68,9 +68,15 @@ def _record(row: Any) -> dict[str, Any]:
     target = None if row.target is UNSET else row.target
     doc_hash = None if row.doc_hash is UNSET else row.doc_hash
     tokens, truncated = row.response_tokens, row.truncated
-    # optional per-response details a runner may add to lm-eval's sample lines
-    tokens = tokens if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens) else None
-    truncated = truncated if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated) else None
+    # optional per-response details a runner may add to lm-eval's sample lines (usually absent: no calls)
+    if tokens is not UNSET:
+        tokens = tokens if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens) else None
+    else:
+        tokens = None
+    if truncated is not UNSET:
+        truncated = truncated if isinstance(truncated, list) and all(isinstance(t, bool) for t in truncated) else None
+    else:
+        truncated = None
     arguments, doc = row.arguments, row.doc
     return {"doc_id": row.doc_id, "doc_hash": str(doc_hash or ""),
             "prompt": arguments if type(arguments) is _RAW else prompt(arguments),
