@@ -9,7 +9,7 @@ back to right / wrong / invalid.
 from __future__ import annotations
 
 from rlgate.badcases.agent import AgentClassifier
-from rlgate.badcases.families import BUILTIN_CLASSIFIERS
+from rlgate.badcases.families import BUILTIN_CLASSIFIERS, Gsm8kClassifier, IfevalClassifier, MmluProClassifier
 from rlgate.badcases.taxonomy import ClassifyOptions, FailureClassifier, GenericClassifier, SampleOutcome
 from rlgate.results.models import DocId, RunResult, TaskResult
 
@@ -24,6 +24,9 @@ def register_classifier(classifier: FailureClassifier) -> None:
 
 
 _AGENT = AgentClassifier()
+#: classifiers that classify a whole task in one call (`classify_many`, the same outcomes as `classify` per
+#: sample, with the per-task work done once); exact types, so a subclass overriding `classify` keeps its own
+_BATCHED: tuple[type, ...] = (Gsm8kClassifier, MmluProClassifier, IfevalClassifier, GenericClassifier)
 
 
 def classifier_for(task: str, result: TaskResult | None = None) -> FailureClassifier:
@@ -46,7 +49,10 @@ def classify_run(run: RunResult, options: ClassifyOptions | None = None,
         if tasks is not None and name not in tasks:
             continue
         classifier = classifier_for(name, result)
-        for sample in result.samples:
-            outcome = classifier.classify(name, sample, options)
-            out[outcome.key] = outcome
+        if type(classifier) in _BATCHED:
+            outcomes = classifier.classify_many(name, result.samples, options)  # type: ignore[attr-defined]
+        else:
+            outcomes = [classifier.classify(name, sample, options) for sample in result.samples]
+        for outcome in outcomes:
+            out[(name, outcome.doc_id)] = outcome
     return out

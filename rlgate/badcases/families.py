@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 from rlgate.badcases.taxonomy import (
     ClassifyOptions,
@@ -13,10 +15,12 @@ from rlgate.badcases.taxonomy import (
     binary_score,
     first_response,
     is_truncated,
+    pick_filter,
 )
 from rlgate.metrics import catalog_task
 from rlgate.results.models import INVALID_ANSWER, SampleRecord
 
+_NO_SCORES: dict[str, Any] = {}
 _NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?")
 #: An explicit final-answer statement followed closely by a number.
 _ANSWER_MARKER = re.compile(r"(?i)(?:####|answer\s*(?:is|:)|\\boxed\{)[^0-9\-$]{0,24}(-?\$?\d[\d,]*(?:\.\d+)?)")
@@ -67,6 +71,19 @@ def _same(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) < 1e-6
 
 
+def _gsm8k_failures(sample: SampleRecord, options: ClassifyOptions, parsed: bool,
+                    response: str) -> tuple[Failure, ...]:
+    """Why a wrong GSM8K answer is wrong: truncated, unparseable, right number in the wrong place, or wrong."""
+    if is_truncated(sample, options):
+        return (Failure("gsm8k_truncated_at_max_tokens", "truncation"),)
+    if not parsed:
+        return (Failure("gsm8k_final_answer_format_error", "format"),)
+    gold = gsm8k_gold(sample)
+    if gold is not None and any(_same(parse_number(m.group(1)), gold) for m in _ANSWER_MARKER.finditer(response)):
+        return (Failure("gsm8k_answer_misplaced", "format"),)
+    return (Failure("gsm8k_wrong_answer", "knowledge"),)
+
+
 class Gsm8kClassifier:
     """GSM8K: truncated, no parseable final answer, right answer stated in the wrong place, wrong answer."""
 
@@ -76,26 +93,24 @@ class Gsm8kClassifier:
         return catalog_task(task) in ("gsm8k", "gsm8k_cot") or task.startswith("gsm8k")
 
     def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
-        filt = options.filter_for(task, self.family, sample)
-        right = binary_score(sample.score("exact_match", filt))
-        answer = sample.filtered.get(filt)
-        parsed = answer is not None and answer != INVALID_ANSWER
-        response = first_response(sample)
-        failures: tuple[Failure, ...] = ()
-        if not right:
-            gold = gsm8k_gold(sample)
-            if is_truncated(sample, options):
-                failures = (Failure("gsm8k_truncated_at_max_tokens", "truncation"),)
-            elif not parsed:
-                failures = (Failure("gsm8k_final_answer_format_error", "format"),)
-            elif gold is not None and any(_same(parse_number(m.group(1)), gold)
-                                          for m in _ANSWER_MARKER.finditer(response)):
-                failures = (Failure("gsm8k_answer_misplaced", "format"),)
-            else:
-                failures = (Failure("gsm8k_wrong_answer", "knowledge"),)
-        return SampleOutcome(task=task, family=self.family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
-                             correct=bool(right), parsed=parsed, failures=failures, answer=answer,
-                             response_chars=len(response))
+        return self.classify_many(task, [sample], options)[0]
+
+    def classify_many(self, task: str, samples: Iterable[SampleRecord],
+                      options: ClassifyOptions) -> list[SampleOutcome]:
+        """Every sample of a task: the filter choices worked out once, a right answer looked at no further."""
+        family = self.family
+        choices = options.filter_choices(task, family)
+        out: list[SampleOutcome] = []
+        for sample in samples:
+            filt = pick_filter(choices, sample.scores)
+            right = binary_score(sample.scores.get(filt, _NO_SCORES).get("exact_match"))
+            answer = sample.filtered.get(filt)
+            parsed = answer is not None and answer != INVALID_ANSWER
+            response = sample.responses[0] if sample.responses else ""
+            out.append(SampleOutcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed,
+                                     () if right else _gsm8k_failures(sample, options, parsed, response),
+                                     (), answer, len(response)))
+        return out
 
 
 def mmlu_pro_category(task: str, sample: SampleRecord) -> str | None:
@@ -118,23 +133,32 @@ class MmluProClassifier:
         return task == "mmlu_pro" or task.startswith("mmlu_pro_")
 
     def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
-        filt = options.filter_for(task, self.family, sample)
-        right = binary_score(sample.score("exact_match", filt))
-        answer = sample.filtered.get(filt)
-        parsed = answer is not None and answer != INVALID_ANSWER
-        category = mmlu_pro_category(task, sample)
-        failures: tuple[Failure, ...] = ()
-        if not right:
-            if not parsed and is_truncated(sample, options):
-                failures = (Failure("mmlu_pro_truncated_at_max_tokens", "truncation", category),)
-            elif not parsed:
-                failures = (Failure("mmlu_pro_no_parseable_choice", "format", category),)
-            else:
-                failures = (Failure("mmlu_pro_wrong_choice", "knowledge", category),)
-        return SampleOutcome(task=task, family=self.family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
-                             correct=bool(right), parsed=parsed, failures=failures,
-                             categories=(category,) if category else (), answer=answer,
-                             response_chars=len(first_response(sample)))
+        return self.classify_many(task, [sample], options)[0]
+
+    def classify_many(self, task: str, samples: Iterable[SampleRecord],
+                      options: ClassifyOptions) -> list[SampleOutcome]:
+        """Every sample of a task: the filter choices worked out once."""
+        family = self.family
+        choices = options.filter_choices(task, family)
+        out: list[SampleOutcome] = []
+        for sample in samples:
+            filt = pick_filter(choices, sample.scores)
+            right = binary_score(sample.scores.get(filt, _NO_SCORES).get("exact_match"))
+            answer = sample.filtered.get(filt)
+            parsed = answer is not None and answer != INVALID_ANSWER
+            category = mmlu_pro_category(task, sample)
+            failures: tuple[Failure, ...] = ()
+            if not right:
+                if not parsed and is_truncated(sample, options):
+                    failures = (Failure("mmlu_pro_truncated_at_max_tokens", "truncation", category),)
+                elif not parsed:
+                    failures = (Failure("mmlu_pro_no_parseable_choice", "format", category),)
+                else:
+                    failures = (Failure("mmlu_pro_wrong_choice", "knowledge", category),)
+            out.append(SampleOutcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed, failures,
+                                     (category,) if category else (), answer,
+                                     len(sample.responses[0]) if sample.responses else 0))
+        return out
 
 
 class IfevalClassifier:
@@ -146,7 +170,15 @@ class IfevalClassifier:
         return task == "ifeval" or task.startswith("ifeval_")
 
     def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
-        filt = options.filter_for(task, self.family, sample)
+        return self.classify_many(task, [sample], options)[0]
+
+    def classify_many(self, task: str, samples: Iterable[SampleRecord],
+                      options: ClassifyOptions) -> list[SampleOutcome]:
+        """Every sample of a task: the filter choices worked out once."""
+        choices = options.filter_choices(task, self.family)
+        return [self._one(task, sample, pick_filter(choices, sample.scores), options) for sample in samples]
+
+    def _one(self, task: str, sample: SampleRecord, filt: str, options: ClassifyOptions) -> SampleOutcome:
         scores = sample.scores.get(filt, {})
         right = binary_score(scores.get("prompt_level_strict_acc"))
         followed = scores.get("inst_level_strict_acc")

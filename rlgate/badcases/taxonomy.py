@@ -8,12 +8,13 @@ importer.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from rlgate.badcases.models import FailureKind
 from rlgate.metrics import DEFAULT_FILTER, catalog_task
-from rlgate.results.models import INVALID_ANSWER, DocId, SampleRecord
+from rlgate.results.models import INVALID_ANSWER, DocId, SampleRecord, SampleValue
 
 #: Metrics the fallback classifier looks at, best first.
 _GENERIC_METRICS = ("exact_match", "acc", "acc_norm", "prompt_level_strict_acc", "pass@1", "em", "f1")
@@ -78,14 +79,20 @@ class ClassifyOptions:
 
     def filter_for(self, task: str, family: str, sample: SampleRecord) -> str:
         """The filter whose answers count: a gate's, else the family default, else the first one."""
-        for name in (task, family):
-            chosen = self.filters.get(name)
-            if chosen and chosen in sample.scores:
-                return chosen
-        default = DEFAULT_FILTER.get(family)
-        if default and default in sample.scores:
-            return default
-        return next(iter(sample.scores), "none")
+        return pick_filter(self.filter_choices(task, family), sample.scores)
+
+    def filter_choices(self, task: str, family: str) -> tuple[str, ...]:
+        """The filters `filter_for` tries, in order, before a sample's first one: worked out once per task."""
+        named = (self.filters.get(task), self.filters.get(family), DEFAULT_FILTER.get(family))
+        return tuple(dict.fromkeys(name for name in named if name))
+
+
+def pick_filter(choices: tuple[str, ...], scores: dict[str, dict[str, SampleValue]]) -> str:
+    """The first of `choices` the sample has scores under, else its first filter, else "none"."""
+    for name in choices:
+        if name in scores:
+            return name
+    return next(iter(scores), "none")
 
 
 class FailureClassifier(Protocol):
@@ -129,21 +136,30 @@ class GenericClassifier:
         return True
 
     def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
+        return self.classify_many(task, [sample], options)[0]
+
+    def classify_many(self, task: str, samples: Iterable[SampleRecord],
+                      options: ClassifyOptions) -> list[SampleOutcome]:
+        """Every sample of a task: its family and filter choices worked out once."""
         family = catalog_task(task) or task
-        filt = options.filter_for(task, family, sample)
-        metrics = sample.scores.get(filt, {})
-        metric = next((m for m in _GENERIC_METRICS if m in metrics), next(iter(metrics), None))
-        right = binary_score(metrics.get(metric)) if metric else None
-        answer = sample.filtered.get(filt)
-        parsed = answer != INVALID_ANSWER
-        failures: tuple[Failure, ...] = ()
-        if not right:
-            if not parsed:
-                failures = (Failure(f"{family}_invalid", "format"),)
-            elif is_truncated(sample, options):
-                failures = (Failure(f"{family}_truncated", "truncation"),)
-            else:
-                failures = (Failure(f"{family}_wrong", "knowledge"),)
-        return SampleOutcome(task=task, family=family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
-                             correct=bool(right), parsed=parsed, failures=failures, answer=answer,
-                             response_chars=len(first_response(sample)))
+        choices = options.filter_choices(task, family)
+        out: list[SampleOutcome] = []
+        for sample in samples:
+            filt = pick_filter(choices, sample.scores)
+            metrics = sample.scores.get(filt, {})
+            metric = next((m for m in _GENERIC_METRICS if m in metrics), next(iter(metrics), None))
+            right = binary_score(metrics.get(metric)) if metric else None
+            answer = sample.filtered.get(filt)
+            parsed = answer != INVALID_ANSWER
+            failures: tuple[Failure, ...] = ()
+            if not right:
+                if not parsed:
+                    failures = (Failure(f"{family}_invalid", "format"),)
+                elif is_truncated(sample, options):
+                    failures = (Failure(f"{family}_truncated", "truncation"),)
+                else:
+                    failures = (Failure(f"{family}_wrong", "knowledge"),)
+            out.append(SampleOutcome(task=task, family=family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
+                                     correct=bool(right), parsed=parsed, failures=failures, answer=answer,
+                                     response_chars=len(first_response(sample))))
+        return out
