@@ -9,19 +9,18 @@ answered in a parseable form. Examples come only from tasks outside `release_gat
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rlgate.badcases.index import Key, OutcomeIndex, Outcomes, RunIndex, build_index
 from rlgate.badcases.models import BadcaseExample, ClusterStat, FailureKind
 from rlgate.badcases.taxonomy import SampleOutcome
-from rlgate.results.models import DocId, SampleRecord, doc_order
+from rlgate.results.models import SampleRecord, doc_order
 from rlgate.stats.multiple import holm
 from rlgate.stats.paired_tests import mcnemar_exact
 
-Key = tuple[str, DocId]
-Outcomes = dict[Key, SampleOutcome]
 _TEXT_LIMIT = 600
+_NONE: frozenset[Key] = frozenset()
 
 
 def mcnemar_greater(new: int, fixed: int) -> float:
@@ -90,43 +89,10 @@ def _examples(data: ClusterInputs, keys: Iterable[Key], new: set[Key], cls: str,
     return [_example(k, data, cls, category) for k in ranked[: data.max_examples]]
 
 
-def _paired(data: ClusterInputs, keys: set[Key]) -> set[Key]:
-    if data.baseline is None:
-        return set()
-    return {k for k in keys if k in data.baseline and data.baseline[k].doc_hash == data.candidate[k].doc_hash}
-
-
-@dataclass
-class _Index:
-    """Built in one pass over both runs, so each cluster's counts are set operations, not a scan of every document.
-
-    `failing[run][(family, class, category)]`: the documents showing the class (category None: in any
-    category); `answered[run]`: the documents with a parseable, whole answer; `paired`: memo of `_paired`.
-    """
-
-    failing: list[dict[tuple[str, str, str | None], set[Key]]]
-    answered: list[set[Key]]
-    paired: dict[tuple[str, str | None], set[Key]]
-
-
-def _index(runs: list[Outcomes]) -> _Index:
-    failing: list[dict[tuple[str, str, str | None], set[Key]]] = []
-    answered: list[set[Key]] = []
-    for run in runs:
-        found: dict[tuple[str, str, str | None], set[Key]] = defaultdict(set)
-        for key, outcome in run.items():
-            for failure in outcome.failures:
-                found[(outcome.family, failure.cls, None)].add(key)
-                if failure.category is not None:
-                    found[(outcome.family, failure.cls, failure.category)].add(key)
-        failing.append(found)
-        answered.append({key for key, outcome in run.items() if outcome.answered})
-    return _Index(failing, answered, {})
-
-
-def _stat(data: ClusterInputs, index: _Index, family: str, cls: str, kind: FailureKind, category: str | None,
-          cand_docs: set[Key], base_docs: set[Key]) -> ClusterStat:
-    cand_has = index.failing[0].get((family, cls, category), set()) & cand_docs
+def _stat(data: ClusterInputs, index: OutcomeIndex, paired_memo: dict[tuple[str, str | None], set[Key]],
+          family: str, cls: str, kind: FailureKind, category: str | None, cand_docs: set[Key],
+          base_docs: set[Key]) -> ClusterStat:
+    cand_has = index.runs[0].failing.get((family, cls, category), _NONE) & cand_docs
     name = f"{cls}[{category}]" if category else cls
     private = sorted({k[0] for k in cand_docs | base_docs if k[0] in data.private_tasks}) if data.private_tasks \
         else []
@@ -136,17 +102,17 @@ def _stat(data: ClusterInputs, index: _Index, family: str, cls: str, kind: Failu
                        private_tasks=private)
     new: set[Key] = set()
     if data.baseline is not None:
-        base_has = index.failing[1].get((family, cls, category), set()) & base_docs
+        base_has = index.runs[1].failing.get((family, cls, category), _NONE) & base_docs
         memo = (family, category)
-        if memo not in index.paired:
-            index.paired[memo] = _paired(data, cand_docs & base_docs)
-        paired = index.paired[memo]
+        if memo not in paired_memo:  # documents both runs have, with the same document hash
+            paired_memo[memo] = index.paired & cand_docs & base_docs
+        paired = paired_memo[memo]
         if kind == "knowledge":
             # A wrong answer only counts against knowledge where both runs gave a parseable answer;
             # otherwise a format fix in one run would show up as "more wrong answers".
-            paired = paired & index.answered[0] & index.answered[1]
-        new = {k for k in paired if k in cand_has and k not in base_has}
-        fixed = {k for k in paired if k in base_has and k not in cand_has}
+            paired = paired & index.runs[0].answered & index.runs[1].answered
+        new = paired & cand_has - base_has
+        fixed = paired & base_has - cand_has
         stat.baseline_count, stat.baseline_n = len(base_has), len(base_docs)
         stat.baseline_rate = len(base_has) / len(base_docs) if base_docs else 0.0
         stat.delta_rate = stat.candidate_rate - stat.baseline_rate
@@ -170,38 +136,25 @@ def _adjust(stats: list[ClusterStat], alpha: float) -> list[ClusterStat]:
                                         -s.candidate_count, s.cluster))
 
 
-def compute_clusters(data: ClusterInputs) -> tuple[list[ClusterStat], list[ClusterStat]]:
-    """Class-level and class x category clusters, each sorted grown-first then by net growth."""
-    runs = [data.candidate] + ([data.baseline] if data.baseline is not None else [])
-    docs: dict[str, list[set[Key]]] = defaultdict(lambda: [set(), set()])
-    kinds: dict[tuple[str, str], FailureKind] = {}
-    categories: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for index, run in enumerate(runs):
-        for key, outcome in run.items():
-            docs[outcome.family][index].add(key)
-            for failure in outcome.failures:
-                kinds[(outcome.family, failure.cls)] = failure.kind
-                if failure.category:
-                    categories[(outcome.family, failure.cls)].add(failure.category)
-    failing = _index(runs)
+def compute_clusters(data: ClusterInputs, index: OutcomeIndex | None = None
+                     ) -> tuple[list[ClusterStat], list[ClusterStat]]:
+    """Class-level and class x category clusters, each sorted grown-first then by net growth.
+
+    `index`: both runs' outcomes indexed once (`badcases.index`), shared with the drop explanations.
+    """
+    if index is None:
+        index = build_index(data.candidate, data.baseline)
+    paired_memo: dict[tuple[str, str | None], set[Key]] = {}
+    base_run = index.runs[1] if data.baseline is not None else RunIndex()
     top: list[ClusterStat] = []
     by_category: list[ClusterStat] = []
-    by_cat: dict[str, tuple[dict[str, set[Key]], dict[str, set[Key]]]] = {}
-    for (family, cls), kind in sorted(kinds.items()):
-        cand_docs, base_docs = docs[family]
-        top.append(_stat(data, failing, family, cls, kind, None, cand_docs, base_docs))
-        if family not in by_cat:  # documents per category, indexed once per family
-            cand_index: dict[str, set[Key]] = defaultdict(set)
-            base_index: dict[str, set[Key]] = defaultdict(set)
-            for k in cand_docs:
-                for category in data.candidate[k].categories:
-                    cand_index[category].add(k)
-            for k in base_docs if data.baseline else ():
-                for category in data.baseline[k].categories:  # type: ignore[index]
-                    base_index[category].add(k)
-            by_cat[family] = (cand_index, base_index)
-        cand_index, base_index = by_cat[family]
-        for category in sorted(categories[(family, cls)]):
-            by_category.append(_stat(data, failing, family, cls, kind, category, cand_index.get(category, set()),
-                                     base_index.get(category, set())))
+    for (family, cls), kind in sorted(index.kinds.items()):
+        cand_docs = index.runs[0].docs.get(family, set())
+        base_docs = base_run.docs.get(family, set())
+        top.append(_stat(data, index, paired_memo, family, cls, kind, None, cand_docs, base_docs))
+        cand_index = index.runs[0].categories.get(family, {})
+        base_index = base_run.categories.get(family, {})
+        for category in sorted(index.categories.get((family, cls), ())):
+            by_category.append(_stat(data, index, paired_memo, family, cls, kind, category,
+                                     cand_index.get(category, set()), base_index.get(category, set())))
     return _adjust(top, data.alpha), _adjust(by_category, data.alpha)

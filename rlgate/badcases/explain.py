@@ -176,13 +176,19 @@ def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOu
 
 
 def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
-                  families: set[str] | None = None, gates: Sequence[GateVerdict] | None = None
+                  families: set[str] | None = None, gates: Sequence[GateVerdict] | None = None,
+                  pairs_by_family: dict[str, list[tuple[SampleOutcome, SampleOutcome]]] | None = None
                   ) -> list[DropExplanation]:
     """One explanation per family both runs answered: right/wrong families by how answers were lost,
-    per-instruction families (IFEval) by the instructions the lost prompts broke."""
+    per-instruction families (IFEval) by the instructions the lost prompts broke.
+
+    `pairs_by_family`: the runs' outcomes already paired (`badcases.index.OutcomeIndex.pairs`).
+    """
     evidence = gate_evidence(gates)
     out: list[DropExplanation] = []
-    for family, pairs in sorted(_pairs(candidate, baseline).items()):
+    if pairs_by_family is None:
+        pairs_by_family = _pairs(candidate, baseline)
+    for family, pairs in sorted(pairs_by_family.items()):
         if families is not None and family not in families:
             continue
         if any(c.agent for _, c in pairs):

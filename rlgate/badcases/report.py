@@ -5,14 +5,14 @@ Pure: runs and settings in, report out. Private tasks are counted but never samp
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rlgate.badcases.actions import ActionContext, next_actions
 from rlgate.badcases.classify import classify_run
-from rlgate.badcases.clusters import ClusterInputs, Outcomes, compute_clusters
+from rlgate.badcases.clusters import ClusterInputs, compute_clusters
 from rlgate.badcases.explain import explain_drops
+from rlgate.badcases.index import build_index
 from rlgate.badcases.models import AnchorShift, BadcaseReport, ClusterStat
 from rlgate.badcases.taxonomy import ClassifyOptions
 from rlgate.engine.versions import VersionCheck
@@ -41,24 +41,6 @@ def classify_options(resolved: ResolvedContract | None) -> ClassifyOptions:
 
 def _records(run: RunResult) -> dict[tuple[str, DocId], SampleRecord]:
     return {(name, s.doc_id): s for name, result in run.tasks.items() for s in result.samples}
-
-
-def _mean_lengths(outcomes: Outcomes) -> dict[str, float]:
-    totals: dict[str, list[int]] = defaultdict(list)
-    for outcome in outcomes.values():
-        totals[outcome.family].append(outcome.response_chars)
-    return {family: sum(v) / len(v) for family, v in totals.items() if v}
-
-
-def _tool_errors(outcomes: Outcomes) -> dict[str, dict[str, int]]:
-    """Agent family -> tool-error category -> failed trajectories that never recovered from one."""
-    out: dict[str, dict[str, int]] = defaultdict(dict)
-    for outcome in outcomes.values():
-        for failure in outcome.failures:
-            if failure.cls == "agent_unrecovered_tool_error" and failure.category:
-                found = out[outcome.family]
-                found[failure.category] = found.get(failure.category, 0) + 1
-    return dict(out)
 
 
 def _mean_score(run: RunResult | None, task: str, metric: str) -> float | None:
@@ -100,13 +82,14 @@ def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
     data = ClusterInputs(candidate=cand_out, baseline=base_out, candidate_samples=_records(candidate),
                          baseline_samples=_records(baseline) if baseline is not None else {},
                          private_tasks=private_tasks, alpha=alpha, max_examples=max_examples)
-    clusters, by_category = compute_clusters(data)
-    explanations = explain_drops(cand_out, base_out, alpha, gates=gates) if base_out is not None else []
-    cand_len = _mean_lengths(cand_out)
-    base_len = _mean_lengths(base_out) if base_out is not None else {}
+    index = build_index(cand_out, base_out)  # one pass over both runs, shared by everything below
+    clusters, by_category = compute_clusters(data, index)
+    explanations = (explain_drops(cand_out, base_out, alpha, gates=gates, pairs_by_family=index.pairs)
+                    if base_out is not None else [])
+    cand_len, base_len = index.mean_lengths(0), index.mean_lengths(1)
     ctx = ActionContext(lengths={f: (base_len.get(f), v) for f, v in cand_len.items()},
                         max_tokens=options.max_tokens, explanations={e.family: e for e in explanations},
-                        tool_errors=_tool_errors(cand_out), agent_costs=_agent_costs(candidate, baseline))
+                        tool_errors=index.runs[0].tool_errors, agent_costs=_agent_costs(candidate, baseline))
     warnings = []
     if versions is not None and versions.differences:
         warnings.append("benchmark versions differ (allowed explicitly): " + "; ".join(versions.differences))

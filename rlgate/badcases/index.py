@@ -1,0 +1,112 @@
+"""One pass over both runs' classified samples: what clusters, explanations and next actions all read.
+
+Before, the clusters, the drop explanations, the mean lengths and the tool-error counts each walked
+every outcome of both runs (and paired them) again; this index walks them once, and each consumer
+works with set operations and per-family lists.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from rlgate.badcases.models import FailureKind
+from rlgate.badcases.taxonomy import SampleOutcome
+from rlgate.results.models import DocId
+
+Key = tuple[str, DocId]
+Outcomes = dict[Key, SampleOutcome]
+#: (family, failure class, category or None for "in any category")
+ClassKey = tuple[str, str, str | None]
+Pair = tuple[SampleOutcome, SampleOutcome]
+
+
+@dataclass
+class RunIndex:
+    """One run's outcomes by family, failure class and category."""
+
+    docs: dict[str, set[Key]] = field(default_factory=dict)
+    failing: dict[ClassKey, set[Key]] = field(default_factory=dict)
+    answered: set[Key] = field(default_factory=set)
+    categories: dict[str, dict[str, set[Key]]] = field(default_factory=dict)
+    lengths: dict[str, list[int]] = field(default_factory=dict)  # family -> [total response chars, outcomes]
+    tool_errors: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKind], dict[tuple[str, str], set[str]]]:
+    """The run's index, and each (family, class)'s kind and categories as the run shows them."""
+    out = RunIndex()
+    kinds: dict[tuple[str, str], FailureKind] = {}
+    categories: dict[tuple[str, str], set[str]] = defaultdict(set)
+    docs: dict[str, set[Key]] = defaultdict(set)
+    failing: dict[ClassKey, set[Key]] = defaultdict(set)
+    by_category: dict[str, dict[str, set[Key]]] = defaultdict(lambda: defaultdict(set))
+    lengths: dict[str, list[int]] = {}
+    answered = out.answered
+    for key, outcome in run.items():
+        family = outcome.family
+        docs[family].add(key)
+        if outcome.answered:
+            answered.add(key)
+        for category in outcome.categories:
+            by_category[family][category].add(key)
+        length = lengths.get(family)
+        if length is None:
+            lengths[family] = [outcome.response_chars, 1]
+        else:
+            length[0] += outcome.response_chars
+            length[1] += 1
+        for failure in outcome.failures:
+            cls = failure.cls
+            kinds[(family, cls)] = failure.kind
+            failing[(family, cls, None)].add(key)
+            if failure.category is not None:
+                failing[(family, cls, failure.category)].add(key)
+                if failure.category:
+                    categories[(family, cls)].add(failure.category)
+            if cls == "agent_unrecovered_tool_error" and failure.category:
+                found = out.tool_errors.setdefault(family, {})
+                found[failure.category] = found.get(failure.category, 0) + 1
+    out.docs, out.failing, out.lengths = dict(docs), dict(failing), lengths
+    out.categories = {family: dict(cats) for family, cats in by_category.items()}
+    return out, kinds, categories
+
+
+@dataclass
+class OutcomeIndex:
+    """Both runs indexed once; `pairs`: per family, (baseline, candidate) of the documents both runs have
+    with the same document hash, in the candidate's order; `paired`: their keys."""
+
+    runs: list[RunIndex]
+    kinds: dict[tuple[str, str], FailureKind]
+    categories: dict[tuple[str, str], set[str]]
+    pairs: dict[str, list[Pair]]
+    paired: set[Key]
+
+    def mean_lengths(self, run: int) -> dict[str, float]:
+        """Family -> mean response characters of that run's outcomes."""
+        if run >= len(self.runs):
+            return {}
+        return {family: total / count for family, (total, count) in self.runs[run].lengths.items() if count}
+
+
+def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
+    """Index both runs (candidate first) and pair their outcomes."""
+    runs: list[RunIndex] = []
+    kinds: dict[tuple[str, str], FailureKind] = {}
+    categories: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for run in [candidate] + ([baseline] if baseline is not None else []):
+        found, run_kinds, run_categories = index_run(run)
+        runs.append(found)
+        kinds.update(run_kinds)  # as one loop over both runs did: the last run's kind wins
+        for pair, cats in run_categories.items():
+            categories[pair] |= cats
+    pairs: dict[str, list[Pair]] = defaultdict(list)
+    paired: set[Key] = set()
+    if baseline is not None:
+        for key, cand in candidate.items():
+            base = baseline.get(key)
+            if base is not None and base.doc_hash == cand.doc_hash:
+                pairs[cand.family].append((base, cand))
+                paired.add(key)
+    return OutcomeIndex(runs, kinds, dict(categories), dict(pairs), paired)
