@@ -16,6 +16,8 @@ from rlgate.badcases.models import FailureKind
 from rlgate.metrics import DEFAULT_FILTER, catalog_task
 from rlgate.results.models import INVALID_ANSWER, DocId, SampleRecord, SampleValue
 
+#: Failure kinds that leave a sample without a usable answer (see `SampleOutcome.answered`).
+_UNANSWERED = ("format", "truncation")
 #: Metrics the fallback classifier looks at, best first.
 _GENERIC_METRICS = ("exact_match", "acc", "acc_norm", "prompt_level_strict_acc", "pass@1", "em", "f1")
 
@@ -48,13 +50,17 @@ class SampleOutcome:
     answer: str | None = None
     response_chars: int = 0
     agent: bool = False  # classified from an agent trajectory (`badcases.agent`)
+    #: a parseable answer in the right place and not cut off: what a knowledge comparison may use (derived
+    #: from `parsed` and `failures` once here, since clusters and explanations ask for every sample)
+    answered: bool = field(default=True, init=False, repr=False, compare=False)
 
     def __init__(self, task: str, family: str, doc_id: DocId, doc_hash: str, correct: bool, parsed: bool = True,
                  failures: tuple[Failure, ...] = (), categories: tuple[str, ...] = (), answer: str | None = None,
                  response_chars: int = 0, agent: bool = False) -> None:
+        answered = parsed and not (failures and any(f.kind in _UNANSWERED for f in failures))
         self.__dict__.update(task=task, family=family, doc_id=doc_id, doc_hash=doc_hash, correct=correct,
                              parsed=parsed, failures=failures, categories=categories, answer=answer,
-                             response_chars=response_chars, agent=agent)
+                             response_chars=response_chars, agent=agent, answered=answered)
 
     @property
     def key(self) -> tuple[str, DocId]:
@@ -63,11 +69,6 @@ class SampleOutcome:
     @property
     def classes(self) -> frozenset[str]:
         return frozenset(f.cls for f in self.failures)
-
-    @property
-    def answered(self) -> bool:
-        """A parseable answer in the right place and not cut off: what a knowledge comparison may use."""
-        return self.parsed and not any(f.kind in ("format", "truncation") for f in self.failures)
 
 
 @dataclass(frozen=True)
