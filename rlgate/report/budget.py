@@ -61,41 +61,56 @@ def _cost(text: str | None) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-def apply_text_budget(sections: list[TaskSection], raw: list[list[dict[str, Any]]], text_budget: int = TEXT_BUDGET,
+def _capped(texts: list[str | None], field_cap: int) -> list[str | None]:
+    return [None if t is None else t[:field_cap] for t in texts]
+
+
+def _factored(table: dict[str, list[Any]], field_cap: int) -> list[str]:
+    """Factor the table's prompts (in place) and cap its texts; returns the shared prefixes."""
+    if not table:
+        return []
+    prefixes, rows = factor_prefixes(table["prompt"])
+    table["prompt"] = [rest[-field_cap:] if rest is not None else None for _, rest in rows]
+    table["prompt_prefix"] = [pfx if pfx >= 0 else None for pfx, _ in rows]
+    for role in ("baseline", "candidate"):
+        table[f"{role}_response"] = _capped(table[f"{role}_response"], field_cap)
+    return prefixes
+
+
+def _costs(table: dict[str, list[Any]]) -> list[int]:
+    if not table:
+        return []
+    return [_cost(p) + _cost(b) + _cost(c) for p, b, c in zip(table["prompt"], table["baseline_response"],
+                                                              table["candidate_response"], strict=True)]
+
+
+def apply_text_budget(sections: list[TaskSection], raw: list[dict[str, list[Any]]], text_budget: int = TEXT_BUDGET,
                       field_cap: int = FIELD_CAP) -> tuple[list[TaskSection], int]:
     """Sections with their samples, prompt prefixes factored and text kept within the budget; and how
     many documents lost their text.
 
-    `raw` holds each section's samples as plain SampleView-shaped dicts. Texts are capped at `field_cap`
-    (prompts keep their end, where the question is; responses their start). Documents are taken
-    changed pairs first, tasks interleaved, until the budget is spent.
+    `raw` holds each section's samples as SampleTable-shaped columns (`report.samples.RawTable`; an empty
+    dict for a task whose samples are withheld). Texts are capped at `field_cap` (prompts keep their end,
+    where the question is; responses their start). Documents are taken changed pairs first, tasks
+    interleaved, until the budget is spent; when everything fits, nothing needs ordering.
     """
-    rank = {c: i for i, c in enumerate(CHANGES)}
-    used = 0
-    prefix_lists: list[list[str]] = []
-    for samples in raw:
-        prefixes, rows = factor_prefixes([s["prompt"] for s in samples])
-        prefix_lists.append(prefixes)
-        used += sum(_cost(p) for p in prefixes)
-        for sample, (pfx, rest) in zip(samples, rows, strict=True):
-            sample["prompt"] = rest[-field_cap:] if rest is not None else None
-            sample["prompt_prefix"] = pfx if pfx >= 0 else None
-            for role in ("baseline", "candidate"):
-                if sample[role] is not None and sample[role]["response"] is not None:
-                    sample[role]["response"] = sample[role]["response"][:field_cap]
-    order = sorted((rank[s["change"]], i, t) for t, samples in enumerate(raw) for i, s in enumerate(samples))
+    prefix_lists = [_factored(table, field_cap) for table in raw]
+    used = sum(_cost(p) for prefixes in prefix_lists for p in prefixes)
+    costs = [_costs(table) for table in raw]
     left_out = 0
-    for _, i, t in order:
-        sample = raw[t][i]
-        sides = [sample[role] for role in ("baseline", "candidate") if sample[role] is not None]
-        cost = _cost(sample["prompt"]) + sum(_cost(side["response"]) for side in sides)
-        if cost and used + cost > text_budget:
-            left_out += 1
-            sample["prompt"] = None
-            for side in sides:
-                side["response"] = None
-            continue
-        used += cost
-    out = [section.model_copy(update={"samples": SampleTable.from_views(samples), "prompt_prefixes": prefixes})
-           for section, samples, prefixes in zip(sections, raw, prefix_lists, strict=True)]
+    if used + sum(sum(c) for c in costs) > text_budget:
+        rank = {c: i for i, c in enumerate(CHANGES)}
+        order = sorted((rank[change], i, t) for t, table in enumerate(raw) for i, change in
+                       enumerate(table.get("change", ())))
+        for _, i, t in order:
+            cost = costs[t][i]
+            if cost and used + cost > text_budget:
+                left_out += 1
+                table = raw[t]
+                table["prompt"][i] = table["baseline_response"][i] = table["candidate_response"][i] = None
+                continue
+            used += cost
+    out = [section.model_copy(update={"samples": SampleTable.model_validate(table) if table else SampleTable(),
+                                      "prompt_prefixes": prefixes})
+           for section, table, prefixes in zip(sections, raw, prefix_lists, strict=True)]
     return out, left_out

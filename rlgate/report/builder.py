@@ -209,7 +209,7 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
              for t in leaves]
     trajectories = [task_trajectories(baseline.tasks.get(s.task) if baseline else None,
                                       candidate.tasks.get(s.task) if candidate else None,
-                                      {r["doc_id"]: r["change"] for r in raw},
+                                      dict(zip(raw.get("doc_id", ()), raw.get("change", ()), strict=True)),
                                       contract.contract.safety if contract else None) for s, raw in built]
     sections, left_out = apply_text_budget([s for s, _ in built], [raw for _, raw in built], text_budget, field_cap)
     sections = [s.model_copy(update={"trajectories": views, "trajectories_total": total})

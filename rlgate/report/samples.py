@@ -128,77 +128,120 @@ def drill_key(task: str, origin: TaskOrigin | None, decision: Decision,
     return None
 
 
-#: A sample as plain data while it is paired and budgeted (tens of thousands per report); it becomes
-#: SampleView objects in one validation call at the end.
-RawSample = dict[str, Any]
+#: A task's samples as plain columns (SampleTable's names) while they are paired and budgeted (tens of
+#: thousands of rows per report); they become a SampleTable in one validation call at the end.
+RawTable = dict[str, list[Any]]
+_NO_SCORES: dict[str, Any] = {}
 
 
-def _side(sample: SampleRecord, key: tuple[str, str] | None) -> dict[str, Any]:
-    metric, filt = key if key else ("", "none")
-    response = sample.responses[0] if sample.responses else None
-    return {"response": response, "response_chars": len(response or ""), "n_responses": len(sample.responses),
-            "extracted": sample.filtered.get(filt) if key else None,
-            "score": _num(sample.score(metric, filt)) if key else None}
-
-
-def _view(doc_id: DocId, prompt: str | None, target: str | None, change: Change,
-          baseline: dict[str, Any] | None = None, candidate: dict[str, Any] | None = None) -> RawSample:
-    return {"doc_id": doc_id, "prompt": prompt, "prompt_chars": len(prompt or ""), "target": target,
-            "baseline": baseline, "candidate": candidate, "change": change}
-
-
-def _change(base: dict[str, Any], cand: dict[str, Any], hib: bool) -> Change:
-    if base["score"] is None or cand["score"] is None:
-        return "unscored"
-    if base["score"] == cand["score"]:
-        return "same"
-    better = cand["score"] > base["score"] if hib else cand["score"] < base["score"]
-    return "improved" if better else "regressed"
-
-
-def pair_samples(baseline: TaskResult | None, candidate: TaskResult | None, key: tuple[str, str] | None,
-                 hib: bool) -> list[RawSample]:
-    """Baseline and candidate samples paired by doc_id (same document hash); unpaired ones kept."""
+def _rows(baseline: TaskResult | None, candidate: TaskResult | None
+          ) -> tuple[list[DocId], list[SampleRecord | None], list[SampleRecord | None]]:
+    """Documents in order, paired by doc_id (same document hash); a document whose runs' hashes differ gives
+    two rows (the baseline's, then the candidate's)."""
     base = {s.doc_id: s for s in baseline.samples} if baseline else {}
     cand = {s.doc_id: s for s in candidate.samples} if candidate else {}
-    out: list[RawSample] = []
+    ids: list[DocId] = []
+    bs: list[SampleRecord | None] = []
+    cs: list[SampleRecord | None] = []
     for doc_id in sorted_ids(base.keys() | cand.keys()):
         b, c = base.get(doc_id), cand.get(doc_id)
         if b is not None and c is not None and (not b.doc_hash or not c.doc_hash or b.doc_hash == c.doc_hash):
-            bs, cs = _side(b, key), _side(c, key)
-            out.append(_view(doc_id, c.prompt if c.prompt is not None else b.prompt,
-                             c.target if c.target is not None else b.target, _change(bs, cs, hib), bs, cs))
+            ids.append(doc_id), bs.append(b), cs.append(c)
             continue
         if b is not None:
-            out.append(_view(doc_id, b.prompt, b.target, "only_baseline", baseline=_side(b, key)))
+            ids.append(doc_id), bs.append(b), cs.append(None)
         if c is not None:
-            out.append(_view(doc_id, c.prompt, c.target, "only_candidate", candidate=_side(c, key)))
+            ids.append(doc_id), bs.append(None), cs.append(c)
+    return ids, bs, cs
+
+
+def _scores(samples: list[SampleRecord | None], key: tuple[str, str] | None) -> list[float | None]:
+    if key is None:
+        return [None] * len(samples)
+    metric, filt = key
+    return [_num(s.scores.get(filt, _NO_SCORES).get(metric)) if s is not None else None for s in samples]
+
+
+def _changes(base: list[float | None], cand: list[float | None], bs: list[SampleRecord | None],
+             cs: list[SampleRecord | None], hib: bool) -> list[Change]:
+    out: list[Change] = []
+    for b, c, bsample, csample in zip(base, cand, bs, cs, strict=True):
+        if csample is None:
+            out.append("only_baseline")
+        elif bsample is None:
+            out.append("only_candidate")
+        elif b is None or c is None:
+            out.append("unscored")
+        elif b == c:
+            out.append("same")
+        else:
+            out.append("improved" if (c > b if hib else c < b) else "regressed")
     return out
 
 
-def _limited(samples: list[RawSample], limit: int | None) -> list[RawSample]:
+def _side_columns(role: str, samples: list[SampleRecord | None], scores: list[float | None],
+                  key: tuple[str, str] | None) -> RawTable:
+    responses = [(s.responses[0] if s.responses else None) if s is not None else None for s in samples]
+    filt = key[1] if key else ""
+    return {
+        f"{role}_response": responses,
+        f"{role}_chars": [len(r or "") if s is not None else -1 for s, r in zip(samples, responses, strict=True)],
+        f"{role}_n": [len(s.responses) if s is not None else 0 for s in samples],
+        f"{role}_extracted": ([s.filtered.get(filt) if s is not None else None for s in samples] if key
+                              else [None] * len(samples)),
+        f"{role}_score": scores,
+    }
+
+
+def pair_samples(baseline: TaskResult | None, candidate: TaskResult | None, key: tuple[str, str] | None,
+                 hib: bool, changes_only: bool = False) -> tuple[list[Change], RawTable]:
+    """Baseline and candidate samples paired by doc_id (same document hash), unpaired ones kept: each row's
+    change, and the rows as columns (none when `changes_only`: a task whose samples are withheld)."""
+    ids, bs, cs = _rows(baseline, candidate)
+    base_scores, cand_scores = _scores(bs, key), _scores(cs, key)
+    changes = _changes(base_scores, cand_scores, bs, cs, hib)
+    if changes_only:
+        return changes, {}
+    prompts = [c.prompt if c is not None and c.prompt is not None else b.prompt if b is not None else None
+               for b, c in zip(bs, cs, strict=True)]
+    table: RawTable = {
+        "doc_id": ids, "change": changes,
+        "target": [c.target if c is not None and c.target is not None else b.target if b is not None else None
+                   for b, c in zip(bs, cs, strict=True)],
+        "prompt": prompts, "prompt_prefix": [None] * len(ids), "prompt_chars": [len(p or "") for p in prompts],
+        **_side_columns("baseline", bs, base_scores, key), **_side_columns("candidate", cs, cand_scores, key),
+    }
+    return changes, table
+
+
+def select_rows(table: RawTable, rows: list[int]) -> RawTable:
+    return {name: [column[i] for i in rows] for name, column in table.items()}
+
+
+def _limited(table: RawTable, limit: int | None) -> RawTable:
     """At most `limit` samples, changed pairs first, then in document order."""
-    if limit is None or len(samples) <= limit:
-        return samples
+    changes = table["change"]
+    if limit is None or len(changes) <= limit:
+        return table
     rank = {c: i for i, c in enumerate(CHANGES)}
-    chosen = sorted(range(len(samples)), key=lambda i: (rank[samples[i]["change"]], i))[:limit]
-    return [samples[i] for i in sorted(chosen)]
+    chosen = sorted(range(len(changes)), key=lambda i: (rank[changes[i]], i))[:limit]
+    return select_rows(table, sorted(chosen))
 
 
 def task_section(task: str, origin: TaskOrigin | None, have_contract: bool, decision: Decision,
                  baseline: TaskResult | None, candidate: TaskResult | None,
-                 overrides: dict[str, bool], sample_limit: int | None) -> tuple[TaskSection, list[RawSample]]:
+                 overrides: dict[str, bool], sample_limit: int | None) -> tuple[TaskSection, RawTable]:
     """One leaf task's section (without samples) and the samples it may show: none for private splits."""
     results = [r for r in (baseline, candidate) if r is not None]
     key = drill_key(task, origin, decision, results)
     hib = True
     if key:
         hib = overrides.get(f"{task}/{key[0]}/{key[1]}", higher_is_better(key[0]))
-    pairs = pair_samples(baseline, candidate, key, hib)
-    counts = {c: 0 for c in CHANGES}
-    for pair in pairs:
-        counts[pair["change"]] += 1
     reason = withheld_reason(origin, have_contract)
+    pairs, table = pair_samples(baseline, candidate, key, hib, changes_only=reason is not None)
+    counts = {c: 0 for c in CHANGES}
+    for change in pairs:
+        counts[change] += 1
     protocol = results[-1].protocol.model_dump(mode="json", exclude_defaults=True) if results else {}
     section = TaskSection(
         task=task, suite_task=origin.suite_task if origin else None,
@@ -209,4 +252,4 @@ def task_section(task: str, origin: TaskOrigin | None, have_contract: bool, deci
         metrics=task_metrics(task, baseline, candidate, overrides),
         drill_metric=f"{key[0]}/{key[1]}" if key else None, drill_higher_is_better=hib,
         counts=counts, samples_total=len(pairs), protocol=protocol)
-    return section, [] if reason else _limited(pairs, sample_limit)
+    return section, {} if reason else _limited(table, sample_limit)
