@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rlgate.badcases.clusters import Outcomes, mcnemar_greater
 from rlgate.badcases.models import DropDriver, DropExplanation
@@ -131,7 +131,8 @@ def _pairs(candidate: Outcomes, baseline: Outcomes) -> dict[str, list[tuple[Samp
 
 
 def _per_instruction(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> bool:
-    return any(f.kind == "instruction" for b, c in pairs for f in (*b.failures, *c.failures))
+    return any(f.kind == "instruction" for b, c in pairs if b.failures or c.failures
+               for f in (*b.failures, *c.failures))
 
 
 def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOutcome]],
@@ -175,6 +176,44 @@ def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOu
     return e
 
 
+@dataclass
+class _Counts:
+    """A right/wrong family's paired documents counted in one pass; `both`: the ones both runs answered
+    in a parseable form, `worse` / `better`: among those, right in one run only."""
+
+    lost: dict[str, int] = field(default_factory=lambda: {"format": 0, "truncation": 0, "wrong": 0})
+    gained: int = 0
+    base_right: int = 0
+    cand_right: int = 0
+    both: int = 0
+    both_base_right: int = 0
+    both_cand_right: int = 0
+    worse: int = 0
+    better: int = 0
+
+
+def _count(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> _Counts:
+    out = _Counts()
+    lost = out.lost
+    for base, cand in pairs:
+        b, c = base.correct, cand.correct
+        out.base_right += b
+        out.cand_right += c
+        if b and not c:
+            lost[_loss_kind(cand)] += 1
+        elif c and not b:
+            out.gained += 1
+        if base.answered and cand.answered:
+            out.both += 1
+            out.both_base_right += b
+            out.both_cand_right += c
+            if b and not c:
+                out.worse += 1
+            elif c and not b:
+                out.better += 1
+    return out
+
+
 def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
                   families: set[str] | None = None, gates: Sequence[GateVerdict] | None = None,
                   pairs_by_family: dict[str, list[tuple[SampleOutcome, SampleOutcome]]] | None = None
@@ -197,29 +236,17 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
         if family == "ifeval" or _per_instruction(pairs):
             out.append(_explain_instructions(family, pairs, evidence.get(family)))
             continue
-        lost = {"format": 0, "truncation": 0, "wrong": 0}
-        gained = 0
-        both = [(b, c) for b, c in pairs if b.answered and c.answered]
-        for base, cand in pairs:
-            if base.correct and not cand.correct:
-                lost[_loss_kind(cand)] += 1
-            elif cand.correct and not base.correct:
-                gained += 1
-        n = len(pairs)
-        base_acc = sum(b.correct for b, _ in pairs) / n
-        cand_acc = sum(c.correct for _, c in pairs) / n
-        knowledge_p = None
-        if both:
-            worse = sum(b.correct and not c.correct for b, c in both)
-            better = sum(c.correct and not b.correct for b, c in both)
-            knowledge_p = mcnemar_greater(worse, better)
+        counts = _count(pairs)
+        lost, n, both = counts.lost, len(pairs), counts.both
+        base_acc, cand_acc = counts.base_right / n, counts.cand_right / n
+        knowledge_p = mcnemar_greater(counts.worse, counts.better) if both else None
         found = evidence.get(family)
         explanation = DropExplanation(
             family=family, n_paired=n, baseline_accuracy=base_acc, candidate_accuracy=cand_acc,
             delta=cand_acc - base_acc, lost_to_format=lost["format"], lost_to_truncation=lost["truncation"],
-            lost_to_wrong_answer=lost["wrong"], gained=gained, n_both_parsed=len(both),
-            baseline_accuracy_parsed=sum(b.correct for b, _ in both) / len(both) if both else None,
-            candidate_accuracy_parsed=sum(c.correct for _, c in both) / len(both) if both else None,
+            lost_to_wrong_answer=lost["wrong"], gained=counts.gained, n_both_parsed=both,
+            baseline_accuracy_parsed=counts.both_base_right / both if both else None,
+            candidate_accuracy_parsed=counts.both_cand_right / both if both else None,
             knowledge_p_value=knowledge_p, driver=_driver(cand_acc - base_acc, lost, knowledge_p, alpha), text="",
             gate=found.name if found else None, gate_p_value=found.p if found else None,
         )

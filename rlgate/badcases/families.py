@@ -79,8 +79,10 @@ def _gsm8k_failures(sample: SampleRecord, options: ClassifyOptions, parsed: bool
     if not parsed:
         return (Failure("gsm8k_final_answer_format_error", "format"),)
     gold = gsm8k_gold(sample)
-    if gold is not None and any(_same(parse_number(m.group(1)), gold) for m in _ANSWER_MARKER.finditer(response)):
-        return (Failure("gsm8k_answer_misplaced", "format"),)
+    if gold is not None:
+        for marker in _ANSWER_MARKER.finditer(response):
+            if _same(parse_number(marker.group(1)), gold):
+                return (Failure("gsm8k_answer_misplaced", "format"),)
     return (Failure("gsm8k_wrong_answer", "knowledge"),)
 
 
