@@ -130,9 +130,16 @@ def _pairs(candidate: Outcomes, baseline: Outcomes) -> dict[str, list[tuple[Samp
     return groups
 
 
-def _per_instruction(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> bool:
-    return any(f.kind == "instruction" for b, c in pairs if b.failures or c.failures
-               for f in (*b.failures, *c.failures))
+def _shape(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> tuple[bool, bool]:
+    """(any candidate outcome is an agent trajectory's, any outcome fails an instruction), in one pass."""
+    agent = instruction = False
+    for base, cand in pairs:
+        agent = agent or cand.agent
+        if not instruction and (base.failures or cand.failures):
+            instruction = any(f.kind == "instruction" for f in (*base.failures, *cand.failures))
+        if agent and instruction:
+            break
+    return agent, instruction
 
 
 def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOutcome]],
@@ -230,10 +237,11 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
     for family, pairs in sorted(pairs_by_family.items()):
         if families is not None and family not in families:
             continue
-        if any(c.agent for _, c in pairs):
+        agent, per_instruction = _shape(pairs)
+        if agent:
             out.append(_explain_agent(family, pairs, evidence.get(family), alpha))
             continue
-        if family == "ifeval" or _per_instruction(pairs):
+        if family == "ifeval" or per_instruction:
             out.append(_explain_instructions(family, pairs, evidence.get(family)))
             continue
         counts = _count(pairs)
