@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import RELEASE_GATE_ONLY
@@ -138,6 +138,9 @@ def _rows(baseline: TaskResult | None, candidate: TaskResult | None
           ) -> tuple[list[DocId], list[SampleRecord | None], list[SampleRecord | None]]:
     """Documents in order, paired by doc_id (same document hash); a document whose runs' hashes differ gives
     two rows (the baseline's, then the candidate's)."""
+    aligned = _aligned(baseline, candidate)
+    if aligned is not None:
+        return aligned
     base = {s.doc_id: s for s in baseline.samples} if baseline else {}
     cand = {s.doc_id: s for s in candidate.samples} if candidate else {}
     ids: list[DocId] = []
@@ -155,11 +158,29 @@ def _rows(baseline: TaskResult | None, candidate: TaskResult | None
     return ids, bs, cs
 
 
+def _aligned(baseline: TaskResult | None, candidate: TaskResult | None
+             ) -> tuple[list[DocId], list[SampleRecord | None], list[SampleRecord | None]] | None:
+    """The common case without building an index: both runs hold the same distinct documents, already in
+    document order, with matching hashes; None otherwise (then `_rows` pairs them by id)."""
+    if baseline is None or candidate is None or len(baseline.samples) != len(candidate.samples):
+        return None
+    bs: list[SampleRecord | None] = list(baseline.samples)
+    cs: list[SampleRecord | None] = list(candidate.samples)
+    ids = [s.doc_id for s in baseline.samples]
+    if (ids != [s.doc_id for s in candidate.samples] or ids != sorted_ids(ids) or len(set(ids)) != len(ids)
+            or not all(b.doc_hash == c.doc_hash or not b.doc_hash or not c.doc_hash
+                       for b, c in zip(baseline.samples, candidate.samples, strict=True))):
+        return None
+    return ids, bs, cs
+
+
 def _scores(samples: list[SampleRecord | None], key: tuple[str, str] | None) -> list[float | None]:
     if key is None:
         return [None] * len(samples)
     metric, filt = key
-    return [_num(s.scores.get(filt, _NO_SCORES).get(metric)) if s is not None else None for s in samples]
+    values = [s.scores.get(filt, _NO_SCORES).get(metric) if s is not None else None for s in samples]
+    # a finite float (most scores) is its own number; anything else goes through _num
+    return [v if type(v) is float and v - v == 0 else _num(v) for v in values]
 
 
 def _changes(base: list[float | None], cand: list[float | None], bs: list[SampleRecord | None],
@@ -181,16 +202,22 @@ def _changes(base: list[float | None], cand: list[float | None], bs: list[Sample
 
 def _side_columns(role: str, samples: list[SampleRecord | None], scores: list[float | None],
                   key: tuple[str, str] | None) -> RawTable:
-    responses = [(s.responses[0] if s.responses else None) if s is not None else None for s in samples]
     filt = key[1] if key else ""
-    return {
-        f"{role}_response": responses,
-        f"{role}_chars": [len(r or "") if s is not None else -1 for s, r in zip(samples, responses, strict=True)],
-        f"{role}_n": [len(s.responses) if s is not None else 0 for s in samples],
-        f"{role}_extracted": ([s.filtered.get(filt) if s is not None else None for s in samples] if key
-                              else [None] * len(samples)),
-        f"{role}_score": scores,
-    }
+    if any(s is None for s in samples):
+        responses = [(s.responses[0] if s.responses else None) if s is not None else None for s in samples]
+        chars = [len(r or "") if s is not None else -1 for s, r in zip(samples, responses, strict=True)]
+        counts = [len(s.responses) if s is not None else 0 for s in samples]
+        extracted = [s.filtered.get(filt) if s is not None else None for s in samples] if key else None
+    else:  # every row has this run's sample: the same columns without a test per row
+        present = cast(list[SampleRecord], samples)
+        lists = [s.responses for s in present]
+        responses = [r[0] if r else None for r in lists]
+        chars = [len(r) if r is not None else 0 for r in responses]
+        counts = [len(r) for r in lists]
+        extracted = [s.filtered.get(filt) for s in present] if key else None
+    return {f"{role}_response": responses, f"{role}_chars": chars, f"{role}_n": counts,
+            f"{role}_extracted": extracted if extracted is not None else [None] * len(samples),
+            f"{role}_score": scores}
 
 
 def pair_samples(baseline: TaskResult | None, candidate: TaskResult | None, key: tuple[str, str] | None,
