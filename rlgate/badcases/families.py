@@ -75,15 +75,22 @@ def _gsm8k_failures(sample: SampleRecord, options: ClassifyOptions, parsed: bool
                     response: str) -> tuple[Failure, ...]:
     """Why a wrong GSM8K answer is wrong: truncated, unparseable, right number in the wrong place, or wrong."""
     if is_truncated(sample, options):
-        return (Failure("gsm8k_truncated_at_max_tokens", "truncation"),)
+        return _GSM8K_TRUNCATED
     if not parsed:
-        return (Failure("gsm8k_final_answer_format_error", "format"),)
+        return _GSM8K_FORMAT
     gold = gsm8k_gold(sample)
     if gold is not None:
         for marker in _ANSWER_MARKER.finditer(response):
             if _same(parse_number(marker.group(1)), gold):
-                return (Failure("gsm8k_answer_misplaced", "format"),)
-    return (Failure("gsm8k_wrong_answer", "knowledge"),)
+                return _GSM8K_MISPLACED
+    return _GSM8K_WRONG
+
+
+#: GSM8K's failures carry no category: one shared (immutable) tuple each
+_GSM8K_TRUNCATED = (Failure("gsm8k_truncated_at_max_tokens", "truncation"),)
+_GSM8K_FORMAT = (Failure("gsm8k_final_answer_format_error", "format"),)
+_GSM8K_MISPLACED = (Failure("gsm8k_answer_misplaced", "format"),)
+_GSM8K_WRONG = (Failure("gsm8k_wrong_answer", "knowledge"),)
 
 
 class Gsm8kClassifier:

@@ -18,6 +18,7 @@ from rlgate.results.models import INVALID_ANSWER, DocId, SampleRecord, SampleVal
 
 #: Failure kinds that leave a sample without a usable answer (see `SampleOutcome.answered`).
 _UNANSWERED = ("format", "truncation")
+_set = object.__setattr__
 #: Metrics the fallback classifier looks at, best first.
 _GENERIC_METRICS = ("exact_match", "acc", "acc_norm", "prompt_level_strict_acc", "pass@1", "em", "f1")
 
@@ -36,7 +37,7 @@ class SampleOutcome:
     """A classified sample: correctness, failures, and what an export or example needs.
 
     One is made per sample of both runs, so `__init__` is written out: the frozen dataclass's generated one
-    sets each field through `object.__setattr__`, twice the cost (the fields and defaults are the same).
+    sets each field through `object.__setattr__`, several times the cost (the fields and defaults are the same).
     """
 
     task: str
@@ -58,9 +59,11 @@ class SampleOutcome:
                  failures: tuple[Failure, ...] = (), categories: tuple[str, ...] = (), answer: str | None = None,
                  response_chars: int = 0, agent: bool = False) -> None:
         answered = parsed and not (failures and any(f.kind in _UNANSWERED for f in failures))
-        self.__dict__.update(task=task, family=family, doc_id=doc_id, doc_hash=doc_hash, correct=correct,
-                             parsed=parsed, failures=failures, categories=categories, answer=answer,
-                             response_chars=response_chars, agent=agent, answered=answered)
+        # one dict, set in one step (as the frozen dataclass's own __init__ would, through object.__setattr__)
+        _set(self, "__dict__", {"task": task, "family": family, "doc_id": doc_id, "doc_hash": doc_hash,
+                                "correct": correct, "parsed": parsed, "failures": failures,
+                                "categories": categories, "answer": answer, "response_chars": response_chars,
+                                "agent": agent, "answered": answered})
 
     @property
     def key(self) -> tuple[str, DocId]:
