@@ -51,9 +51,6 @@ class SampleOutcome:
     answer: str | None = None
     response_chars: int = 0
     agent: bool = False  # classified from an agent trajectory (`badcases.agent`)
-    #: a parseable answer in the right place and not cut off: what a knowledge comparison may use (derived
-    #: from `parsed` and `failures` once here, since clusters and explanations ask for every sample)
-    answered: bool = field(default=True, init=False, repr=False, compare=False)
 
     def __init__(self, task: str, family: str, doc_id: DocId, doc_hash: str, correct: bool, parsed: bool = True,
                  failures: tuple[Failure, ...] = (), categories: tuple[str, ...] = (), answer: str | None = None,
@@ -63,7 +60,7 @@ class SampleOutcome:
         _set(self, "__dict__", {"task": task, "family": family, "doc_id": doc_id, "doc_hash": doc_hash,
                                 "correct": correct, "parsed": parsed, "failures": failures,
                                 "categories": categories, "answer": answer, "response_chars": response_chars,
-                                "agent": agent, "answered": answered})
+                                "agent": agent, "_answered": answered})
 
     @property
     def key(self) -> tuple[str, DocId]:
@@ -72,6 +69,14 @@ class SampleOutcome:
     @property
     def classes(self) -> frozenset[str]:
         return frozenset(f.cls for f in self.failures)
+
+    @property
+    def answered(self) -> bool:
+        """A parseable answer in the right place and not cut off: what a knowledge comparison may use.
+
+        Worked out once, when the outcome is made: clusters and explanations ask for it for every sample."""
+        answered: bool = self.__dict__["_answered"]
+        return answered
 
 
 @dataclass(frozen=True)
