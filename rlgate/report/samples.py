@@ -148,13 +148,16 @@ def _rows(baseline: TaskResult | None, candidate: TaskResult | None
     cs: list[SampleRecord | None] = []
     for doc_id in sorted_ids(base.keys() | cand.keys()):
         b, c = base.get(doc_id), cand.get(doc_id)
+        rows: list[tuple[SampleRecord | None, SampleRecord | None]]
         if b is not None and c is not None and (not b.doc_hash or not c.doc_hash or b.doc_hash == c.doc_hash):
-            ids.append(doc_id), bs.append(b), cs.append(c)
-            continue
-        if b is not None:
-            ids.append(doc_id), bs.append(b), cs.append(None)
-        if c is not None:
-            ids.append(doc_id), bs.append(None), cs.append(c)
+            rows = [(b, c)]
+        else:
+            rows = [(b, None)] if b is not None else []
+            rows += [(None, c)] if c is not None else []
+        for brow, crow in rows:
+            ids.append(doc_id)
+            bs.append(brow)
+            cs.append(crow)
     return ids, bs, cs
 
 
