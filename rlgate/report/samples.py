@@ -139,8 +139,11 @@ def _rows(baseline: TaskResult | None, candidate: TaskResult | None
     """Documents in order, paired by doc_id (same document hash); a document whose runs' hashes differ gives
     two rows (the baseline's, then the candidate's)."""
     aligned = _aligned(baseline, candidate)
-    if aligned is not None:
-        return aligned
+    return aligned if aligned is not None else _rows_by_id(baseline, candidate)
+
+
+def _rows_by_id(baseline: TaskResult | None, candidate: TaskResult | None
+                ) -> tuple[list[DocId], list[SampleRecord | None], list[SampleRecord | None]]:
     base = {s.doc_id: s for s in baseline.samples} if baseline else {}
     cand = {s.doc_id: s for s in candidate.samples} if candidate else {}
     ids: list[DocId] = []

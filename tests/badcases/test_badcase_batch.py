@@ -1,0 +1,167 @@
+"""Classifying a whole task at once (classify_many) and indexing both runs once give what the per-sample,
+per-consumer paths give, on mixed inputs."""
+
+from __future__ import annotations
+
+from rlgate.badcases.classify import classifier_for, classify_run
+from rlgate.badcases.clusters import ClusterInputs, compute_clusters
+from rlgate.badcases.explain import explain_drops
+from rlgate.badcases.families import Gsm8kClassifier
+from rlgate.badcases.index import build_index
+from rlgate.badcases.taxonomy import ClassifyOptions, Failure, SampleOutcome
+from rlgate.metrics import DEFAULT_FILTER
+from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskResult
+
+
+def _gsm8k(doc_id: int, *, right: bool, answer: str, response: str, filters: tuple[str, ...] = ("strict-match",),
+           truncated: bool | None = None, doc_hash: str | None = None) -> SampleRecord:
+    return SampleRecord(doc_id=doc_id, doc_hash=doc_hash or f"h{doc_id}", target=f"so\n#### {doc_id + 10}",
+                        responses=[response], filtered=dict.fromkeys(filters, answer),
+                        scores={f: {"exact_match": 1.0 if right else 0.0} for f in filters},
+                        truncated=[truncated] if truncated is not None else None)
+
+
+def _mixed_gsm8k(shift: int = 0) -> list[SampleRecord]:
+    """Right, wrong, unparseable, misplaced and truncated answers; some samples lack the gate's filter."""
+    out = []
+    for i in range(40):
+        gold = str(i + 10)
+        kind = (i + shift) % 5
+        filters = ("strict-match", "flexible-extract") if i % 3 else ("flexible-extract",)
+        if kind == 0:
+            out.append(_gsm8k(i, right=True, answer=gold, response=f"so #### {gold}", filters=filters))
+        elif kind == 1:
+            out.append(_gsm8k(i, right=False, answer="7", response="so #### 7", filters=filters))
+        elif kind == 2:
+            out.append(_gsm8k(i, right=False, answer="[invalid]", response="no idea", filters=filters))
+        elif kind == 3:
+            out.append(_gsm8k(i, right=False, answer="3", response=f"3, and the answer is {gold}", filters=filters))
+        else:
+            out.append(_gsm8k(i, right=False, answer="3", response="cut", filters=filters, truncated=True,
+                              doc_hash="other" if shift else None))
+    return out
+
+
+def _mmlu(doc_id: int, *, right: bool, answer: str, category: str | None) -> SampleRecord:
+    return SampleRecord(doc_id=doc_id, doc_hash=f"m{doc_id}", responses=["The answer is (B)"],
+                        filtered={"custom-extract": answer}, scores={"custom-extract": {"exact_match": float(right)}},
+                        doc={"category": category} if category else None)
+
+
+def _ifeval(doc_id: int, followed: list[bool]) -> SampleRecord:
+    ids = ["keywords:existence", "punctuation:no_comma", "length_constraints:number_words"][:len(followed)]
+    return SampleRecord(doc_id=doc_id, doc_hash=f"i{doc_id}", responses=["" if doc_id == 3 else "text"],
+                        scores={"none": {"prompt_level_strict_acc": float(all(followed)),
+                                         "inst_level_strict_acc": followed}},  # type: ignore[dict-item]
+                        doc={"instruction_id_list": ids})
+
+
+def _generic(doc_id: int) -> SampleRecord:
+    return SampleRecord(doc_id=doc_id, doc_hash=f"g{doc_id}", responses=["x"], filtered={"none": "x"},
+                        scores={"none": {"acc": float(doc_id % 2)}})
+
+
+def _run(model: str, shift: int = 0) -> RunResult:
+    tasks: dict[str, list[SampleRecord]] = {
+        "gsm8k": _mixed_gsm8k(shift),
+        "gsm8k_platinum": _mixed_gsm8k(shift + 2),
+        "mmlu_pro_law": [_mmlu(i, right=(i + shift) % 2 == 0, answer="[invalid]" if i % 4 == 1 else "B",
+                               category="law" if i % 3 else None) for i in range(12)],
+        "ifeval": [_ifeval(i, [(i + shift) % 2 == 0, i % 4 != 0, True][: 1 + i % 3]) for i in range(9)],
+        "arc_easy": [_generic(i + shift) for i in range(6)],
+    }
+    return RunResult(provenance=RunProvenance(source=f"memory:{model}", model=model),
+                     tasks={name: TaskResult(task=name, samples=samples) for name, samples in tasks.items()})
+
+
+def _filter_for_reference(options: ClassifyOptions, task: str, family: str, sample: SampleRecord) -> str:
+    """The per-sample filter rule as it was written before filter choices were worked out per task."""
+    for name in (task, family):
+        chosen = options.filters.get(name)
+        if chosen and chosen in sample.scores:
+            return chosen
+    default = DEFAULT_FILTER.get(family)
+    if default and default in sample.scores:
+        return default
+    return next(iter(sample.scores), "none")
+
+
+def test_classify_many_equals_classifying_each_sample_alone() -> None:
+    run = _run("cand")
+    for options in (ClassifyOptions(), ClassifyOptions(filters={"gsm8k": "strict-match"}, max_tokens=64),
+                    ClassifyOptions(filters={"gsm8k": "flexible-extract", "mmlu_pro": "custom-extract"}),
+                    ClassifyOptions(filters={"gsm8k_platinum": "flexible-extract", "gsm8k": "strict-match"})):
+        batched = classify_run(run, options)
+        for name, result in run.tasks.items():
+            classifier = classifier_for(name, result)
+            for sample in result.samples:
+                alone = classifier.classify(name, sample, options)
+                assert batched[(name, sample.doc_id)] == alone
+                assert batched[(name, sample.doc_id)].answered == alone.answered
+                filt = _filter_for_reference(options, name, classifier.family, sample)
+                assert options.filter_for(name, classifier.family, sample) == filt
+                if name != "ifeval":  # IFEval outcomes carry no answer
+                    assert alone.answer == sample.filtered.get(filt)
+        classes = {f.cls for o in batched.values() for f in o.failures}
+        assert {"gsm8k_wrong_answer", "gsm8k_final_answer_format_error", "gsm8k_answer_misplaced",
+                "gsm8k_truncated_at_max_tokens", "mmlu_pro_no_parseable_choice", "mmlu_pro_wrong_choice",
+                "ifeval_punctuation_violation", "ifeval_empty_response", "arc_easy_wrong"} <= classes
+
+
+def test_a_subclass_overriding_classify_is_asked_per_sample() -> None:
+    from rlgate.badcases import classify as registry
+
+    class Strict(Gsm8kClassifier):
+        family = "strict_gsm8k"
+
+        def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
+            return SampleOutcome(task, self.family, sample.doc_id, sample.doc_hash, False,
+                                 failures=(Failure("strict_fail", "other"),))
+
+    registry.register_classifier(Strict())
+    try:
+        outcomes = classify_run(_run("cand"), ClassifyOptions(), tasks=["gsm8k"])
+    finally:
+        registry._REGISTRY.pop(0)
+    assert outcomes and all(o.family == "strict_gsm8k" and o.classes == {"strict_fail"} for o in outcomes.values())
+
+
+def _answered_reference(outcome: SampleOutcome) -> bool:
+    return outcome.parsed and not any(f.kind in ("format", "truncation") for f in outcome.failures)
+
+
+def test_the_shared_index_pairs_and_counts_as_each_consumer_did() -> None:
+    options = ClassifyOptions(filters={"gsm8k": "strict-match"}, max_tokens=64)
+    cand = classify_run(_run("cand", shift=1), options)
+    base = classify_run(_run("base"), options)
+    base.pop(("gsm8k", 5))  # a document only the candidate has
+    index = build_index(cand, base)
+    # pairs: same document hash only (shift=1 gives the candidate's truncated GSM8K answers another hash)
+    expected = {k for k, c in cand.items() if k in base and base[k].doc_hash == c.doc_hash}
+    assert index.paired == expected and ("gsm8k", 3) not in index.paired
+    assert sum(len(p) for p in index.pairs.values()) == len(expected)
+    assert index.runs[0].answered == {k for k, o in cand.items() if _answered_reference(o)}
+    for run, outcomes in ((0, cand), (1, base)):
+        families = {o.family for o in outcomes.values()}
+        for family in families:
+            members = [o for o in outcomes.values() if o.family == family]
+            assert index.mean_lengths(run)[family] == sum(o.response_chars for o in members) / len(members)
+    # the explanations read the shared pairs exactly as they read their own pairing
+    assert explain_drops(cand, base, pairs_by_family=index.pairs) == explain_drops(cand, base)
+    data = ClusterInputs(candidate=cand, baseline=base, candidate_samples={}, baseline_samples={},
+                         private_tasks=frozenset(), max_examples=0)
+    assert compute_clusters(data, index) == compute_clusters(data)
+    top, by_category = compute_clusters(data)
+    law = next(c for c in by_category if c.failure_class == "mmlu_pro_wrong_choice")
+    assert law.category == "law" and law.candidate_n == sum(1 for o in cand.values() if "law" in o.categories)
+    assert any(c.n_paired for c in top)
+
+
+def test_index_without_a_baseline() -> None:
+    cand = classify_run(_run("cand"), ClassifyOptions())
+    index = build_index(cand, None)
+    assert index.pairs == {} and index.paired == set() and index.mean_lengths(1) == {}
+    data = ClusterInputs(candidate=cand, baseline=None, candidate_samples={}, baseline_samples={},
+                         private_tasks=frozenset(), max_examples=0)
+    top, _ = compute_clusters(data)
+    assert top and all(c.baseline_count is None and c.p_value is None for c in top)
