@@ -34,28 +34,36 @@ class RunIndex:
 
 
 def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKind], dict[tuple[str, str], set[str]]]:
-    """The run's index, and each (family, class)'s kind and categories as the run shows them."""
+    """The run's index, and each (family, class)'s kind and categories as the run shows them.
+
+    A pass per question, each a comprehension; only the outcomes that have failures (or categories)
+    are walked one by one.
+    """
     out = RunIndex()
-    kinds: dict[tuple[str, str], FailureKind] = {}
-    categories: dict[tuple[str, str], set[str]] = defaultdict(set)
-    docs: dict[str, set[Key]] = defaultdict(set)
-    failing: dict[ClassKey, set[Key]] = defaultdict(set)
-    by_category: dict[str, dict[str, set[Key]]] = defaultdict(lambda: defaultdict(set))
-    lengths: dict[str, list[int]] = {}
-    answered = out.answered
-    for key, outcome in run.items():
-        family = outcome.family
-        docs[family].add(key)
-        if outcome.answered:
-            answered.add(key)
-        for category in outcome.categories:
-            by_category[family][category].add(key)
-        length = lengths.get(family)
-        if length is None:
-            lengths[family] = [outcome.response_chars, 1]
-        else:
+    families = list(dict.fromkeys(o.family for o in run.values()))
+    if len(families) == 1:  # the common case: one family, so its documents are the run's keys
+        out.docs = {families[0]: set(run)}
+        out.lengths = {families[0]: [sum(o.response_chars for o in run.values()), len(run)]}
+    else:
+        docs: dict[str, set[Key]] = {family: set() for family in families}
+        lengths: dict[str, list[int]] = {family: [0, 0] for family in families}
+        for key, outcome in run.items():
+            docs[outcome.family].add(key)
+            length = lengths[outcome.family]
             length[0] += outcome.response_chars
             length[1] += 1
+        out.docs, out.lengths = docs, lengths
+    out.answered = {key for key, outcome in run.items() if outcome.answered}
+    by_category: dict[str, dict[str, set[Key]]] = defaultdict(lambda: defaultdict(set))
+    for key, outcome in [(k, o) for k, o in run.items() if o.categories]:
+        for category in outcome.categories:
+            by_category[outcome.family][category].add(key)
+    out.categories = {family: dict(cats) for family, cats in by_category.items()}
+    kinds: dict[tuple[str, str], FailureKind] = {}
+    categories: dict[tuple[str, str], set[str]] = defaultdict(set)
+    failing: dict[ClassKey, set[Key]] = defaultdict(set)
+    for key, outcome in [(k, o) for k, o in run.items() if o.failures]:
+        family = outcome.family
         for failure in outcome.failures:
             cls = failure.cls
             kinds[(family, cls)] = failure.kind
@@ -67,8 +75,7 @@ def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKin
             if cls == "agent_unrecovered_tool_error" and failure.category:
                 found = out.tool_errors.setdefault(family, {})
                 found[failure.category] = found.get(failure.category, 0) + 1
-    out.docs, out.failing, out.lengths = dict(docs), dict(failing), lengths
-    out.categories = {family: dict(cats) for family, cats in by_category.items()}
+    out.failing = dict(failing)
     return out, kinds, categories
 
 
