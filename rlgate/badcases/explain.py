@@ -130,16 +130,9 @@ def _pairs(candidate: Outcomes, baseline: Outcomes) -> dict[str, list[tuple[Samp
     return groups
 
 
-def _shape(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> tuple[bool, bool]:
-    """(any candidate outcome is an agent trajectory's, any outcome fails an instruction), in one pass."""
-    agent = instruction = False
-    for base, cand in pairs:
-        agent = agent or cand.agent
-        if not instruction and (base.failures or cand.failures):
-            instruction = any(f.kind == "instruction" for f in (*base.failures, *cand.failures))
-        if agent and instruction:
-            break
-    return agent, instruction
+def _per_instruction(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> bool:
+    return any(f.kind == "instruction" for b, c in pairs if b.failures or c.failures
+               for f in (*b.failures, *c.failures))
 
 
 def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOutcome]],
@@ -223,12 +216,13 @@ def _count(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> _Counts:
 
 def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
                   families: set[str] | None = None, gates: Sequence[GateVerdict] | None = None,
-                  pairs_by_family: dict[str, list[tuple[SampleOutcome, SampleOutcome]]] | None = None
-                  ) -> list[DropExplanation]:
+                  pairs_by_family: dict[str, list[tuple[SampleOutcome, SampleOutcome]]] | None = None,
+                  family_kinds: dict[str, set[str]] | None = None) -> list[DropExplanation]:
     """One explanation per family both runs answered: right/wrong families by how answers were lost,
     per-instruction families (IFEval) by the instructions the lost prompts broke.
 
-    `pairs_by_family`: the runs' outcomes already paired (`badcases.index.OutcomeIndex.pairs`).
+    `pairs_by_family`: the runs' outcomes already paired (`badcases.index.OutcomeIndex.pairs`);
+    `family_kinds`: the failure kinds each family shows in either run (`OutcomeIndex.family_kinds`).
     """
     evidence = gate_evidence(gates)
     out: list[DropExplanation] = []
@@ -237,11 +231,12 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
     for family, pairs in sorted(pairs_by_family.items()):
         if families is not None and family not in families:
             continue
-        agent, per_instruction = _shape(pairs)
-        if agent:
+        if any(c.agent for _, c in pairs):
             out.append(_explain_agent(family, pairs, evidence.get(family), alpha))
             continue
-        if family == "ifeval" or per_instruction:
+        # a family that shows no instruction failure in either run has none among its pairs either
+        may_have = family_kinds is None or "instruction" in family_kinds.get(family, ())
+        if family == "ifeval" or (may_have and _per_instruction(pairs)):
             out.append(_explain_instructions(family, pairs, evidence.get(family)))
             continue
         counts = _count(pairs)

@@ -31,6 +31,7 @@ class RunIndex:
     categories: dict[str, dict[str, set[Key]]] = field(default_factory=dict)
     lengths: dict[str, list[int]] = field(default_factory=dict)  # family -> [total response chars, outcomes]
     tool_errors: dict[str, dict[str, int]] = field(default_factory=dict)
+    family_kinds: dict[str, set[str]] = field(default_factory=dict)  # every failure kind a family shows
 
 
 def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKind], dict[tuple[str, str], set[str]]]:
@@ -67,6 +68,7 @@ def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKin
         for failure in outcome.failures:
             cls = failure.cls
             kinds[(family, cls)] = failure.kind
+            out.family_kinds.setdefault(family, set()).add(failure.kind)
             failing[(family, cls, None)].add(key)
             if failure.category is not None:
                 failing[(family, cls, failure.category)].add(key)
@@ -89,6 +91,7 @@ class OutcomeIndex:
     categories: dict[tuple[str, str], set[str]]
     pairs: dict[str, list[Pair]]
     paired: set[Key]
+    family_kinds: dict[str, set[str]] = field(default_factory=dict)  # every failure kind a family shows
 
     def mean_lengths(self, run: int) -> dict[str, float]:
         """Family -> mean response characters of that run's outcomes."""
@@ -102,9 +105,12 @@ def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
     runs: list[RunIndex] = []
     kinds: dict[tuple[str, str], FailureKind] = {}
     categories: dict[tuple[str, str], set[str]] = defaultdict(set)
+    family_kinds: dict[str, set[str]] = defaultdict(set)
     for run in [candidate] + ([baseline] if baseline is not None else []):
         found, run_kinds, run_categories = index_run(run)
         runs.append(found)
+        for family, seen in found.family_kinds.items():
+            family_kinds[family] |= seen
         kinds.update(run_kinds)  # as one loop over both runs did: the last run's kind wins
         for pair, cats in run_categories.items():
             categories[pair] |= cats
@@ -116,4 +122,4 @@ def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
             if base is not None and base.doc_hash == cand.doc_hash:
                 pairs[cand.family].append((base, cand))
                 paired.add(key)
-    return OutcomeIndex(runs, kinds, dict(categories), dict(pairs), paired)
+    return OutcomeIndex(runs, kinds, dict(categories), dict(pairs), paired, dict(family_kinds))

@@ -84,7 +84,8 @@ def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
                          private_tasks=private_tasks, alpha=alpha, max_examples=max_examples)
     index = build_index(cand_out, base_out)  # one pass over both runs, shared by everything below
     clusters, by_category = compute_clusters(data, index)
-    explanations = (explain_drops(cand_out, base_out, alpha, gates=gates, pairs_by_family=index.pairs)
+    explanations = (explain_drops(cand_out, base_out, alpha, gates=gates, pairs_by_family=index.pairs,
+                                  family_kinds=index.family_kinds)
                     if base_out is not None else [])
     cand_len, base_len = index.mean_lengths(0), index.mean_lengths(1)
     ctx = ActionContext(lengths={f: (base_len.get(f), v) for f, v in cand_len.items()},

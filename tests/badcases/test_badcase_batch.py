@@ -148,6 +148,8 @@ def test_the_shared_index_pairs_and_counts_as_each_consumer_did() -> None:
             assert index.mean_lengths(run)[family] == sum(o.response_chars for o in members) / len(members)
     # the explanations read the shared pairs exactly as they read their own pairing
     assert explain_drops(cand, base, pairs_by_family=index.pairs) == explain_drops(cand, base)
+    assert explain_drops(cand, base, pairs_by_family=index.pairs, family_kinds=index.family_kinds) \
+        == explain_drops(cand, base)
     data = ClusterInputs(candidate=cand, baseline=base, candidate_samples={}, baseline_samples={},
                          private_tasks=frozenset(), max_examples=0)
     assert compute_clusters(data, index) == compute_clusters(data)
@@ -165,3 +167,26 @@ def test_index_without_a_baseline() -> None:
                          private_tasks=frozenset(), max_examples=0)
     top, _ = compute_clusters(data)
     assert top and all(c.baseline_count is None and c.p_value is None for c in top)
+
+
+def _outcome(family: str, doc: int, correct: bool, *failures: Failure, doc_hash: str = "") -> SampleOutcome:
+    return SampleOutcome(f"{family}_t", family, doc, doc_hash or f"h{doc}", correct, failures=failures)
+
+
+def test_the_instruction_hint_never_skips_a_per_instruction_family() -> None:
+    broke = Failure("custom_instruction_broken", "instruction", "rule:1")
+    wrong = Failure("custom_wrong", "knowledge")
+    cand = {("custom_t", i): _outcome("custom", i, i % 2 == 0, *(() if i % 2 == 0 else (broke,))) for i in range(6)}
+    base = {("custom_t", i): _outcome("custom", i, True) for i in range(6)}
+    # instruction failures only on a document whose hashes differ (unpaired): the family is explained as right/wrong
+    cand2 = {**{k: _outcome("other", k[1], False, wrong) for k in [("other_t", i) for i in range(4)]},
+             ("other_t", 9): _outcome("other", 9, False, broke, doc_hash="changed")}
+    base2 = {("other_t", i): _outcome("other", i, True) for i in [0, 1, 2, 3, 9]}
+    for c, b in ((cand, base), (cand2, base2)):
+        index = build_index(c, b)
+        hinted = explain_drops(c, b, pairs_by_family=index.pairs, family_kinds=index.family_kinds)
+        assert hinted == explain_drops(c, b)
+    [custom] = explain_drops(cand, base, family_kinds=build_index(cand, base).family_kinds)
+    assert custom.driver == "instructions" and custom.instruction_losses == {"custom_instruction_broken": 3}
+    [other] = explain_drops(cand2, base2, family_kinds=build_index(cand2, base2).family_kinds)
+    assert other.instruction_losses == {} and other.lost_to_wrong_answer == 4
