@@ -71,8 +71,8 @@ def _same(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) < 1e-6
 
 
-def _gsm8k_failures(sample: SampleRecord, options: ClassifyOptions, parsed: bool,
-                    response: str) -> tuple[Failure, ...]:
+def _gsm8k_failures(sample: SampleRecord, options: ClassifyOptions, parsed: bool, response: str,
+                    numbers: dict[str, float | None]) -> tuple[Failure, ...]:
     """Why a wrong GSM8K answer is wrong: truncated, unparseable, right number in the wrong place, or wrong."""
     if is_truncated(sample, options):
         return _GSM8K_TRUNCATED
@@ -81,7 +81,9 @@ def _gsm8k_failures(sample: SampleRecord, options: ClassifyOptions, parsed: bool
     gold = gsm8k_gold(sample)
     if gold is not None:
         for marker in _ANSWER_MARKER.finditer(response):
-            if _same(parse_number(marker.group(1)), gold):
+            text = marker.group(1)
+            stated = numbers[text] if text in numbers else numbers.setdefault(text, parse_number(text))
+            if _same(stated, gold):
                 return _GSM8K_MISPLACED
     return _GSM8K_WRONG
 
@@ -109,15 +111,19 @@ class Gsm8kClassifier:
         """Every sample of a task: the filter choices worked out once, a right answer looked at no further."""
         family = self.family
         choices = options.filter_choices(task, family)
+        first = choices[0] if choices else None
+        numbers: dict[str, float | None] = {}  # the numbers stated after answer markers, parsed once each
         out: list[SampleOutcome] = []
         for sample in samples:
-            filt = pick_filter(choices, sample.scores)
-            right = binary_score(sample.scores.get(filt, _NO_SCORES).get("exact_match"))
+            scores = sample.scores
+            filt = first if first in scores else pick_filter(choices, scores)
+            value = scores.get(filt, _NO_SCORES).get("exact_match")
+            right = value >= 0.5 if type(value) is float else binary_score(value)
             answer = sample.filtered.get(filt)
             parsed = answer is not None and answer != INVALID_ANSWER
             response = sample.responses[0] if sample.responses else ""
             out.append(SampleOutcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed,
-                                     () if right else _gsm8k_failures(sample, options, parsed, response),
+                                     () if right else _gsm8k_failures(sample, options, parsed, response, numbers),
                                      (), answer, len(response)))
         return out
 
