@@ -63,14 +63,23 @@ def breakable(text: object) -> Markup:
     return Markup("/<wbr>").join(escape(visible_controls(str(text))).split("/"))
 
 
-def _rows(table: SampleTable) -> tuple[list[list[Any]], list[list[str | None]]]:
-    """Compact rows without their long texts, and the texts (prompt rest, responses) to embed.
+def _rows(table: SampleTable, with_text: bool = False) -> tuple[list[list[Any]], list[list[str | None]]]:
+    """Compact rows without their long texts, and the texts (prompt rest, responses) to embed; or, `with_text`,
+    the rows with their texts in place (and no separate texts).
 
     Text goes in exactly as the model wrote it; the page shows invisible characters as \\uXXXX when
     it draws a row (report.js `vis`), so 10^5 strings need no work here.
     """
     code = {c: i for i, c in enumerate(CHANGES)}
     t = table
+    if with_text:
+        return [[doc, code[change], -1 if pfx is None else pfx, prompt, chars, target,
+                 b_text, b_chars, b_ext, b_score, c_text, c_chars, c_ext, c_score]
+                for doc, change, pfx, prompt, chars, target, b_text, b_chars, b_ext, b_score, c_text, c_chars,
+                c_ext, c_score
+                in zip(t.doc_id, t.change, t.prompt_prefix, t.prompt, t.prompt_chars, t.target, t.baseline_response,
+                       t.baseline_chars, t.baseline_extracted, t.baseline_score, t.candidate_response,
+                       t.candidate_chars, t.candidate_extracted, t.candidate_score, strict=True)], []
     rows = [[doc, code[change], -1 if pfx is None else pfx, None, chars, target,
              None, b_chars, b_ext, b_score, None, c_chars, c_ext, c_score]
             for doc, change, pfx, chars, target, b_chars, b_ext, b_score, c_chars, c_ext, c_score
@@ -89,18 +98,16 @@ def drilldown_payload(model: ReportModel, text_budget: int | None = None, field_
     or budgeted again here (changed pairs first) when a budget or cap is given."""
     tasks: list[dict[str, Any]] = []
     pending: list[tuple[int, int, int, list[str | None]]] = []
+    as_they_are = text_budget is None and field_cap is None
     for index, section in enumerate(model.tasks):
         if not section.samples:
             continue
-        rows, texts = _rows(section.samples)
+        rows, texts = _rows(section.samples, with_text=as_they_are)
         tasks.append({"task": section.task, "section": index, "metric": section.drill_metric,
                       "prefixes": section.prompt_prefixes, "rows": rows})
         for r, text in enumerate(texts):
             pending.append((rows[r][1], len(tasks) - 1, r, text))
-    if text_budget is None and field_cap is None:
-        for _, t, r, text in pending:
-            for column, value in zip(_TEXT_COLUMNS, text, strict=True):
-                tasks[t]["rows"][r][column] = value
+    if as_they_are:  # the texts are already in the rows: no second pass over the samples
         return {"changes": list(CHANGES), "tasks": tasks, "text_left_out": model.text_left_out}
     text_budget = TEXT_BUDGET if text_budget is None else text_budget
     field_cap = FIELD_CAP if field_cap is None else field_cap

@@ -5,6 +5,7 @@ ordered greedy pass."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +125,18 @@ def test_the_budget_keeps_everything_when_it_fits_and_changed_pairs_first_when_n
     # a withheld task (no columns) keeps an empty table either way
     withheld, _ = apply_text_budget([TaskSection(task="private")], [{}], text_budget=10)
     assert len(withheld[0].samples) == 0 and withheld[0].prompt_prefixes == []
+
+
+def test_the_page_payload_takes_the_models_texts_as_they_are(tmp_path: Path) -> None:
+    from rlgate.report.builder import build_report
+    from rlgate.report.html import drilldown_payload
+    from tests.report import factories as f
+
+    model = build_report(f.decision(), contract=f.contract(tmp_path), baseline=f.run("b", [True, False] * 6),
+                         candidate=f.run("c", [False, True, True] * 4), text_budget=400)
+    assert model.text_left_out  # some documents already lost their text in the model
+    direct = drilldown_payload(model)
+    # the payload rebuilt with a budget and cap too large to change anything: the same rows and texts
+    assert direct == drilldown_payload(model, text_budget=10**12, field_cap=10**9)
+    rows = [row for task in direct["tasks"] for row in task["rows"]]
+    assert any(row[3] is None for row in rows) and any(row[6] for row in rows)
