@@ -151,6 +151,7 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             sections=report_sections(model), bad=views.badcase_view(model.decision.extensions),
             baselines=views.known_baselines(model), subtasks=views.subtask_groups(model),
             protocols=views.protocol_groups(model.rollout.task_protocols))
-        if len(html.encode()) <= HTML_LIMIT or (text_budget is not None and text_budget < 10_000):
+        size = len(html) if html.isascii() else len(html.encode())
+        if size <= HTML_LIMIT or (text_budget is not None and text_budget < 10_000):
             return html
         text_budget = TEXT_BUDGET if text_budget is None else text_budget // 2
