@@ -49,10 +49,11 @@ def classify_run(run: RunResult, options: ClassifyOptions | None = None,
         if tasks is not None and name not in tasks:
             continue
         classifier = classifier_for(name, result)
-        if type(classifier) in _BATCHED:
-            outcomes = classifier.classify_many(name, result.samples, options)  # type: ignore[attr-defined]
+        if type(classifier) in _BATCHED:  # their outcomes carry the task they were given
+            batch = classifier.classify_many(name, result.samples, options)  # type: ignore[attr-defined]
+            out.update(((name, outcome.doc_id), outcome) for outcome in batch)
         else:
-            outcomes = [classifier.classify(name, sample, options) for sample in result.samples]
-        for outcome in outcomes:
-            out[(name, outcome.doc_id)] = outcome
+            for sample in result.samples:
+                outcome = classifier.classify(name, sample, options)
+                out[outcome.key] = outcome
     return out
