@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from rlgate.badcases.models import FailureKind
 from rlgate.badcases.taxonomy import (
     ClassifyOptions,
     Failure,
@@ -155,24 +156,34 @@ class MmluProClassifier:
         """Every sample of a task: the filter choices worked out once."""
         family = self.family
         choices = options.filter_choices(task, family)
+        first = choices[0] if choices else None
+        # a subject's failures and categories are the same for every sample: one shared (immutable) tuple each
+        shared: dict[tuple[str, FailureKind, str | None], tuple[Failure, ...]] = {}
+        subjects: dict[str | None, tuple[str, ...]] = {}
         out: list[SampleOutcome] = []
         for sample in samples:
-            filt = pick_filter(choices, sample.scores)
-            right = binary_score(sample.scores.get(filt, _NO_SCORES).get("exact_match"))
+            scores = sample.scores
+            filt = first if first in scores else pick_filter(choices, scores)
+            value = scores.get(filt, _NO_SCORES).get("exact_match")
+            right = value >= 0.5 if type(value) is float else binary_score(value)
             answer = sample.filtered.get(filt)
             parsed = answer is not None and answer != INVALID_ANSWER
             category = mmlu_pro_category(task, sample)
             failures: tuple[Failure, ...] = ()
             if not right:
+                found: tuple[str, FailureKind, str | None]
                 if not parsed and is_truncated(sample, options):
-                    failures = (Failure("mmlu_pro_truncated_at_max_tokens", "truncation", category),)
+                    found = ("mmlu_pro_truncated_at_max_tokens", "truncation", category)
                 elif not parsed:
-                    failures = (Failure("mmlu_pro_no_parseable_choice", "format", category),)
+                    found = ("mmlu_pro_no_parseable_choice", "format", category)
                 else:
-                    failures = (Failure("mmlu_pro_wrong_choice", "knowledge", category),)
+                    found = ("mmlu_pro_wrong_choice", "knowledge", category)
+                failures = shared.get(found) or shared.setdefault(found, (Failure(*found),))
+            cats = subjects.get(category)
+            if cats is None:
+                cats = subjects[category] = (category,) if category else ()
             out.append(SampleOutcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed, failures,
-                                     (category,) if category else (), answer,
-                                     len(sample.responses[0]) if sample.responses else 0))
+                                     cats, answer, len(sample.responses[0]) if sample.responses else 0))
         return out
 
 
