@@ -89,21 +89,26 @@ def _examples(data: ClusterInputs, keys: Iterable[Key], new: set[Key], cls: str,
     return [_example(k, data, cls, category) for k in ranked[: data.max_examples]]
 
 
-def _stat(data: ClusterInputs, index: OutcomeIndex, paired_memo: dict[tuple[str, str | None], set[Key]],
+def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[dict[tuple[str, str | None], set[Key]],
+                                                                   dict[tuple[str, str | None], list[str]]],
           family: str, cls: str, kind: FailureKind, category: str | None, cand_docs: set[Key],
           base_docs: set[Key]) -> ClusterStat:
+    paired_memo, private_memo = memos
     cand_has = index.runs[0].failing.get((family, cls, category), _NONE) & cand_docs
     name = f"{cls}[{category}]" if category else cls
-    private = sorted({k[0] for k in cand_docs | base_docs if k[0] in data.private_tasks}) if data.private_tasks \
-        else []
+    memo = (family, category)
+    private: list[str] = []
+    if data.private_tasks:  # depends on the documents only, as the pairing does: once per (family, category)
+        if memo not in private_memo:
+            private_memo[memo] = sorted({k[0] for k in cand_docs | base_docs if k[0] in data.private_tasks})
+        private = private_memo[memo]
     stat = ClusterStat(cluster=name, failure_class=cls, category=category, family=family, kind=kind,
                        candidate_count=len(cand_has), candidate_n=len(cand_docs),
                        candidate_rate=len(cand_has) / len(cand_docs) if cand_docs else 0.0,
-                       private_tasks=private)
+                       private_tasks=list(private))
     new: set[Key] = set()
     if data.baseline is not None:
         base_has = index.runs[1].failing.get((family, cls, category), _NONE) & base_docs
-        memo = (family, category)
         if memo not in paired_memo:  # documents both runs have, with the same document hash
             paired_memo[memo] = index.paired & cand_docs & base_docs
         paired = paired_memo[memo]
@@ -144,17 +149,17 @@ def compute_clusters(data: ClusterInputs, index: OutcomeIndex | None = None
     """
     if index is None:
         index = build_index(data.candidate, data.baseline)
-    paired_memo: dict[tuple[str, str | None], set[Key]] = {}
+    memos: tuple[dict[tuple[str, str | None], set[Key]], dict[tuple[str, str | None], list[str]]] = ({}, {})
     base_run = index.runs[1] if data.baseline is not None else RunIndex()
     top: list[ClusterStat] = []
     by_category: list[ClusterStat] = []
     for (family, cls), kind in sorted(index.kinds.items()):
         cand_docs = index.runs[0].docs.get(family, set())
         base_docs = base_run.docs.get(family, set())
-        top.append(_stat(data, index, paired_memo, family, cls, kind, None, cand_docs, base_docs))
+        top.append(_stat(data, index, memos, family, cls, kind, None, cand_docs, base_docs))
         cand_index = index.runs[0].categories.get(family, {})
         base_index = base_run.categories.get(family, {})
         for category in sorted(index.categories.get((family, cls), ())):
-            by_category.append(_stat(data, index, paired_memo, family, cls, kind, category,
+            by_category.append(_stat(data, index, memos, family, cls, kind, category,
                                      cand_index.get(category, set()), base_index.get(category, set())))
     return _adjust(top, data.alpha), _adjust(by_category, data.alpha)

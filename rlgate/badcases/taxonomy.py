@@ -18,7 +18,7 @@ from rlgate.results.models import INVALID_ANSWER, DocId, SampleRecord, SampleVal
 
 #: Failure kinds that leave a sample without a usable answer (see `SampleOutcome.answered`).
 _UNANSWERED = ("format", "truncation")
-_set = object.__setattr__
+_set = object.__setattr__  # how a frozen dataclass sets its own attributes
 #: Metrics the fallback classifier looks at, best first.
 _GENERIC_METRICS = ("exact_match", "acc", "acc_norm", "prompt_level_strict_acc", "pass@1", "em", "f1")
 
@@ -37,7 +37,7 @@ class SampleOutcome:
     """A classified sample: correctness, failures, and what an export or example needs.
 
     One is made per sample of both runs, so `__init__` is written out: the frozen dataclass's generated one
-    sets each field through `object.__setattr__`, several times the cost (the fields and defaults are the same).
+    sets each field through `object.__setattr__`, twice the cost (the fields and defaults are the same).
     """
 
     task: str
