@@ -177,6 +177,13 @@ class SequentialReplay(_Model):
     looks: list[SequentialLook] = Field(default_factory=list)
     not_generated: list[NotGenerated] = Field(default_factory=list)
 
+    @property
+    def procedure_label(self) -> str:
+        """The procedure in words, as the terminal and the reports name it."""
+        if self.procedure == "group_sequential":
+            return f"group-sequential, {self.spending} spending, valid at the planned looks"
+        return "betting confidence sequence, valid at every look"
+
 
 class Decision(_Model):
     """The verdict on a checkpoint and the evidence behind it."""

@@ -301,8 +301,7 @@ def _prefix(run: RunResult, ctx: GateContext, perms: dict[str, np.ndarray], coun
 
 def sequential_lines(r: SequentialReplay) -> list[str]:
     """The terminal's view of a replay: the look reached, each gate's settling, what was never generated."""
-    how = f" ({r.procedure}, {r.spending} spending)" if r.procedure == "group_sequential" else ""
-    head = (f"sequential{how}: decision {r.decision_at_stop.upper()} reached at look {r.stop_look} of "
+    head = (f"sequential ({r.procedure_label}): decision {r.decision_at_stop.upper()} reached at look {r.stop_look} of "
             f"{r.looks_planned} with {r.documents_used}/{r.documents_total} documents ({r.fraction_used:.0%}); ")
     if r.full_decision is None:  # rlgate check: the rest was never generated
         head += f"generation stopped there ({r.stop_reason})"

@@ -158,7 +158,7 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
     dropped = drops_manifest(baseline, candidate, private)
     rules = rules or list(DEFAULT_REPORTING_RULES)
     if decision.sequential is not None and decision.sequential.not_generated:
-        rules.append(SEQUENTIAL_RULE)
+        rules.append(f"{SEQUENTIAL_RULE} Test: {decision.sequential.procedure_label}.")
     if dropped.trajectories and DROPS_RULE not in rules:
         rules.append(DROPS_RULE)
     return RolloutCard(protocol=protocol, task_protocols=task_protocols, runs=runs, reporting_rules=rules,

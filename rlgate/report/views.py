@@ -341,7 +341,8 @@ def sequential_lines(model: ReportModel, limit: int = 10) -> list[str]:
         return []
     same = "" if r.matches_full is None else (" (the full-suite decision)" if r.matches_full
                                               else f" (the full suite decides {r.full_decision})")
-    lines = [f"{'stopped' if r.mode == 'check' else 'replay: decided'} at look {r.stop_look} of {r.looks_planned} "
+    verb = "stopped" if r.mode == "check" else "replay: decided"
+    lines = [f"{r.procedure_label}: {verb} at look {r.stop_look} of {r.looks_planned} "
              f"with {r.documents_used}/{r.documents_total} paired documents ({r.fraction_used:.0%}): "
              f"{r.decision_at_stop}{same}; {r.stop_reason}"]
     for ng in r.not_generated:

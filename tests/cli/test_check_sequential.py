@@ -85,6 +85,8 @@ def test_a_collapsed_candidate_stops_early_and_a_full_run_extends_the_cache(
     assert all(g["verdict"] != "nodata" for g in decision["gates"])  # not generated is not missing
     markdown = (out / "report.md").read_text()
     assert "not generated: settled at look" in markdown
+    assert "betting confidence sequence, valid at every look: stopped at look" in markdown  # the method is named
+    assert "Test: betting confidence sequence, valid at every look." in (out / "report.html").read_text()
     # a later full run (sequential off) extends the same cache: only the documents never generated are generated
     full = _write(tmp_path / "full", shared_data, {"results": str(stored)}, None)
     result = runner.invoke(app, ["check", str(full), "--checkpoint", str(tiny_checkpoint), "--out",
@@ -117,3 +119,5 @@ def test_group_sequential_check_goes_through_the_same_live_path(tmp_path: Path, 
     primary = {g["name"]: g for g in decision["gates"]}["gsm8k/exact_match/flexible-extract"]
     assert primary["verdict"] == "fail" and "group-sequential at a planned look" in primary["reason"]
     assert primary["details"]["sequential"]["critical_z"] > 1.645
+    assert "group-sequential, pocock spending, valid at the planned looks: stopped at look" in \
+        (out / "report.md").read_text()

@@ -116,7 +116,8 @@ def test_sequential_replay_reports_the_look_and_the_documents_never_generated(ab
     code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(abel["7b"]),
                       "--baseline", str(abel["13b"]), "--out", str(tmp_path), "--sequential")
     assert code == 1 and "decision: BLOCK" in out
-    assert "sequential: decision BLOCK reached at look" in out and "the same as the full-suite decision BLOCK" in out
+    assert "sequential (betting confidence sequence, valid at every look): decision BLOCK reached at look" in out
+    assert "the same as the full-suite decision BLOCK" in out
     seq = json.loads((tmp_path / "decision.json").read_text())["sequential"]
     assert seq["matches_full"] and seq["stopped_early"] and seq["stop_look"] < seq["looks_planned"]
     assert seq["documents_used"] < seq["documents_total"] == 1319
@@ -140,7 +141,8 @@ def test_sequential_replay_with_the_group_sequential_method(abel: dict[str, Path
     code, out = _gate(str(contract), "--candidate", str(abel["13b"]), "--baseline", str(abel["7b"]),
                       "--out", str(tmp_path / "o"), "--sequential", "--seed", "2")
     assert code == 0 and "decision: RELEASE" in out
-    assert "sequential (group_sequential, obrien_fleming spending): decision RELEASE reached at look" in out
+    assert ("sequential (group-sequential, obrien_fleming spending, valid at the planned looks): decision RELEASE "
+            "reached at look") in out
     seq = json.loads((tmp_path / "o" / "decision.json").read_text())["sequential"]
     assert seq["procedure"] == "group_sequential" and seq["spending"] == "obrien_fleming"
     assert "Lan & DeMets" in seq["method"] and seq["matches_full"] and seq["stop_look"] < seq["looks_planned"]

@@ -103,7 +103,7 @@ def test_a_collapse_blocks_early_through_the_shared_path_and_lists_what_was_neve
     regression = next(g for g in r.gates if g.kind == "regression")
     assert regression.verdict == "fail" and regression.critical_z is not None and regression.critical_z > 1.645
     assert regression.upper is not None and regression.upper < -0.02
-    assert "group_sequential, pocock spending" in "\n".join(sequential_lines(r))
+    assert "group-sequential, pocock spending, valid at the planned looks" in "\n".join(sequential_lines(r))
 
 
 def test_a_clear_gain_releases_early_with_both_spending_functions() -> None:
