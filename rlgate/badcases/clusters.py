@@ -16,6 +16,7 @@ from rlgate.badcases.index import Key, OutcomeIndex, Outcomes, RunIndex, build_i
 from rlgate.badcases.models import BadcaseExample, ClusterStat, FailureKind
 from rlgate.badcases.taxonomy import SampleOutcome
 from rlgate.results.models import SampleRecord, doc_order
+from rlgate.stats.distributions import normal_cdf
 from rlgate.stats.multiple import holm
 from rlgate.stats.paired_tests import mcnemar_exact
 
@@ -36,9 +37,7 @@ def two_proportion_greater(x1: int, n1: int, x2: int, n2: int) -> float:
     se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
     if se == 0:
         return 1.0
-    from scipy.special import ndtr
-
-    return float(ndtr(-(x2 / n2 - x1 / n1) / se))
+    return normal_cdf(-(x2 / n2 - x1 / n1) / se)
 
 
 def shorten(text: str | None, limit: int = _TEXT_LIMIT) -> str | None:

@@ -12,6 +12,11 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from rlgate.contract.base import StrictModel
+from rlgate.errors import InputError
+
+#: Group-sequential boundaries are integrated look by look (cost grows with the square of the looks); designs
+#: in practice use a handful of interim looks. More than this is refused, naming the field.
+GROUP_SEQUENTIAL_MAX_LOOKS = 50
 
 
 class Sampling(StrictModel):
@@ -155,6 +160,10 @@ class Sequential(StrictModel):
     def _one_schedule(self) -> Sequential:
         if self.looks is not None and self.chunk is not None:
             raise ValueError("give either looks or chunk, not both")
+        if self.method == "group_sequential" and (self.looks or 0) > GROUP_SEQUENTIAL_MAX_LOOKS:
+            raise ValueError(f"method group_sequential takes at most {GROUP_SEQUENTIAL_MAX_LOOKS} planned looks, not "
+                             f"{self.looks}: lower looks (its boundaries are computed for every planned look), or "
+                             "use method: betting, which takes any number of looks")
         if self.spending is not None and self.method != "group_sequential":
             raise ValueError("spending applies to method: group_sequential only (the betting confidence sequence "
                              "spends no alpha per look): remove spending or set method: group_sequential")
@@ -169,6 +178,12 @@ class Sequential(StrictModel):
         first = min(self.min_samples, cap)
         if self.chunk is not None:
             steps = [*range(self.chunk, cap, self.chunk), cap]
+            if self.method == "group_sequential" and len(steps) > GROUP_SEQUENTIAL_MAX_LOOKS:
+                raise InputError(f"chunk {self.chunk} makes {len(steps)} looks over a task of {total} documents; "
+                                 f"method group_sequential takes at most {GROUP_SEQUENTIAL_MAX_LOOKS}",
+                                 field="protocol.sequential.chunk",
+                                 fix=f"raise chunk to at least {math.ceil(cap / GROUP_SEQUENTIAL_MAX_LOOKS)}, give "
+                                     "looks instead, or use method: betting")
         else:
             k = self.looks or 10
             steps = [math.ceil(total * j / k) for j in range(1, k + 1)]

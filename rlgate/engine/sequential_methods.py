@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from rlgate.engine.gates import AnyGate
+from rlgate.stats.distributions import normal_cdf
 from rlgate.stats.sequential import confidence_sequence, from_unit, rejects, to_unit
 
 BETTING = ("betting confidence sequence with aGRAPA bets (Waudby-Smith & Ramdas, 'Estimating means of bounded "
@@ -163,7 +164,7 @@ class GroupSequential:
         if track.binary and track.paired:  # Tango's test inverted at the look's nominal level
             from rlgate.stats.noninferiority import binary_lower_bound
 
-            better, worse, level = int((x > 0.75).sum()), int((x < 0.25).sum()), _normal_sf(c)
+            better, worse, level = int((x > 0.75).sum()), int((x < 0.25).sum()), normal_cdf(-c)
             scale = (track.high - track.low) / 2  # the change in metric units is scale * (better - worse) / n
             lower = float(binary_lower_bound(better, worse, n, level)) * scale
             upper = -float(binary_lower_bound(worse, better, n, level)) * scale
@@ -171,15 +172,11 @@ class GroupSequential:
         if track.binary:
             from rlgate.stats.intervals import wilson_interval
 
-            lo, hi = wilson_interval(float(x.sum()), n, 1 - 2 * _normal_sf(c))
+            lo, hi = wilson_interval(float(x.sum()), n, 1 - 2 * normal_cdf(-c))
         else:
             mean, se = self.moments(track, n)
             lo, hi = max(mean - c * se, 0.0), min(mean + c * se, 1.0)
         return float(from_unit(lo, track.low, track.high)), float(from_unit(hi, track.low, track.high)), c
-
-
-def _normal_sf(z: float) -> float:
-    return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
 def method_of(name: str, spending: str | None) -> Method:
@@ -195,10 +192,16 @@ def _test(method: Method, track: Track, threshold: float, alpha: float, side: st
 
 
 def _final(method: Method, track: Track) -> int | None:
-    """The look of the final analysis when the track has reached it (group-sequential only)."""
-    if not method.final_analysis or not track.planned_looks or len(track.at_look) < track.planned_looks:
+    """The look of the final analysis once the track has reached it (group-sequential only): the first look at
+    which the gate's task has all its planned documents (information fraction 1; a short task of a suite gets
+    there before the suite's last look), else the last planned look."""
+    if not method.final_analysis or not track.planned_looks:
         return None
-    return track.planned_looks
+    if track.planned:
+        reached = next((k for k, n in enumerate(track.at_look, start=1) if n >= track.planned), None)
+        if reached is not None:
+            return reached
+    return track.planned_looks if len(track.at_look) >= track.planned_looks else None
 
 
 def settle(method: Method, kind: str, gate: AnyGate, track: Track, alpha: float) -> tuple[str, str, int | None, str]:

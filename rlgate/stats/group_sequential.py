@@ -29,6 +29,8 @@ from typing import Literal
 
 import numpy as np
 
+from rlgate.stats.distributions import normal_cdf, normal_quantile
+
 Spending = Literal["pocock", "obrien_fleming"]
 SPENDING_NAMES: dict[str, str] = {
     "pocock": "Lan-DeMets Pocock-type spending alpha*ln(1+(e-1)t)",
@@ -42,16 +44,19 @@ _MAX_POINTS = 3001
 
 def spent(t: float, alpha: float, spending: Spending) -> float:
     """alpha(t): the type I error spent by information fraction t in [0, 1] (alpha at t = 1)."""
-    from scipy.stats import norm
-
     if t <= 0:
         return 0.0
     t = min(t, 1.0)
     if spending == "pocock":
         return alpha * math.log(1.0 + (math.e - 1.0) * t)
     if spending == "obrien_fleming":
-        return float(2.0 - 2.0 * norm.cdf(norm.ppf(1.0 - alpha / 2.0) / math.sqrt(t)))
+        return 2.0 * normal_cdf(-normal_quantile(1.0 - alpha / 2.0) / math.sqrt(t))
     raise ValueError(f"unknown spending function {spending!r}: pocock or obrien_fleming")
+
+
+def _pdf(z: np.ndarray) -> np.ndarray:
+    """The standard normal density."""
+    return np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
 def _simpson(n: int, h: float) -> np.ndarray:
@@ -80,24 +85,22 @@ class _Recursion:
 
     def crossing(self, c: float, t: float) -> float:
         """P(not crossed before, Z(t) >= c)."""
-        from scipy.stats import norm
+        from scipy.special import ndtr  # vectorised over the grid (the stdlib one is per element)
 
         if self.s is None or self.w is None:
-            return float(norm.sf(c))
+            return normal_cdf(-c)
         sd = math.sqrt(t - self.t)
-        return float(np.sum(self.w * norm.sf((c * math.sqrt(t) - self.s) / sd)))
+        return float(np.sum(self.w * ndtr((self.s - c * math.sqrt(t)) / sd)))
 
     def advance(self, c: float, t: float) -> None:
         """Condition on Z(t) < c and move to look t."""
-        from scipy.stats import norm
-
         top = min(c, _TOP)
         s, weights = _grid(top, t, t - self.t)
         if self.s is None or self.w is None:
-            density = norm.pdf(s / math.sqrt(t)) / math.sqrt(t)
+            density = _pdf(s / math.sqrt(t)) / math.sqrt(t)
         else:
             sd = math.sqrt(t - self.t)
-            density = (norm.pdf((s[:, None] - self.s[None, :]) / sd) / sd) @ self.w
+            density = (_pdf((s[:, None] - self.s[None, :]) / sd) / sd) @ self.w
         self.s, self.w, self.t = s, weights * density, t
 
 
@@ -148,11 +151,4 @@ def crossing_probabilities(bounds: tuple[float, ...], fractions: tuple[float, ..
     return tuple(out)
 
 
-def nominal_levels(bounds: tuple[float, ...]) -> tuple[float, ...]:
-    """The one-sided nominal p-value threshold of each look, 1 - Phi(c_k) (how reports usually show them)."""
-    from scipy.stats import norm
-
-    return tuple(float(norm.sf(c)) for c in bounds)
-
-
-__all__ = ["SPENDING_NAMES", "Spending", "boundaries", "crossing_probabilities", "nominal_levels", "spent"]
+__all__ = ["SPENDING_NAMES", "Spending", "boundaries", "crossing_probabilities", "spent"]

@@ -127,6 +127,23 @@ def test_betting_stays_the_default_and_unchanged() -> None:
     assert all(g.critical_z is None for g in plain.gates)
 
 
+@pytest.mark.parametrize(("delta", "stop", "decision", "gates"), [
+    (0.15, 1, "release", [("pass", 1, 0.086, 0.272), ("pass", 1, 0.743, 0.874), ("pass", 1, 0.086, 0.272)]),
+    (0.02, 10, "release", [("open", None, -0.012, 0.054), ("pass", 1, 0.601, 0.651), ("pass", 3, -0.012, 0.054)]),
+    (-0.05, 10, "block", [("open", None, -0.078, -0.01), ("pass", 1, 0.54, 0.586), ("open", None, -0.078, -0.01)]),
+])
+def test_betting_replays_as_before_group_sequential_was_added(delta: float, stop: int, decision: str,
+                                                             gates: list[tuple[str, int | None, float, float]]) -> None:
+    """Pinned from the betting-only engine (commit 097e676): stop look, decision, and per gate (primary, hard,
+    regression) the verdict, settled look and bounds at the stop."""
+    base, cand = _pair(delta)
+    config = _config()
+    r = replay(config, base, cand, Sequential(looks=10), decide(config, base, cand, seed=0, contract_name="c"), seed=0)
+    assert (r.stop_look, r.decision_at_stop) == (stop, decision)
+    got = [(g.verdict, g.settled_look, round(g.lower or 0.0, 3), round(g.upper or 0.0, 3)) for g in r.gates]
+    assert got == [(v, k, pytest.approx(lo, abs=1e-3), pytest.approx(hi, abs=1e-3)) for v, k, lo, hi in gates]
+
+
 def _final(delta: float, config: GateConfig) -> SequentialReplay:
     base, cand = _pair(delta, n=600)
     full = decide(config, base, cand, seed=0, contract_name="c")
@@ -155,10 +172,43 @@ def test_the_whole_procedure_keeps_false_release_below_alpha() -> None:
     """Interim looks and the final analysis together (replay end to end) under a drop just past the margin."""
     config = GateConfig(alpha=ALPHA, bootstrap_resamples=200,
                         regression=[RegressionGate(metric="t/acc", max_drop=0.02)])
-    reps, released = 60, 0
+    reps, released = 400, 0  # ~0.01 s each; the bound below (~0.083) fails a doubled alpha (0.10)
     for rep in range(reps):
         base, cand = _pair(-0.025, seed=200 + rep, n=400)
         full = decide(config, base, cand, seed=rep, contract_name="c")
         released += replay(config, base, cand, Sequential(looks=8, method="group_sequential"), full,
                            seed=rep).decision_at_stop == "release"
     assert released / reps <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / reps)
+
+
+def test_a_short_task_reaches_its_final_analysis_before_the_suite_last_look() -> None:
+    """With chunk and tasks of different sizes, a short task's gate is settled at the first look holding all its
+    documents, and generation stops there instead of running the long task to the suite's last look."""
+    rng = np.random.default_rng(5)
+    long_b, long_c = correlated_pair(rng, 2000, 0.6, 0.0, discordance=0.3)
+    short_b, short_c = correlated_pair(rng, 300, 0.6, -0.02, discordance=0.3)
+    base = make_run({"a": {"acc": long_b.tolist()}, "b": {"acc": short_b.tolist()}})
+    cand = make_run({"a": {"acc": long_c.tolist()}, "b": {"acc": short_c.tolist()}})
+    config = GateConfig(alpha=ALPHA, bootstrap_resamples=200,
+                        regression=[RegressionGate(metric="b/acc", max_drop=0.02)])
+    plan = Sequential(chunk=100, min_samples=100, method="group_sequential")
+    r = replay(config, base, cand, plan, decide(config, base, cand, seed=0, contract_name="c"), seed=0)
+    (gate,) = r.gates
+    assert r.looks_planned == 20 and gate.settled_look is not None and gate.settled_look <= 3
+    assert r.stop_look == gate.settled_look and r.documents_used == 2 * 100 * r.stop_look
+
+
+def test_group_sequential_refuses_more_looks_than_it_can_integrate() -> None:
+    from rlgate.contract.protocol import GROUP_SEQUENTIAL_MAX_LOOKS
+    from rlgate.errors import InputError
+
+    assert len(Sequential(method="group_sequential", looks=GROUP_SEQUENTIAL_MAX_LOOKS).counts(10_000)) == 50
+    with pytest.raises(ValidationError, match="at most 50 planned looks"):
+        Sequential(method="group_sequential", looks=GROUP_SEQUENTIAL_MAX_LOOKS + 1)
+    assert len(Sequential(looks=500).counts(10_000)) == 500  # betting takes any number
+    chunked = Sequential(method="group_sequential", chunk=10)
+    assert len(chunked.counts(500)) == 50
+    with pytest.raises(InputError, match="makes 51 looks") as caught:
+        chunked.counts(510)
+    assert caught.value.field == "protocol.sequential.chunk"
+    assert "raise chunk to at least 11" in (caught.value.fix or "")

@@ -55,3 +55,12 @@ def test_fair_coin_cdf_far_tail_does_not_underflow_early() -> None:
     # 1 / 2**900 is representable; scipy's incomplete-beta route agrees in the far tail
     assert fair_coin_cdf(0, 900) == 2.0**-900
     assert fair_coin_cdf(3, 1200) == pytest.approx(float(bdtr(3, 1200, 0.5)), rel=1e-9)
+
+
+def test_fair_coin_cdf_takes_numpy_integers_and_large_n() -> None:
+    assert fair_coin_cdf(np.int64(10), np.int64(100)) == fair_coin_cdf(10, 100)  # no int64 overflow in 1 << n
+    with pytest.raises(TypeError):
+        fair_coin_cdf(1.5, 10)  # type: ignore[arg-type]
+    big = 60_000  # beyond the exact sum: scipy's incomplete beta
+    assert fair_coin_cdf(29_800, big) == pytest.approx(float(bdtr(29_800, big, 0.5)), rel=1e-12)
+    assert fair_coin_cdf(big, big) == 1.0 and fair_coin_cdf(-1, big) == 0.0
