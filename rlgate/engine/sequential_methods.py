@@ -43,6 +43,11 @@ class Track:
     binary: bool = False  # 0/1 scores: paired differences in {-1, 0, 1}, or a candidate's own 0/1 values
     paired: bool = True  # paired differences (primary, regression) or the candidate's own values (hard)
 
+    def estimate_reaches(self, n: int, min_estimate: float | None) -> bool:
+        """Whether the running mean of the first n observations, in metric units, is at least min_estimate
+        (always, when none is asked): the primary's 'estimate >= min_delta' beside its test."""
+        return min_estimate is None or float(from_unit(self.x[:n].mean(), self.low, self.high)) >= min_estimate
+
     def fractions(self) -> list[float]:
         """Information fraction at each look seen: observations / planned, 1 at the last planned look."""
         k_final = self.planned_looks or len(self.at_look)
@@ -78,8 +83,7 @@ class Betting:
     def first(self, track: Track, m: float, alpha: float, side: str, min_estimate: float | None = None) -> int | None:
         hit = rejects(track.x, m, alpha, side)
         for k, n in enumerate(track.at_look, start=1):
-            if n and hit[n - 1] and (min_estimate is None
-                                     or float(from_unit(track.x[:n].mean(), track.low, track.high)) >= min_estimate):
+            if n and hit[n - 1] and track.estimate_reaches(n, min_estimate):
                 return k
         return None
 
@@ -146,9 +150,7 @@ class GroupSequential:
             if n == 0 or n == previous:  # no new information: no new test
                 continue
             previous = n
-            if sign * self.z(track, n, m) >= c and (
-                    min_estimate is None
-                    or float(from_unit(track.x[:n].mean(), track.low, track.high)) >= min_estimate):
+            if sign * self.z(track, n, m) >= c and track.estimate_reaches(n, min_estimate):
                 return k
         return None
 
