@@ -3,14 +3,12 @@
 msgspec decodes a line straight into a typed struct, skipping the fields nobody asked for, several times
 faster than `json.loads`. It is strict JSON, so a line it refuses (NaN / Infinity literals, which Python's
 json writes for non-finite floats, or a broken line) is decoded again by `json.loads`: the odd line keeps
-exactly the meaning, and the error message, it always had. Lines are split on b"\\n"; each comes with its
-1-based number and the byte offset where it starts.
+exactly the meaning, and the error message, it always had. Lines are split on b"\\n" and numbered from 1.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +24,36 @@ def read_bytes(path: Path) -> bytes:
         raise InputError(f"cannot read: {exc.strerror}", file=path) from None
 
 
-def lines(data: bytes) -> Iterator[tuple[int, int, bytes]]:
-    """(line number, byte offset, line) for every non-blank line."""
-    offset = 0
-    for number, line in enumerate(data.split(b"\n"), 1):
-        start, offset = offset, offset + len(line) + 1
-        if line.strip():
-            yield number, start, line
+_UTF8_FIX = "write the file as UTF-8 JSON Lines"
+_CHUNK = 1 << 23  # bytes checked per decode: a whole file's text is never built at once
+
+
+def require_utf8(data: bytes, path: Path) -> None:
+    """Refuse a file that is not UTF-8 with the error a line-by-line `loads_exact` gives (first bad line).
+
+    A reader that keeps parts of a line as raw JSON slices (decoded later, or read back on a repeat)
+    checks the file once here, so broken text is a located InputError rather than a decoder's traceback.
+    ASCII (most files) costs one C scan; otherwise the file is decoded in chunks cut at newlines."""
+    if data.isascii():
+        return
+    view = memoryview(data)
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start + _CHUNK)
+        end = len(data) if end < 0 else end + 1
+        try:
+            str(view[start:end], "utf-8")
+        except UnicodeDecodeError as exc:
+            bad = start + exc.start
+            first, last = data.rfind(b"\n", 0, bad) + 1, data.find(b"\n", bad)
+            reason = exc.reason
+            try:  # the reason the line alone gives, as when each line was decoded by itself
+                data[first:len(data) if last < 0 else last].decode("utf-8")
+            except UnicodeDecodeError as own:
+                reason = own.reason
+            raise InputError(f"not UTF-8 text ({reason})", file=path, line=data.count(b"\n", 0, bad) + 1,
+                             fix=_UTF8_FIX) from None
+        start = end
 
 
 def loads_exact(line: bytes, path: Path, number: int, fix: str) -> Any:
@@ -40,8 +61,7 @@ def loads_exact(line: bytes, path: Path, number: int, fix: str) -> Any:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=path, line=number,
-                         fix="write the file as UTF-8 JSON Lines") from None
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=path, line=number, fix=_UTF8_FIX) from None
     try:
         return json.loads(text.rstrip("\r"))
     except json.JSONDecodeError as exc:

@@ -105,22 +105,6 @@ class SampleTable(_Model):
     def __len__(self) -> int:
         return len(self.doc_id)
 
-    @classmethod
-    def from_views(cls, views: list[SampleView] | list[dict[str, Any]]) -> SampleTable:
-        """A table from row views (plain dicts of the same shape are accepted too)."""
-        rows = [v.model_dump() if isinstance(v, SampleView) else v for v in views]
-        columns: dict[str, list[Any]] = {name: [r[name] for r in rows]
-                                         for name in ("doc_id", "change", "target", "prompt", "prompt_prefix",
-                                                      "prompt_chars")}
-        for role in ("baseline", "candidate"):
-            sides = [r[role] for r in rows]
-            columns[f"{role}_response"] = [s["response"] if s else None for s in sides]
-            columns[f"{role}_chars"] = [s["response_chars"] if s else -1 for s in sides]
-            columns[f"{role}_n"] = [s["n_responses"] if s else 0 for s in sides]
-            columns[f"{role}_extracted"] = [s["extracted"] if s else None for s in sides]
-            columns[f"{role}_score"] = [s["score"] if s else None for s in sides]
-        return cls.model_validate(columns)
-
     def view(self, i: int) -> SampleView:
         sides: dict[str, SideView | None] = {}
         for role in ("baseline", "candidate"):

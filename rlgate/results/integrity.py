@@ -103,7 +103,7 @@ class SampleLines:
     the file and `fields` picks what must agree (response, filtered answer, document hash, each score), so
     a clean file costs one dict lookup per line. The file is read back once, on the first repeat, and its
     lines kept, so many repeats cost one read, not one each. Values are compared as JSON, so two NaN
-    scores agree. `row` may be None: the line is then read back too.
+    scores agree.
     """
 
     def __init__(self, file: Path, fix: str, fields: Callable[[Any], Mapping[str, Any]] | None = None) -> None:
@@ -114,14 +114,14 @@ class SampleLines:
         self.seen: dict[tuple[DocId, str], int] = {}
         self._text: list[str] | None = None
 
-    def first(self, doc_id: DocId, filt: str, line: int, row: Any = None) -> bool:
+    def first(self, doc_id: DocId, filt: str, line: int, row: Any) -> bool:
         key = (doc_id, filt)
         before_line = self.seen.get(key)
         if before_line is None:
             self.seen[key] = line
             return True
         before = self.fields(self._line(before_line))
-        content = self.fields(self._line(line) if row is None else row)
+        content = self.fields(row)
         differs = [name for name in dict.fromkeys([*before, *content])
                    if shown_full(before.get(name)) != shown_full(content.get(name))]
         if not differs:

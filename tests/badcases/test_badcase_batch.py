@@ -1,15 +1,22 @@
 """Classifying a whole task at once (classify_many) and indexing both runs once give what the per-sample,
-per-consumer paths give, on mixed inputs."""
+per-consumer paths gave, on mixed inputs: checked against independent references (`reference_badcases`:
+the pre-change per-sample classifiers, and cluster counts from plain loops over the outcomes)."""
 
 from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from reference_badcases import ClusterCounts, answered, classify_each, cluster_counts, filter_for
 
 from rlgate.badcases.classify import classifier_for, classify_run
 from rlgate.badcases.clusters import ClusterInputs, compute_clusters
 from rlgate.badcases.explain import explain_drops
 from rlgate.badcases.families import Gsm8kClassifier
 from rlgate.badcases.index import build_index
+from rlgate.badcases.models import ClusterStat
 from rlgate.badcases.taxonomy import ClassifyOptions, Failure, SampleOutcome
-from rlgate.metrics import DEFAULT_FILTER
 from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskResult
 
 
@@ -74,35 +81,69 @@ def _run(model: str, shift: int = 0) -> RunResult:
                      tasks={name: TaskResult(task=name, samples=samples) for name, samples in tasks.items()})
 
 
-def _filter_for_reference(options: ClassifyOptions, task: str, family: str, sample: SampleRecord) -> str:
-    """The per-sample filter rule as it was written before filter choices were worked out per task."""
-    for name in (task, family):
-        chosen = options.filters.get(name)
-        if chosen and chosen in sample.scores:
-            return chosen
-    default = DEFAULT_FILTER.get(family)
-    if default and default in sample.scores:
-        return default
-    return next(iter(sample.scores), "none")
+def _random_run(model: str, seed: int) -> RunResult:
+    """Odd mixes the hand-made runs miss: int / bool / missing scores, filters absent or several, documents
+    with and without a subject or instructions, targets with and without a gold number, token counts."""
+    rng = random.Random(seed)
+
+    def sample(i: int, task: str) -> SampleRecord:
+        filters = rng.choice([("strict-match",), ("flexible-extract",), ("strict-match", "flexible-extract"),
+                              ("custom-extract",), ("none",), ()])
+        value = rng.choice([1.0, 0.0, 1, 0, True, False, 0.7, 0.3, None])
+        scores: dict[str, dict[str, Any]] = {}
+        for f in filters:
+            metrics: dict[str, Any] = {} if value is None else {"exact_match": value}
+            if rng.random() < 0.3:
+                metrics["acc"] = 0.0
+            if rng.random() < (0.9 if task == "ifeval" else 0.3):
+                metrics |= {"prompt_level_strict_acc": float(rng.random() < 0.5),
+                            "inst_level_strict_acc": rng.choice([[1.0, 0.0], [0.0, 1.0], [1.0], []])}
+            scores[f] = metrics
+        doc = rng.choice([None, {"category": rng.choice(["law", "math"])}, {"answer": f"#### {i}"},
+                          {"instruction_id_list": ["keywords:existence", "punctuation:no_comma"]},
+                          {"instruction_id_list": ["keywords:existence", "keywords:forbidden_words"]}])
+        return SampleRecord.model_construct(
+            doc_id=i, doc_hash=rng.choice(["", "h", f"h{i}"]), prompt=None,
+            target=rng.choice([None, f"#### {i}", "x"]),
+            responses=rng.choice([[], ["#### 5"], [f"the answer is {i} and #### 3"], ["(B)", "x"], ["  "]]),
+            filtered={f: rng.choice(["[invalid]", "5", str(i), "B"]) for f in filters}, scores=scores,
+            doc=doc, extra={}, truncated=rng.choice([None, [True], [False]]),
+            response_tokens=rng.choice([None, [10], [100]]), trajectory=None)
+
+    names = ["gsm8k", "gsm8k_cot", "mmlu_pro_law", "mmlu_pro", "ifeval", "arc_easy", "hellaswag"]
+    return RunResult(provenance=RunProvenance(source=f"memory:{model}", model=model),
+                     tasks={t: TaskResult.model_construct(task=t, samples=[sample(i, t) for i in range(40)])
+                            for t in names})
 
 
-def test_classify_many_equals_classifying_each_sample_alone() -> None:
-    run = _run("cand")
-    for options in (ClassifyOptions(), ClassifyOptions(filters={"gsm8k": "strict-match"}, max_tokens=64),
-                    ClassifyOptions(filters={"gsm8k": "flexible-extract", "mmlu_pro": "custom-extract"}),
-                    ClassifyOptions(filters={"gsm8k_platinum": "flexible-extract", "gsm8k": "strict-match"})):
+OPTIONS = (ClassifyOptions(), ClassifyOptions(filters={"gsm8k": "strict-match"}, max_tokens=64),
+           ClassifyOptions(filters={"gsm8k": "flexible-extract", "mmlu_pro": "custom-extract"}),
+           ClassifyOptions(filters={"gsm8k_platinum": "flexible-extract", "gsm8k": "strict-match"}, max_tokens=50),
+           ClassifyOptions(filters={"ifeval": "flexible-extract", "arc_easy": "flexible-extract",
+                                    "mmlu_pro_law": "strict-match", "gsm8k_cot": "flexible-extract"}))
+
+
+@pytest.mark.parametrize("run", [_run("cand"), _run("base", shift=3), _random_run("r1", 1), _random_run("r2", 2)],
+                         ids=["mixed", "mixed-shifted", "random-1", "random-2"])
+def test_classify_many_equals_the_per_sample_classifiers_before_batching(run: RunResult) -> None:
+    """The reference is the pre-change per-sample code (copied into `reference_badcases`), not the library's
+    own `classify`, which now calls `classify_many` itself."""
+    for options in OPTIONS:
         batched = classify_run(run, options)
-        for name, result in run.tasks.items():
-            classifier = classifier_for(name, result)
-            for sample in result.samples:
-                alone = classifier.classify(name, sample, options)
-                assert batched[(name, sample.doc_id)] == alone
-                assert batched[(name, sample.doc_id)].answered == alone.answered
-                filt = _filter_for_reference(options, name, classifier.family, sample)
-                assert options.filter_for(name, classifier.family, sample) == filt
-                if name != "ifeval":  # IFEval outcomes carry no answer
-                    assert alone.answer == sample.filtered.get(filt)
-        classes = {f.cls for o in batched.values() for f in o.failures}
+        reference = classify_each(run, options)
+        assert list(batched) == list(reference)
+        for key, want in reference.items():
+            got = batched[key]
+            assert got == want, key
+            assert got.answered == answered(want)
+            name = key[0]
+            classifier = classifier_for(name, run.tasks[name])
+            sample = next(s for s in run.tasks[name].samples if s.doc_id == key[1])
+            assert classifier.classify(name, sample, options) == want  # asked alone, too
+            assert options.filter_for(name, classifier.family, sample) == \
+                filter_for(options, name, classifier.family, sample)
+    if run.provenance.model == "cand":
+        classes = {f.cls for o in classify_run(run, OPTIONS[1]).values() for f in o.failures}
         assert {"gsm8k_wrong_answer", "gsm8k_final_answer_format_error", "gsm8k_answer_misplaced",
                 "gsm8k_truncated_at_max_tokens", "mmlu_pro_no_parseable_choice", "mmlu_pro_wrong_choice",
                 "ifeval_punctuation_violation", "ifeval_empty_response", "arc_easy_wrong"} <= classes
@@ -126,10 +167,6 @@ def test_a_subclass_overriding_classify_is_asked_per_sample() -> None:
     assert outcomes and all(o.family == "strict_gsm8k" and o.classes == {"strict_fail"} for o in outcomes.values())
 
 
-def _answered_reference(outcome: SampleOutcome) -> bool:
-    return outcome.parsed and not any(f.kind in ("format", "truncation") for f in outcome.failures)
-
-
 def test_the_shared_index_pairs_and_counts_as_each_consumer_did() -> None:
     options = ClassifyOptions(filters={"gsm8k": "strict-match"}, max_tokens=64)
     cand = classify_run(_run("cand", shift=1), options)
@@ -140,7 +177,7 @@ def test_the_shared_index_pairs_and_counts_as_each_consumer_did() -> None:
     expected = {k for k, c in cand.items() if k in base and base[k].doc_hash == c.doc_hash}
     assert index.paired == expected and ("gsm8k", 3) not in index.paired
     assert sum(len(p) for p in index.pairs.values()) == len(expected)
-    assert index.runs[0].answered == {k for k, o in cand.items() if _answered_reference(o)}
+    assert index.runs[0].answered == {k for k, o in cand.items() if answered(o)}
     for run, outcomes in ((0, cand), (1, base)):
         families = {o.family for o in outcomes.values()}
         for family in families:
@@ -152,11 +189,44 @@ def test_the_shared_index_pairs_and_counts_as_each_consumer_did() -> None:
         == explain_drops(cand, base)
     data = ClusterInputs(candidate=cand, baseline=base, candidate_samples={}, baseline_samples={},
                          private_tasks=frozenset(), max_examples=0)
-    assert compute_clusters(data, index) == compute_clusters(data)
+    _assert_clusters_match(compute_clusters(data, index), cluster_counts(cand, base))
+    _assert_clusters_match(compute_clusters(data), cluster_counts(cand, base))
     top, by_category = compute_clusters(data)
     law = next(c for c in by_category if c.failure_class == "mmlu_pro_wrong_choice")
     assert law.category == "law" and law.candidate_n == sum(1 for o in cand.values() if "law" in o.categories)
     assert any(c.n_paired for c in top)
+
+
+def _assert_clusters_match(found: tuple[list[ClusterStat], list[ClusterStat]], want: ClusterCounts) -> None:
+    """Every cluster (class level, then class x category) against the counts worked out by plain loops."""
+    top, by_category = found
+    assert all(s.category is None for s in top) and all(s.category for s in by_category)
+    got = {(s.family, s.failure_class, s.category): s for s in top + by_category}
+    assert len(got) == len(top) + len(by_category) and set(got) == set(want)
+    for key, row in want.items():
+        stat = got[key]
+        for name, value in row.items():
+            assert getattr(stat, name) == value, (key, name)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_clusters_count_what_plain_loops_over_the_outcomes_count(seed: int) -> None:
+    """Random runs (documents missing on one side, other hashes, knowledge and format failures by subject)."""
+    options = ClassifyOptions(max_tokens=50)
+    cand = classify_run(_random_run("cand", seed), options)
+    base = classify_run(_random_run("base", seed + 100), options)
+    for key in list(base)[::7]:
+        base.pop(key)
+    want = cluster_counts(cand, base)
+    assert any(row["n_paired"] for row in want.values()) and any(key[2] for key in want)
+    assert any(row["kind"] == "knowledge" and row["n_paired"] for row in want.values())
+    data = ClusterInputs(candidate=cand, baseline=base, candidate_samples={}, baseline_samples={},
+                         private_tasks=frozenset(), max_examples=0)
+    _assert_clusters_match(compute_clusters(data), want)
+    _assert_clusters_match(compute_clusters(data, build_index(cand, base)), want)
+    alone = ClusterInputs(candidate=cand, baseline=None, candidate_samples={}, baseline_samples={},
+                          private_tasks=frozenset(), max_examples=0)
+    _assert_clusters_match(compute_clusters(alone), cluster_counts(cand, None))
 
 
 def test_index_without_a_baseline() -> None:

@@ -170,3 +170,23 @@ def test_abel_appended_lines_with_other_scores_exit_2_naming_both(abel: dict[str
     assert f"{path}:{lines[0][0]} and {path}:{lines[0][1]}" in text
     assert "doc 0, filter strict-match" in text and "exact_match" in text
     assert not (tmp_path / "out" / "decision.json").exists()
+
+
+@pytest.mark.parametrize("where", ["doc", "prompt"])
+def test_tiny_text_that_is_not_utf8_exits_2_naming_the_line(tiny: dict[str, Path], tmp_path: Path, where: str) -> None:
+    """Bytes that are not UTF-8 in a document or prompt (read after the merge) are a located error, no traceback."""
+    cand = copy_folder(tiny["cand"], tmp_path / "cand")
+    path = samples_file(cand)
+    lines = path.read_bytes().split(b"\n")
+    row = json.loads(lines[6])
+    if where == "doc":
+        row["doc"]["question"] = "ZZ"
+    else:
+        row["arguments"]["gen_args_0"]["arg_0"] = "ZZ"
+    lines[6] = json.dumps(row).encode().replace(b"ZZ", b"caf\xe9")  # Latin-1, not UTF-8
+    path.write_bytes(b"\n".join(lines))
+    code, output, _ = _gate(tiny["contract"], cand, tiny["base"], tmp_path / "out")
+    assert code == 2 and "Traceback" not in output
+    assert f"{path}:7: not UTF-8 text (invalid continuation byte)" in " ".join(output.split())
+    assert "fix: write the file as UTF-8 JSON Lines" in " ".join(output.split())
+    assert not (tmp_path / "out" / "decision.json").exists()

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from rlgate import jsonl_fast
 from rlgate.errors import InputError
 from rlgate.harness.lmeval import samples_decode
 from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
@@ -90,6 +91,10 @@ VARIANTS: dict[str, list[dict[str, Any] | str]] = {
                                    _line(0, exact_match=math.nan), _line(2), _line(1, filter=None), _line(4)],
     "filters that are not strings": [_line(0), _line(0, filter=1), _line(0, filter="1"), _line(1, filter=True),
                                      _line(1, filter=1), _line(2, filter=1.0), _line(2, filter="1.0"), _line(3)],
+    "non-string filters with broken scores": [_line(0, filter=1, exact_match=math.nan), _line(1, filter=1),
+                                              _line(2, filter=True, exact_match="x"), _line(3, filter=True)],
+    "metrics named doc and arguments": [_line(0), _line(1, metrics=["exact_match", "doc", "arguments"], doc=0.5,
+                                                        arguments=1.0), _line(2), _line(3, metrics=["doc"], doc=1.0)],
 }
 
 
@@ -137,6 +142,60 @@ def test_a_broken_deferred_field_is_a_located_error(tmp_path: Path, broken: str)
         read_samples_file(path)
     assert info.value.line == 3 and str(info.value.file) == str(path)
     assert "not valid JSON" in info.value.message
+
+
+def _bad_text(row: dict[str, Any]) -> bytes:
+    """The line with its "ZZ" replaced by bytes that are not UTF-8."""
+    return json.dumps(row).encode().replace(b"ZZ", b"\xff\xfe")
+
+
+@pytest.mark.parametrize("where", ["doc", "prompt", "repeated line"])
+def test_text_that_is_not_utf8_is_a_located_error(tmp_path: Path, where: str) -> None:
+    """Bytes that are not UTF-8 inside a raw slice (decoded after the merge) or a repeated line (read back
+    from the file) are the same InputError, naming the first such line, as a line decoded by itself gives."""
+    broken = {"doc": _line(1, doc={"question": "ZZ"}), "prompt": _line(1, arguments={"gen_args_0": {"arg_0": "ZZ"}}),
+              "repeated line": _line(1, doc={"question": "ZZ"})}[where]
+    lines = [json.dumps(_line(0)).encode(), _bad_text(broken), json.dumps(_line(2)).encode()]
+    if where == "repeated line":
+        lines += [_bad_text(broken), _bad_text(broken)]
+    path = tmp_path / "samples_t_x.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(InputError) as info:
+        read_samples_file(path)
+    assert info.value.line == 2 and str(info.value.file) == str(path)
+    assert info.value.message == "not UTF-8 text (invalid start byte)"
+
+
+def test_the_utf8_check_counts_lines_across_its_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check decodes a large file in pieces cut at newlines; the line it names counts from the file's start."""
+    monkeypatch.setattr(jsonl_fast, "_CHUNK", 64)
+    rows = [json.dumps(_line(i, doc={"question": "ünï"}), ensure_ascii=False).encode() for i in range(40)]
+    rows[29] = _bad_text(_line(29, doc={"question": "ZZ"}))
+    path = tmp_path / "samples_t_x.jsonl"
+    path.write_bytes(b"\n".join(rows[:29]) + b"\n\n" + b"\n".join(rows[29:]))  # a blank line counts too
+    with pytest.raises(InputError) as info:
+        read_samples_file(path)
+    assert info.value.line == 31
+    path.write_bytes(b"\n".join(rows[:29] + rows[30:]))  # and a clean file passes it
+    assert len(read_samples_file(path).samples) == 39
+
+
+def test_metrics_named_like_the_deferred_fields_keep_their_scores(tmp_path: Path) -> None:
+    """A metric called `doc` or `arguments` is a score, not the raw document or prompt (read as before)."""
+    path = _write(tmp_path / "samples_t_x.jsonl", VARIANTS["metrics named doc and arguments"])
+    by_id = {s.doc_id: s for s in read_samples_file(path).samples}
+    assert by_id[1].scores == {"strict-match": {"exact_match": 1.0, "doc": 0.5, "arguments": 1.0}}
+    assert by_id[1].doc is None and by_id[1].prompt is None
+    assert by_id[3].scores == {"strict-match": {"doc": 1.0}}
+    assert by_id[2].doc == {"question": "What is 2?", "answer": "#### 2"} and by_id[2].prompt == "Q: 2?\nA:"
+
+
+def test_a_broken_score_under_a_filter_that_is_not_a_string_is_listed(tmp_path: Path) -> None:
+    """A filter written as 1 or true is the text "1" / "True" (one key with "1"), in the corrupt list too."""
+    path = _write(tmp_path / "samples_t_x.jsonl", VARIANTS["non-string filters with broken scores"])
+    corrupt = [(c.doc_id, c.filter, c.problem, c.value, c.where) for c in read_samples_file(path).corrupt]
+    assert corrupt == [(0, "1", "non_finite", "NaN", "samples_t_x.jsonl:1"),
+                       (2, "True", "wrong_type", '"x"', "samples_t_x.jsonl:3")]
 
 
 def test_a_non_finite_number_inside_the_document_reads_as_before(tmp_path: Path) -> None:

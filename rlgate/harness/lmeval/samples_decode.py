@@ -6,7 +6,9 @@ Two struct types are made per file from the metric names seen (the values sit un
 - the *fast* type types what the merge relies on (an integer doc_id, a string filter, a list of metric
   names) and keeps the prompt (`arguments`) and the document (`doc`) as raw JSON slices
   (`msgspec.Raw`): they are decoded after the merge, once per document rather than once per (filter,
-  document) line and all in one call, and the prompt's generation arguments (`arg_1`) are never built;
+  document) line and all in one call, and the prompt's generation arguments (`arg_1`) are never built
+  (in a file that names a metric `doc` or `arguments`, those fields are values, read at once, so the
+  metric keeps its score);
 - the *loose* type takes anything (every field `Any`); a line the fast type refuses is decoded again with
   it (and by `json.loads` if msgspec refuses the JSON itself), so the exact rules and errors of issue 15
   hold for odd lines.
@@ -18,6 +20,7 @@ values, not lines).
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,8 @@ UNSET: Any = msgspec.UNSET
 FIX = "the samples file is corrupt or truncated; re-run lm_eval for this task"
 _FAST_TYPES: dict[str, Any] = {"doc_id": int, "filter": str, "metrics": list[str], "arguments": msgspec.Raw,
                                "doc": msgspec.Raw}
+_FAST_VALUES = {k: t for k, t in _FAST_TYPES.items() if t is not msgspec.Raw}
+_DEFERRED = ("arguments", "doc")  # the fields the fast type keeps raw, unless a metric bears their name
 _RAW = msgspec.Raw
 _FAST_DEFAULTS: dict[str, Any] = {"filter": "none", "metrics": []}  # what the exact path makes of them missing
 
@@ -63,23 +68,20 @@ _PROMPTS = msgspec.json.Decoder(list[_Args | list[Any] | str | float | bool | No
 _ANY_LIST = msgspec.json.Decoder(list[Any])
 
 
-_TYPES: dict[tuple[str, ...], tuple[Any, Any, Any, Any]] = {}
+@functools.lru_cache(maxsize=256)
+def _types(extra: tuple[str, ...], raw: bool) -> tuple[Any, Any, Any, Any]:
+    """(loose type, its decoder, fast type, its decoder) for these extra metric names, cached per process:
+    a run's task files name the same metrics, and making a struct type costs more than decoding a line.
 
-
-def _types(extra: tuple[str, ...]) -> tuple[Any, Any, Any, Any]:
-    """(loose type, its decoder, fast type, its decoder) for these extra metric names, made once per process:
-    a run's task files name the same metrics, and making a struct type costs more than decoding a line."""
-    found = _TYPES.get(extra)
-    if found is None:
-        names = [(f"m{i}", Any, UNSET) for i in range(len(extra))]
-        rename = {f"m{i}": name for i, name in enumerate(extra)}
-        loose = msgspec.defstruct("SampleLine", [(k, Any, UNSET) for k in KNOWN] + names, rename=rename)
-        fast_fields = [(k, _FAST_TYPES.get(k, Any), _FAST_DEFAULTS.get(k, UNSET)) for k in KNOWN]
-        fast = msgspec.defstruct("FastSampleLine", fast_fields + names, rename=rename)
-        if len(_TYPES) >= 256:  # many different metric sets in one process: start again rather than grow
-            _TYPES.clear()
-        found = _TYPES[extra] = (loose, msgspec.json.Decoder(loose), fast, msgspec.json.Decoder(fast))
-    return found
+    `raw` False: a metric is named `doc` or `arguments`, so the fast type reads those two fields as
+    values (a score) rather than raw slices."""
+    names = [(f"m{i}", Any, UNSET) for i in range(len(extra))]
+    rename = {f"m{i}": name for i, name in enumerate(extra)}
+    loose = msgspec.defstruct("SampleLine", [(k, Any, UNSET) for k in KNOWN] + names, rename=rename)
+    typed = _FAST_TYPES if raw else _FAST_VALUES
+    fast_fields = [(k, typed.get(k, Any), _FAST_DEFAULTS.get(k, UNSET)) for k in KNOWN]
+    fast = msgspec.defstruct("FastSampleLine", fast_fields + names, rename=rename)
+    return loose, msgspec.json.Decoder(loose), fast, msgspec.json.Decoder(fast)
 
 
 class LineType:
@@ -91,7 +93,8 @@ class LineType:
 
     def _build(self) -> None:
         extra = tuple(name for name in self.attr if name not in KNOWN)
-        self.type, self.decoder, self.fast_type, self.fast_decoder = _types(extra)
+        raw = not any(name in self.attr for name in _DEFERRED)
+        self.type, self.decoder, self.fast_type, self.fast_decoder = _types(extra, raw)
         # in place: a reader may hold on to this mapping while the types grow
         self.attr.update({name: name if name in KNOWN else f"m{extra.index(name)}" for name in self.attr})
 

@@ -26,7 +26,7 @@ from rlgate.harness.lmeval.samples_decode import (
     prompts_and_docs,
     settle,
 )
-from rlgate.jsonl_fast import read_bytes
+from rlgate.jsonl_fast import read_bytes, require_utf8
 from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import CorruptScore, SampleRecord, doc_order
 
@@ -124,11 +124,12 @@ def read_samples_file(file: Path) -> SamplesRead:
     numeric (corpus metrics such as bleu keep (reference, prediction) per sample) are skipped as before.
     """
     data = read_bytes(file)
+    require_utf8(data, file)  # raw prompt / document slices and repeated lines are decoded later, as text
     records, lazy, corrupt, odd, seen = _merge(file, data)
     _decode_deferred(lazy)
     numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
     if odd:
-        numeric |= {(f, m) for r in records.values() for f, values in r["scores"].items() for m in values}
+        numeric |= {(_text(f), m) for r in records.values() for f, values in r["scores"].items() for m in values}
     for doc_id, number, filt, metric, value in odd:
         if value is None or (filt, metric) in numeric:  # a number elsewhere: this line's value is broken
             corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem="wrong_type",
@@ -139,9 +140,14 @@ def read_samples_file(file: Path) -> SamplesRead:
     return SamplesRead(samples, corrupt, seen.collapsed)
 
 
+def _text(filt: Any) -> str:
+    """A filter as text: lm-eval writes strings; any other JSON value (1) is its str, one key with "1"."""
+    return filt if type(filt) is str else str(filt)
+
+
 def _first(seen: SampleLines, doc_id: int, filt: Any, number: int, raw: bytes) -> bool:
     """The first line of its (document, filter)? A repeat collapses (False) or is refused (`SampleLines`)."""
-    key = (doc_id, filt if type(filt) is str else str(filt))
+    key = (doc_id, _text(filt))
     if key not in seen.seen:
         seen.seen[key] = number
         return True
@@ -219,8 +225,8 @@ def _merge(file: Path, data: bytes
             if usable is not None:
                 scores[metric] = usable
             elif problem == "non_finite":
-                corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem=problem,
+                corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=_text(filt), problem=problem,
                                             value=shown(value), where=f"{where}:{number}"))
             else:
-                odd.append((doc_id, number, filt, metric, value))
+                odd.append((doc_id, number, _text(filt), metric, value))
     return records, lazy, corrupt, odd, seen
