@@ -114,7 +114,7 @@ def classify_trajectory(sample: SampleRecord) -> tuple[bool, list[Failure], list
         failures.append(Failure("agent_run_error", "other"))
     tool, categories = _tool_failures(trajectory)
     failures.extend(tool)
-    limits = list(dict.fromkeys([*trajectory.limits_hit, *(sample.extra.get("limits_hit") or [])]))
+    limits = sample.limits_reached()
     failures.extend(Failure("agent_budget_exhausted", "truncation", str(limit)) for limit in limits)
     if sample.extra.get("safety_violations"):
         failures.append(Failure("agent_unsafe_action", "safety"))

@@ -75,7 +75,7 @@ def _agent_fields(sample: SampleRecord, chosen: SampleRecord | None, outcome: Sa
     uses.append("reward_data")
     fields = {"trajectory": sample.trajectory.model_dump(mode="json"),
               "chosen_trajectory": chosen_traj.model_dump(mode="json") if chosen_traj is not None else None,
-              "limits_hit": sample.extra.get("limits_hit") or sample.trajectory.limits_hit,
+              "limits_hit": sample.limits_reached(),
               "safety_violations": sample.extra.get("safety_violations") or [],
               "error_categories": sorted({f.category for f in outcome.failures
                                           if f.cls == "agent_unrecovered_tool_error" and f.category})}

@@ -80,7 +80,7 @@ def trajectory_view(run: str, sample: SampleRecord, change: Change, rules: Safet
     scores = {k: float(v) for k, v in sample.scores.get(NO_FILTER, {}).items() if isinstance(v, int | float)}
     calls, failed = tool_errors(trajectory)
     outcome = sample.extra.get(AGENT_KEY) or {}
-    limits = list(dict.fromkeys([*trajectory.limits_hit, *(sample.extra.get("limits_hit") or [])]))
+    limits = sample.limits_reached()
     return TrajectoryView(
         run=run, doc_id=sample.doc_id, epoch=trajectory.epoch, change=change, success=scores.get("task_success"),
         scores=scores, answer=_cap(outcome.get("answer")), explanation=_cap(trajectory.explanation),

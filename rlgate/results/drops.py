@@ -104,7 +104,7 @@ def drops_manifest(baseline: RunResult | None, candidate: RunResult | None,
                 if trajectory is None:
                     continue
                 total += 1
-                limits = list(dict.fromkeys([*trajectory.limits_hit, *(sample.extra.get("limits_hit") or [])]))
+                limits = sample.limits_reached()
                 if limits != trajectory.limits_hit:  # the contract's tool-call budget, applied after reading
                     trajectory = trajectory.model_copy(update={"limits_hit": limits})
                 kind = drop_kind(trajectory, bool(sample.extra.get("missing")))

@@ -128,6 +128,12 @@ class SampleRecord(_Model):
     extra: dict[str, Any] = Field(default_factory=dict, description="task-specific details, e.g. category")
     trajectory: Trajectory | None = Field(None, description="the agent trajectory, for agent and tool-use tasks")
 
+    def limits_reached(self) -> list[str]:
+        """The limits this sample's run hit, once each: the trajectory's own, then those applied after reading
+        (the contract's tool-call budget, recorded in extra["limits_hit"] by rlgate.results.agent_metrics)."""
+        own = self.trajectory.limits_hit if self.trajectory is not None else []
+        return list(dict.fromkeys([*own, *(self.extra.get("limits_hit") or [])]))
+
     def score(self, metric: str, filter_name: str) -> SampleValue | None:
         return self.scores.get(filter_name, _NO_SCORES).get(metric)
 
