@@ -129,10 +129,7 @@ def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
     from rlgate.harness import read_results
 
     run = read_results(folder, harness=outcome.manifest.harness if outcome is not None else None)
-    if outcome is not None:
-        run.provenance.manifest = outcome.manifest.model_dump(mode="json")
-        run.provenance.checkpoint_fingerprint = outcome.manifest.checkpoint_fingerprint
-    return run
+    return run if outcome is None else outcome.manifest.attach_to(run)
 
 
 def baseline_override(ref: str) -> tuple[str | None, Path | None]:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rlgate.errors import InputError
 
 if TYPE_CHECKING:
-    from rlgate.results.models import SampleRecord, Trajectory
+    from rlgate.results.models import RunResult, SampleRecord, Trajectory
 
 MANIFEST_SCHEMA_VERSION: Literal[2] = 2
 MANIFEST_FILE = "run_manifest.json"
@@ -147,6 +147,12 @@ class RunManifest(_Model):
                 setattr(total, key, getattr(total, key) + getattr(task.drops, key))
         return total
 
+    def attach_to(self, run: RunResult) -> RunResult:
+        """Record this manifest as the run's provenance (what produced it, the checkpoint's fingerprint)."""
+        run.provenance.manifest = self.model_dump(mode="json")
+        run.provenance.checkpoint_fingerprint = self.checkpoint_fingerprint
+        return run
+
 
 def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
     """Bring an older manifest's fields up to the current schema (v1 -> v2); newer ones are refused."""
@@ -184,3 +190,13 @@ def load_manifest(path: Path) -> RunManifest:
                              fix="the manifest was edited or written by another tool; re-run the evaluation"
                              ) from None
         raise InputError(str(exc), file=path, field="schema_version", fix="upgrade rlgate to read it") from None
+
+
+def stored_import(path: Path, harness: str, subfolder: str) -> tuple[RunManifest, Path] | None:
+    """(manifest, folder of the imported files) when `path` is, or is a file in, a folder where rlgate stored an
+    import of `harness`'s outputs (a run manifest beside `subfolder`); None for the harness's own files."""
+    folder = path if path.is_dir() else path.parent
+    if not ((folder / MANIFEST_FILE).is_file() and (folder / subfolder).is_dir()):
+        return None
+    manifest = load_manifest(folder / MANIFEST_FILE)
+    return (manifest, folder / subfolder) if manifest.harness == harness else None

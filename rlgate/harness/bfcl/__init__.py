@@ -18,7 +18,7 @@ from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, load_manifest
+from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
 from rlgate.results.models import RunResult
 
 RESULTS = "bfcl"
@@ -56,19 +56,15 @@ class BfclHarness:
         """Result files, or an rlgate import folder (task names from its run manifest)."""
         from rlgate.harness.bfcl.results import read_result_files
 
-        folder = path if path.is_dir() else path.parent
-        if (folder / MANIFEST_FILE).is_file() and (folder / RESULTS).is_dir():
-            manifest = load_manifest(folder / MANIFEST_FILE)
-            if manifest.harness == self.name:
-                recorded = manifest.model_spec.get("categories")
-                names = {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
-                model = manifest.model_spec.get("bfcl_model")
-                run = read_result_files(folder / RESULTS, names=names, model=str(model) if model else None,
-                                        samples=samples)
-                run.provenance.manifest = manifest.model_dump(mode="json")
-                run.provenance.checkpoint_fingerprint = manifest.checkpoint_fingerprint
-                return run
-        return read_result_files(path, samples=samples)
+        stored = stored_import(path, self.name, RESULTS)
+        if stored is None:
+            return read_result_files(path, samples=samples)
+        manifest, files = stored
+        recorded = manifest.model_spec.get("categories")
+        names = {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
+        model = manifest.model_spec.get("bfcl_model")
+        return manifest.attach_to(read_result_files(files, names=names, model=str(model) if model else None,
+                                                    samples=samples))
 
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:

@@ -54,8 +54,7 @@ class InspectHarness:
             if candidate.is_file():
                 manifest = load_manifest(candidate)
                 if manifest.harness == self.name:
-                    run.provenance.manifest = manifest.model_dump(mode="json")
-                    run.provenance.checkpoint_fingerprint = manifest.checkpoint_fingerprint
+                    manifest.attach_to(run)
                 break
         return run
 

@@ -44,10 +44,7 @@ class LmEvalHarness:
 
         run = read_lmeval_folder(path, samples=samples)
         manifest = _manifest_near(find_results_file(path))
-        if manifest is not None:
-            run.provenance.manifest = manifest.model_dump(mode="json")
-            run.provenance.checkpoint_fingerprint = manifest.checkpoint_fingerprint
-        return run
+        return run if manifest is None else manifest.attach_to(run)
 
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:

@@ -19,7 +19,7 @@ from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, load_manifest
+from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
 from rlgate.results.models import RunResult
 
 REPORTS = "swebench"
@@ -59,16 +59,11 @@ class SweBenchHarness:
         """A report or folder; an rlgate import folder keeps the contract's task name from its run manifest."""
         from rlgate.harness.swebench.report import read_reports
 
-        folder = path if path.is_dir() else path.parent
-        manifest_file = folder / MANIFEST_FILE
-        if manifest_file.is_file() and (folder / REPORTS).is_dir():
-            manifest = load_manifest(manifest_file)
-            if manifest.harness == self.name and manifest.tasks:
-                run = read_reports(folder / REPORTS, self.version(), task=manifest.tasks[0].task, samples=samples)
-                run.provenance.manifest = manifest.model_dump(mode="json")
-                run.provenance.checkpoint_fingerprint = manifest.checkpoint_fingerprint
-                return run
-        return read_reports(path, self.version(), samples=samples)
+        stored = stored_import(path, self.name, REPORTS)
+        if stored is None or not stored[0].tasks:
+            return read_reports(path, self.version(), samples=samples)
+        manifest, files = stored
+        return manifest.attach_to(read_reports(files, self.version(), task=manifest.tasks[0].task, samples=samples))
 
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:
