@@ -9,8 +9,14 @@ back to right / wrong / invalid.
 from __future__ import annotations
 
 from rlgate.badcases.agent import AgentClassifier
-from rlgate.badcases.families import BUILTIN_CLASSIFIERS, Gsm8kClassifier, IfevalClassifier, MmluProClassifier
-from rlgate.badcases.taxonomy import ClassifyOptions, FailureClassifier, GenericClassifier, SampleOutcome
+from rlgate.badcases.families import BUILTIN_CLASSIFIERS
+from rlgate.badcases.taxonomy import (
+    ClassifyOptions,
+    FailureClassifier,
+    GenericClassifier,
+    SampleOutcome,
+    TaskBatchClassifier,
+)
 from rlgate.results.models import DocId, RunResult, TaskResult
 
 #: family classifiers, first match wins; user registrations go in front of the built-in ones
@@ -24,9 +30,6 @@ def register_classifier(classifier: FailureClassifier) -> None:
 
 
 _AGENT = AgentClassifier()
-#: classifiers that classify a whole task in one call (`classify_many`, the same outcomes as `classify` per
-#: sample, with the per-task work done once); exact types, so a subclass overriding `classify` keeps its own
-_BATCHED: tuple[type, ...] = (Gsm8kClassifier, MmluProClassifier, IfevalClassifier, GenericClassifier)
 
 
 def classifier_for(task: str, result: TaskResult | None = None) -> FailureClassifier:
@@ -49,8 +52,8 @@ def classify_run(run: RunResult, options: ClassifyOptions | None = None,
         if tasks is not None and name not in tasks:
             continue
         classifier = classifier_for(name, result)
-        if type(classifier) in _BATCHED:  # their outcomes carry the task they were given
-            batch = classifier.classify_many(name, result.samples, options)  # type: ignore[attr-defined]
+        if isinstance(classifier, TaskBatchClassifier) and classifier.batches():  # outcomes carry their task
+            batch = classifier.classify_many(name, result.samples, options)
             out.update(((name, outcome.doc_id), outcome) for outcome in batch)
         else:
             for sample in result.samples:

@@ -13,6 +13,7 @@ from rlgate.badcases.taxonomy import (
     Failure,
     FailureClassifier,
     SampleOutcome,
+    TaskBatchClassifier,
     binary_score,
     first_response,
     is_truncated,
@@ -96,16 +97,13 @@ _GSM8K_MISPLACED = (Failure("gsm8k_answer_misplaced", "format"),)
 _GSM8K_WRONG = (Failure("gsm8k_wrong_answer", "knowledge"),)
 
 
-class Gsm8kClassifier:
+class Gsm8kClassifier(TaskBatchClassifier):
     """GSM8K: truncated, no parseable final answer, right answer stated in the wrong place, wrong answer."""
 
     family = "gsm8k"
 
     def claims(self, task: str) -> bool:
         return catalog_task(task) in ("gsm8k", "gsm8k_cot") or task.startswith("gsm8k")
-
-    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
-        return self.classify_many(task, [sample], options)[0]
 
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:
@@ -140,16 +138,13 @@ def mmlu_pro_category(task: str, sample: SampleRecord) -> str | None:
     return None
 
 
-class MmluProClassifier:
+class MmluProClassifier(TaskBatchClassifier):
     """MMLU-Pro: no parseable choice, truncated, wrong choice; each placed in its subject category."""
 
     family = "mmlu_pro"
 
     def claims(self, task: str) -> bool:
         return task == "mmlu_pro" or task.startswith("mmlu_pro_")
-
-    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
-        return self.classify_many(task, [sample], options)[0]
 
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:
@@ -187,16 +182,13 @@ class MmluProClassifier:
         return out
 
 
-class IfevalClassifier:
+class IfevalClassifier(TaskBatchClassifier):
     """IFEval: one failure per violated instruction group, from lm-eval's per-instruction results."""
 
     family = "ifeval"
 
     def claims(self, task: str) -> bool:
         return task == "ifeval" or task.startswith("ifeval_")
-
-    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
-        return self.classify_many(task, [sample], options)[0]
 
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:

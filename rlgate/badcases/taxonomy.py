@@ -136,16 +136,35 @@ def binary_score(value: object) -> bool | None:
     return None
 
 
-class GenericClassifier:
+class TaskBatchClassifier:
+    """A classifier that classifies a whole task in one call, its per-task work (filter choices, shared
+    failure tuples) done once; one sample is a batch of one. `classify_run` hands it whole tasks unless a
+    subclass overrides `classify` itself (then it is asked sample by sample, as that subclass expects)."""
+
+    family: str
+
+    def claims(self, task: str) -> bool:
+        raise NotImplementedError
+
+    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
+        return self.classify_many(task, [sample], options)[0]
+
+    def classify_many(self, task: str, samples: Iterable[SampleRecord],
+                      options: ClassifyOptions) -> list[SampleOutcome]:
+        raise NotImplementedError
+
+    def batches(self) -> bool:
+        """Whether `classify_many` speaks for `classify` (no subclass replaced the per-sample call)."""
+        return type(self).classify is TaskBatchClassifier.classify
+
+
+class GenericClassifier(TaskBatchClassifier):
     """Fallback for tasks no family claims: right, wrong, or invalid (unparseable answer)."""
 
     family = "generic"
 
     def claims(self, task: str) -> bool:
         return True
-
-    def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
-        return self.classify_many(task, [sample], options)[0]
 
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:

@@ -167,6 +167,33 @@ def test_a_subclass_overriding_classify_is_asked_per_sample() -> None:
     assert outcomes and all(o.family == "strict_gsm8k" and o.classes == {"strict_fail"} for o in outcomes.values())
 
 
+def test_a_user_task_batch_classifier_gets_whole_tasks() -> None:
+    """A registered TaskBatchClassifier is handed each task once (classify_many), not sample by sample."""
+    from rlgate.badcases import classify as registry
+    from rlgate.badcases.taxonomy import TaskBatchClassifier
+
+    calls: list[int] = []
+
+    class Counting(TaskBatchClassifier):
+        family = "counting"
+
+        def claims(self, task: str) -> bool:
+            return task == "gsm8k"
+
+        def classify_many(self, task: str, samples: Any, options: ClassifyOptions) -> list[SampleOutcome]:
+            batch = list(samples)
+            calls.append(len(batch))
+            return [SampleOutcome(task, self.family, s.doc_id, s.doc_hash, True) for s in batch]
+
+    registry.register_classifier(Counting())
+    try:
+        outcomes = classify_run(_run("cand"), ClassifyOptions(), tasks=["gsm8k"])
+    finally:
+        registry._REGISTRY.pop(0)
+    assert calls == [len(outcomes)] and len(outcomes) > 1
+    assert Counting().classify("gsm8k", _run("cand").tasks["gsm8k"].samples[0], ClassifyOptions()).family == "counting"
+
+
 def test_the_shared_index_pairs_and_counts_as_each_consumer_did() -> None:
     options = ClassifyOptions(filters={"gsm8k": "strict-match"}, max_tokens=64)
     cand = classify_run(_run("cand", shift=1), options)
