@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 from rlgate.badcases.models import FailureKind
@@ -26,6 +28,8 @@ _NO_SCORES: dict[str, Any] = {}
 _NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?")
 #: An explicit final-answer statement followed closely by a number.
 _ANSWER_MARKER = re.compile(r"(?i)(?:####|answer\s*(?:is|:)|\\boxed\{)[^0-9\-$]{0,24}(-?\$?\d[\d,]*(?:\.\d+)?)")
+#: The same over responses joined by NULs: the gap may not cross a NUL, so no match spans two responses.
+_JOINED_MARKER = re.compile(r"(?i)(?:####|answer\s*(?:is|:)|\\boxed\{)[^0-9\-$\x00]{0,24}(-?\$?\d[\d,]*(?:\.\d+)?)")
 
 #: IFEval instruction-id prefixes and the class each becomes.
 IFEVAL_GROUPS: dict[str, str] = {
@@ -73,23 +77,6 @@ def _same(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) < 1e-6
 
 
-def _gsm8k_failures(sample: SampleRecord, options: ClassifyOptions, parsed: bool, response: str,
-                    numbers: dict[str, float | None]) -> tuple[Failure, ...]:
-    """Why a wrong GSM8K answer is wrong: truncated, unparseable, right number in the wrong place, or wrong."""
-    if is_truncated(sample, options):
-        return _GSM8K_TRUNCATED
-    if not parsed:
-        return _GSM8K_FORMAT
-    gold = gsm8k_gold(sample)
-    if gold is not None:
-        for marker in _ANSWER_MARKER.finditer(response):
-            text = marker.group(1)
-            stated = numbers[text] if text in numbers else numbers.setdefault(text, parse_number(text))
-            if _same(stated, gold):
-                return _GSM8K_MISPLACED
-    return _GSM8K_WRONG
-
-
 #: GSM8K's failures carry no category: one shared (immutable) tuple each
 _GSM8K_TRUNCATED = (Failure("gsm8k_truncated_at_max_tokens", "truncation"),)
 _GSM8K_FORMAT = (Failure("gsm8k_final_answer_format_error", "format"),)
@@ -107,12 +94,16 @@ class Gsm8kClassifier(TaskBatchClassifier):
 
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:
-        """Every sample of a task: the filter choices worked out once, a right answer looked at no further."""
+        """Every sample of a task: the filter choices worked out once, a right answer looked at no further.
+
+        Wrong, parsed, untruncated answers are either misplaced or wrong: that needs each one's gold number and
+        the numbers its response states after answer markers, worked out for all of them at once below
+        (`_misplaced`) rather than sample by sample (most of the classification's time before)."""
         family = self.family
         choices = options.filter_choices(task, family)
         first = choices[0] if choices else None
-        numbers: dict[str, float | None] = {}  # the numbers stated after answer markers, parsed once each
-        out: list[SampleOutcome] = []
+        rows: list[tuple[SampleRecord, bool, bool, tuple[Failure, ...], str | None, str]] = []
+        suspects: list[int] = []  # rows whose answer is wrong, parsed and not cut off: misplaced or wrong
         for sample in samples:
             scores = sample.scores
             filt = first if first in scores else pick_filter(choices, scores)
@@ -121,10 +112,65 @@ class Gsm8kClassifier(TaskBatchClassifier):
             answer = sample.filtered.get(filt)
             parsed = answer is not None and answer != INVALID_ANSWER
             response = sample.responses[0] if sample.responses else ""
-            out.append(SampleOutcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed,
-                                     () if right else _gsm8k_failures(sample, options, parsed, response, numbers),
-                                     (), answer, len(response)))
-        return out
+            failures: tuple[Failure, ...] = ()
+            if not right:
+                if is_truncated(sample, options):
+                    failures = _GSM8K_TRUNCATED
+                elif not parsed:
+                    failures = _GSM8K_FORMAT
+                else:
+                    failures = _GSM8K_WRONG
+                    suspects.append(len(rows))
+            rows.append((sample, bool(right), parsed, failures, answer, response))
+        for row in _misplaced(rows, suspects):
+            rows[row] = rows[row][:3] + (_GSM8K_MISPLACED,) + rows[row][4:]
+        return [SampleOutcome(task, family, sample.doc_id, sample.doc_hash, right, parsed, failures, (), answer,
+                              len(response)) for sample, right, parsed, failures, answer, response in rows]
+
+
+def _numbers(texts: list[str]) -> list[float | None]:
+    """`parse_number` of each text matched by a number pattern (no blanks, no trailing dot): its commas and
+    dollar signs dropped from all of them at once, then `float` over the list."""
+    if not texts:
+        return []
+    cleaned = "\n".join(texts).replace(",", "").replace("$", "").split("\n")
+    try:
+        return list(map(float, cleaned))
+    except ValueError:  # a text that is no number after all: one by one, as parse_number reads it
+        return [parse_number(text) for text in texts]
+
+
+def _golds(samples: list[SampleRecord]) -> list[float | None]:
+    """`gsm8k_gold` of each sample: the first number after the target's last '####', found over the list;
+    a sample whose target has none is read one by one (its document's answer)."""
+    found = [_NUMBER.search(t.split("####")[-1]) if type(t) is str else None for t in [s.target for s in samples]]
+    values = iter(_numbers([m.group(0) for m in found if m is not None]))
+    return [next(values) if m is not None else gsm8k_gold(s) for m, s in zip(found, samples, strict=True)]
+
+
+def _misplaced(rows: list[tuple[SampleRecord, bool, bool, tuple[Failure, ...], str | None, str]],
+               suspects: list[int]) -> list[int]:
+    """The suspect rows whose response states the gold number after an answer marker: one regex pass over
+    their responses joined by NULs (the joined pattern cannot match across one), the stated numbers parsed
+    together. Responses that hold a NUL themselves are searched one by one."""
+    if not suspects:
+        return []
+    golds = dict(zip(suspects, _golds([rows[row][0] for row in suspects]), strict=True))
+    searched = [row for row in suspects if golds[row] is not None]
+    responses = [rows[row][5] for row in searched]
+    joined = "\x00".join(responses)
+    if joined.count("\x00") != len(responses) - 1:  # a response holds a NUL: search them one at a time
+        return [row for row, response in zip(searched, responses, strict=True)
+                if any(_same(parse_number(m.group(1)), golds[row]) for m in _ANSWER_MARKER.finditer(response))]
+    starts = list(accumulate((len(r) + 1 for r in responses[:-1]), initial=0))
+    matches = list(_JOINED_MARKER.finditer(joined))
+    stated = _numbers([m.group(1) for m in matches])
+    found: list[int] = []
+    for match, value in zip(matches, stated, strict=True):
+        at = searched[bisect_right(starts, match.start()) - 1]
+        if (not found or found[-1] != at) and _same(value, golds[at]):
+            found.append(at)
+    return found
 
 
 def mmlu_pro_category(task: str, sample: SampleRecord) -> str | None:
