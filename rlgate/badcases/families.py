@@ -19,6 +19,7 @@ from rlgate.badcases.taxonomy import (
     binary_score,
     first_response,
     is_truncated,
+    new_outcome,
     pick_filter,
 )
 from rlgate.metrics import catalog_task
@@ -102,8 +103,11 @@ class Gsm8kClassifier(TaskBatchClassifier):
         family = self.family
         choices = options.filter_choices(task, family)
         first = choices[0] if choices else None
-        rows: list[tuple[SampleRecord, bool, bool, tuple[Failure, ...], str | None, str]] = []
-        suspects: list[int] = []  # rows whose answer is wrong, parsed and not cut off: misplaced or wrong
+        max_tokens = options.max_tokens
+        out: list[SampleOutcome] = []
+        suspects: list[int] = []  # outcomes whose answer is wrong, parsed and not cut off: misplaced or wrong
+        suspect_samples: list[SampleRecord] = []
+        suspect_responses: list[str] = []
         for sample in samples:
             scores = sample.scores
             filt = first if first in scores else pick_filter(choices, scores)
@@ -113,19 +117,24 @@ class Gsm8kClassifier(TaskBatchClassifier):
             parsed = answer is not None and answer != INVALID_ANSWER
             response = sample.responses[0] if sample.responses else ""
             failures: tuple[Failure, ...] = ()
+            answered = parsed
             if not right:
-                if is_truncated(sample, options):
-                    failures = _GSM8K_TRUNCATED
+                truncated, tokens = sample.truncated, sample.response_tokens  # is_truncated, written out
+                if bool(truncated[0]) if truncated else bool(tokens and max_tokens and tokens[0] >= max_tokens):
+                    failures, answered = _GSM8K_TRUNCATED, False
                 elif not parsed:
                     failures = _GSM8K_FORMAT
                 else:
                     failures = _GSM8K_WRONG
-                    suspects.append(len(rows))
-            rows.append((sample, bool(right), parsed, failures, answer, response))
-        for row in _misplaced(rows, suspects):
-            rows[row] = rows[row][:3] + (_GSM8K_MISPLACED,) + rows[row][4:]
-        return [SampleOutcome(task, family, sample.doc_id, sample.doc_hash, right, parsed, failures, (), answer,
-                              len(response)) for sample, right, parsed, failures, answer, response in rows]
+                    suspects.append(len(out))
+                    suspect_samples.append(sample)
+                    suspect_responses.append(response)
+            out.append(new_outcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed, failures, (),
+                                   answer, len(response), answered))
+        for at in _misplaced(suspect_samples, suspect_responses):
+            # a fresh outcome nobody else holds yet: its fields are set as its constructor would have
+            out[suspects[at]].__dict__.update(failures=_GSM8K_MISPLACED, _answered=False)
+        return out
 
 
 def _numbers(texts: list[str]) -> list[float | None]:
@@ -148,27 +157,26 @@ def _golds(samples: list[SampleRecord]) -> list[float | None]:
     return [next(values) if m is not None else gsm8k_gold(s) for m, s in zip(found, samples, strict=True)]
 
 
-def _misplaced(rows: list[tuple[SampleRecord, bool, bool, tuple[Failure, ...], str | None, str]],
-               suspects: list[int]) -> list[int]:
-    """The suspect rows whose response states the gold number after an answer marker: one regex pass over
-    their responses joined by NULs (the joined pattern cannot match across one), the stated numbers parsed
-    together. Responses that hold a NUL themselves are searched one by one."""
-    if not suspects:
+def _misplaced(samples: list[SampleRecord], responses: list[str]) -> list[int]:
+    """Which of these wrong answers' responses state the gold number after an answer marker: one regex pass
+    over the responses joined by NULs (the joined pattern cannot match across one), the stated numbers
+    parsed together. Responses that hold a NUL themselves are searched one by one."""
+    if not samples:
         return []
-    golds = dict(zip(suspects, _golds([rows[row][0] for row in suspects]), strict=True))
-    searched = [row for row in suspects if golds[row] is not None]
-    responses = [rows[row][5] for row in searched]
-    joined = "\x00".join(responses)
-    if joined.count("\x00") != len(responses) - 1:  # a response holds a NUL: search them one at a time
-        return [row for row, response in zip(searched, responses, strict=True)
-                if any(_same(parse_number(m.group(1)), golds[row]) for m in _ANSWER_MARKER.finditer(response))]
-    starts = list(accumulate((len(r) + 1 for r in responses[:-1]), initial=0))
+    golds = _golds(samples)
+    searched = [i for i, gold in enumerate(golds) if gold is not None]
+    texts = [responses[i] for i in searched]
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:  # a response holds a NUL: search them one at a time
+        return [i for i, text in zip(searched, texts, strict=True)
+                if any(_same(parse_number(m.group(1)), golds[i]) for m in _ANSWER_MARKER.finditer(text))]
+    starts = list(accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
     matches = list(_JOINED_MARKER.finditer(joined))
-    stated = _numbers([m.group(1) for m in matches])
     found: list[int] = []
-    for match, value in zip(matches, stated, strict=True):
+    for match, value in zip(matches, _numbers([m.group(1) for m in matches]), strict=True):
         at = searched[bisect_right(starts, match.start()) - 1]
-        if (not found or found[-1] != at) and _same(value, golds[at]):
+        gold = golds[at]
+        if value is not None and gold is not None and abs(value - gold) < 1e-6 and (not found or found[-1] != at):
             found.append(at)
     return found
 

@@ -79,6 +79,22 @@ class SampleOutcome:
         return answered
 
 
+_new = object.__new__
+
+
+def new_outcome(task: str, family: str, doc_id: DocId, doc_hash: str, correct: bool, parsed: bool,
+                failures: tuple[Failure, ...], categories: tuple[str, ...], answer: str | None, response_chars: int,
+                answered: bool) -> SampleOutcome:
+    """A SampleOutcome from a batch classifier that already knows `answered` (as `SampleOutcome.__init__`
+    would work it out): made without the constructor call, a third of the cost for every sample of a run."""
+    outcome: SampleOutcome = _new(SampleOutcome)
+    _set(outcome, "__dict__", {"task": task, "family": family, "doc_id": doc_id, "doc_hash": doc_hash,
+                               "correct": correct, "parsed": parsed, "failures": failures, "categories": categories,
+                               "answer": answer, "response_chars": response_chars, "agent": False,
+                               "_answered": answered})
+    return outcome
+
+
 @dataclass(frozen=True)
 class ClassifyOptions:
     """What a classifier needs beyond the sample: which filter the gates read, the token budget."""
