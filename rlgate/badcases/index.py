@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter
 
 from rlgate.badcases.models import FailureKind
-from rlgate.badcases.taxonomy import SampleOutcome
+from rlgate.badcases.taxonomy import Failure, SampleOutcome
 from rlgate.results.models import DocId
 
 Key = tuple[str, DocId]
@@ -37,14 +39,15 @@ class RunIndex:
 def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKind], dict[tuple[str, str], set[str]]]:
     """The run's index, and each (family, class)'s kind and categories as the run shows them.
 
-    A pass per question, each a comprehension; only the outcomes that have failures (or categories)
-    are walked one by one.
+    A pass per question, each a comprehension or a C-level map; outcomes that fail are grouped by their
+    failures tuple (classifiers share one tuple per kind of failure), and each group's failures walked once.
     """
     out = RunIndex()
-    families = list(dict.fromkeys(o.family for o in run.values()))
+    outcomes = list(run.values())
+    families = list(dict.fromkeys(map(_family, outcomes)))
     if len(families) == 1:  # the common case: one family, so its documents are the run's keys
         out.docs = {families[0]: set(run)}
-        out.lengths = {families[0]: [sum(o.response_chars for o in run.values()), len(run)]}
+        out.lengths = {families[0]: [sum(map(_chars, outcomes)), len(run)]}
     else:
         docs: dict[str, set[Key]] = {family: set() for family in families}
         lengths: dict[str, list[int]] = {family: [0, 0] for family in families}
@@ -54,31 +57,48 @@ def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKin
             length[0] += outcome.response_chars
             length[1] += 1
         out.docs, out.lengths = docs, lengths
-    out.answered = {key for key, outcome in run.items() if outcome.answered}
+    out.answered = set(compress(run, map(_answered, outcomes)))
     by_category: dict[str, dict[str, set[Key]]] = defaultdict(lambda: defaultdict(set))
     for key, outcome in [(k, o) for k, o in run.items() if o.categories]:
         for category in outcome.categories:
             by_category[outcome.family][category].add(key)
     out.categories = {family: dict(cats) for family, cats in by_category.items()}
+    # failing outcomes by (family, failures tuple), in order of first appearance
+    groups: dict[tuple[str, int], tuple[tuple[Failure, ...], list[Key]]] = {}
+    for key, outcome in [(k, o) for k, o in run.items() if o.failures]:
+        failures = outcome.failures
+        group = groups.get((outcome.family, id(failures)))
+        if group is None:
+            groups[(outcome.family, id(failures))] = (failures, [key])
+        else:
+            group[1].append(key)
     kinds: dict[tuple[str, str], FailureKind] = {}
     categories: dict[tuple[str, str], set[str]] = defaultdict(set)
     failing: dict[ClassKey, set[Key]] = defaultdict(set)
-    for key, outcome in [(k, o) for k, o in run.items() if o.failures]:
-        family = outcome.family
-        for failure in outcome.failures:
+    conflicting = False
+    for (family, _), (failures, keys) in groups.items():
+        for failure in failures:
             cls = failure.cls
+            conflicting = conflicting or kinds.get((family, cls), failure.kind) != failure.kind
             kinds[(family, cls)] = failure.kind
             out.family_kinds.setdefault(family, set()).add(failure.kind)
-            failing[(family, cls, None)].add(key)
+            failing[(family, cls, None)].update(keys)
             if failure.category is not None:
-                failing[(family, cls, failure.category)].add(key)
+                failing[(family, cls, failure.category)].update(keys)
                 if failure.category:
                     categories[(family, cls)].add(failure.category)
             if cls == "agent_unrecovered_tool_error" and failure.category:
                 found = out.tool_errors.setdefault(family, {})
-                found[failure.category] = found.get(failure.category, 0) + 1
+                found[failure.category] = found.get(failure.category, 0) + len(keys)
+    if conflicting:  # a class shown with two kinds: the kind of its last outcome wins, as outcome by outcome
+        kinds = {(o.family, f.cls): f.kind for o in outcomes for f in o.failures}
     out.failing = dict(failing)
     return out, kinds, categories
+
+
+_family = attrgetter("family")
+_chars = attrgetter("response_chars")
+_answered = attrgetter("answered")
 
 
 @dataclass
@@ -117,9 +137,10 @@ def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
     pairs: dict[str, list[Pair]] = defaultdict(list)
     paired: set[Key] = set()
     if baseline is not None:
+        get, add = baseline.get, paired.add
         for key, cand in candidate.items():
-            base = baseline.get(key)
+            base = get(key)
             if base is not None and base.doc_hash == cand.doc_hash:
                 pairs[cand.family].append((base, cand))
-                paired.add(key)
+                add(key)
     return OutcomeIndex(runs, kinds, dict(categories), dict(pairs), paired, dict(family_kinds))
