@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from heapq import nsmallest
 from dataclasses import dataclass
 
 from rlgate.badcases.index import Key, OutcomeIndex, Outcomes, RunIndex, build_index
@@ -81,11 +82,25 @@ def _example(key: Key, data: ClusterInputs, cls: str, category: str | None) -> B
 
 def _examples(data: ClusterInputs, keys: Iterable[Key], new: set[Key], cls: str,
               category: str | None) -> list[BadcaseExample]:
-    """Up to max_examples public documents, newly failing ones first, in a stable order."""
+    """Up to max_examples public documents, newly failing ones first, in a stable order.
+
+    The first few of each group are picked with a heap rather than by sorting every failing document."""
     # ids are int | str (inspect, toy harnesses): order them like everywhere else, never by raw comparison
-    public = sorted((k for k in keys if k[0] not in data.private_tasks), key=lambda k: (k[0], doc_order(k[1])))
-    ranked = [k for k in public if k in new] + [k for k in public if k not in new]
-    return [_example(k, data, cls, category) for k in ranked[: data.max_examples]]
+    limit = data.max_examples
+    private = data.private_tasks
+    public = [k for k in keys if k[0] not in private] if private else list(keys)
+    if limit <= 0:  # as a slice [:limit] of the whole ranking reads it
+        public.sort(key=_order)
+        ranked = [k for k in public if k in new] + [k for k in public if k not in new]
+        return [_example(k, data, cls, category) for k in ranked[:limit]]
+    ranked = nsmallest(limit, [k for k in public if k in new], key=_order) if new else []
+    if len(ranked) < limit:
+        ranked += nsmallest(limit - len(ranked), [k for k in public if k not in new] if new else public, key=_order)
+    return [_example(k, data, cls, category) for k in ranked]
+
+
+def _order(key: Key) -> tuple[str, tuple[int, int | str]]:
+    return key[0], doc_order(key[1])
 
 
 def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[dict[tuple[str, str | None], set[Key]],

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 
 from rlgate.badcases.clusters import Outcomes, mcnemar_greater
 from rlgate.badcases.models import DropDriver, DropExplanation
@@ -214,6 +215,10 @@ def _count(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> _Counts:
     return out
 
 
+_AGENT = attrgetter("agent")
+_CANDIDATE = itemgetter(1)
+
+
 def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
                   families: set[str] | None = None, gates: Sequence[GateVerdict] | None = None,
                   pairs_by_family: dict[str, list[tuple[SampleOutcome, SampleOutcome]]] | None = None,
@@ -231,7 +236,7 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
     for family, pairs in sorted(pairs_by_family.items()):
         if families is not None and family not in families:
             continue
-        if any(c.agent for _, c in pairs):
+        if any(map(_AGENT, map(_CANDIDATE, pairs))):
             out.append(_explain_agent(family, pairs, evidence.get(family), alpha))
             continue
         # a family that shows no instruction failure in either run has none among its pairs either

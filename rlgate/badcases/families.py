@@ -133,7 +133,7 @@ class Gsm8kClassifier(TaskBatchClassifier):
                                    answer, len(response), answered))
         for at in _misplaced(suspect_samples, suspect_responses):
             # a fresh outcome nobody else holds yet: its fields are set as its constructor would have
-            out[suspects[at]].__dict__.update(failures=_GSM8K_MISPLACED, _answered=False)
+            out[suspects[at]].__dict__.update(failures=_GSM8K_MISPLACED, answered=False)
         return out
 
 

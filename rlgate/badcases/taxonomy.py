@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 from rlgate.badcases.models import FailureKind
@@ -60,7 +61,7 @@ class SampleOutcome:
         _set(self, "__dict__", {"task": task, "family": family, "doc_id": doc_id, "doc_hash": doc_hash,
                                 "correct": correct, "parsed": parsed, "failures": failures,
                                 "categories": categories, "answer": answer, "response_chars": response_chars,
-                                "agent": agent, "_answered": answered})
+                                "agent": agent, "answered": answered})
 
     @property
     def key(self) -> tuple[str, DocId]:
@@ -70,13 +71,13 @@ class SampleOutcome:
     def classes(self) -> frozenset[str]:
         return frozenset(f.cls for f in self.failures)
 
-    @property
+    @cached_property
     def answered(self) -> bool:
         """A parseable answer in the right place and not cut off: what a knowledge comparison may use.
 
-        Worked out once, when the outcome is made: clusters and explanations ask for it for every sample."""
-        answered: bool = self.__dict__["_answered"]
-        return answered
+        Worked out once, when the outcome is made, and kept in the instance's own `__dict__`, so reading it
+        (clusters and explanations do for every sample) is a plain attribute lookup, not a call."""
+        return self.parsed and not any(f.kind in _UNANSWERED for f in self.failures)
 
 
 _new = object.__new__
@@ -91,7 +92,7 @@ def new_outcome(task: str, family: str, doc_id: DocId, doc_hash: str, correct: b
     _set(outcome, "__dict__", {"task": task, "family": family, "doc_id": doc_id, "doc_hash": doc_hash,
                                "correct": correct, "parsed": parsed, "failures": failures, "categories": categories,
                                "answer": answer, "response_chars": response_chars, "agent": False,
-                               "_answered": answered})
+                               "answered": answered})
     return outcome
 
 
