@@ -27,6 +27,8 @@ def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[in
     begin alike do not make one), cut after a newline and at least 200 characters long; later
     prompts that start with a known prefix reuse it.
     """
+    if max(map(len, filter(None, prompts)), default=0) < _MIN_PREFIX:  # no prompt can hold or start a prefix
+        return [], [(-1, prompt) for prompt in prompts]
     prefixes: list[str] = []
     out: list[tuple[int, str | None]] = []
     raw: list[str] = []
