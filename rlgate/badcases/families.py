@@ -217,7 +217,10 @@ class MmluProClassifier(TaskBatchClassifier):
             right = value >= 0.5 if type(value) is float else binary_score(value)
             answer = sample.filtered.get(filt)
             parsed = answer is not None and answer != INVALID_ANSWER
-            category = mmlu_pro_category(task, sample)
+            doc = sample.doc  # the document's category, else mmlu_pro_category's other places
+            category = doc.get("category") if doc else None
+            if not (type(category) is str and category):
+                category = mmlu_pro_category(task, sample)
             failures: tuple[Failure, ...] = ()
             if not right:
                 found: tuple[str, FailureKind, str | None]
@@ -231,8 +234,9 @@ class MmluProClassifier(TaskBatchClassifier):
             cats = subjects.get(category)
             if cats is None:
                 cats = subjects[category] = (category,) if category else ()
-            out.append(SampleOutcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed, failures,
-                                     cats, answer, len(sample.responses[0]) if sample.responses else 0))
+            # answered: a failure without a parsed choice is format or truncation, one with it is knowledge
+            out.append(new_outcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed, failures,
+                                   cats, answer, len(sample.responses[0]) if sample.responses else 0, parsed))
         return out
 
 
