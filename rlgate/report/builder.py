@@ -16,12 +16,7 @@ from rlgate.report.fmt import gate_bounded, short_name
 from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection
 from rlgate.report.rollout import as_dict, rollout_card, scrub_private
 from rlgate.report.samples import task_origins, task_section
-from rlgate.report.trajectories import (
-    TRAJECTORY_BUDGET,
-    apply_trajectory_budget,
-    has_trajectories,
-    task_trajectories,
-)
+from rlgate.report.trajectories import TRAJECTORY_BUDGET, apply_trajectory_budget, task_trajectories
 from rlgate.results.models import MetricKey, RunResult
 
 #: More axes than this make a radar unreadable; the raw table beside it lists everything.
@@ -212,12 +207,10 @@ def build_report(decision: Decision, *, contract: ResolvedContract | None = None
                           baseline.tasks.get(t) if baseline else None,
                           candidate.tasks.get(t) if candidate else None, overrides, sample_limit)
              for t in leaves]
-    trajectories = [task_trajectories(base, cand, dict(zip(raw.get("doc_id", ()), raw.get("change", ()), strict=True)),
-                                      contract.contract.safety if contract else None)
-                    if has_trajectories(base, cand) else ([], 0)
-                    for (s, raw), base, cand in [(item, baseline.tasks.get(item[0].task) if baseline else None,
-                                                  candidate.tasks.get(item[0].task) if candidate else None)
-                                                 for item in built]]
+    trajectories = [task_trajectories(baseline.tasks.get(s.task) if baseline else None,
+                                      candidate.tasks.get(s.task) if candidate else None,
+                                      dict(zip(raw.get("doc_id", ()), raw.get("change", ()), strict=True)),
+                                      contract.contract.safety if contract else None) for s, raw in built]
     sections, left_out = apply_text_budget([s for s, _ in built], [raw for _, raw in built], text_budget, field_cap)
     sections = [s.model_copy(update={"trajectories": views, "trajectories_total": total})
                 for s, (views, total) in zip(sections, trajectories, strict=True)]

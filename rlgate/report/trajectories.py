@@ -10,7 +10,6 @@ trajectory past the budget keeps its outcome and cost but not its steps (`steps_
 from __future__ import annotations
 
 import json
-from operator import attrgetter
 from typing import Any
 
 from rlgate.contract.models import SafetyRules
@@ -94,15 +93,6 @@ def trajectory_view(run: str, sample: SampleRecord, change: Change, rules: Safet
 
 def _failed(view: TrajectoryView) -> bool:
     return not view.success or bool(view.error or view.limits_hit or view.safety_violations)
-
-
-def has_trajectories(*results: TaskResult | None) -> bool:
-    """Whether any sample of these results holds a trajectory: one C-level pass, so a task without any
-    (most of them) needs no document -> change map and no walk in `task_trajectories`."""
-    return any(any(map(_trajectory, r.samples)) for r in results if r is not None)
-
-
-_trajectory = attrgetter("trajectory")  # a Trajectory model is always truthy (no __len__ / __bool__)
 
 
 def task_trajectories(baseline: TaskResult | None, candidate: TaskResult | None,
