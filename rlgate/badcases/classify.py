@@ -9,7 +9,8 @@ back to right / wrong / invalid.
 from __future__ import annotations
 
 from rlgate.badcases.agent import AgentClassifier
-from rlgate.badcases.families import BUILTIN_CLASSIFIERS
+from rlgate.badcases.columns import RunOutcomes, TaskColumns
+from rlgate.badcases.families import BUILTIN_CLASSIFIERS, Gsm8kClassifier, MmluProClassifier
 from rlgate.badcases.taxonomy import (
     ClassifyOptions,
     FailureClassifier,
@@ -60,3 +61,24 @@ def classify_run(run: RunResult, options: ClassifyOptions | None = None,
                 outcome = classifier.classify(name, sample, options)
                 out[outcome.key] = outcome
     return out
+
+
+def classify_columns(run: RunResult, options: ClassifyOptions | None = None) -> RunOutcomes | None:
+    """`classify_run` held as task columns (`badcases.columns`), when every task of the run is classified by
+    a built-in right/wrong family (GSM8K, MMLU-Pro) and names each document once; None otherwise (then the
+    caller classifies into objects). The gate's path: no object per sample."""
+    options = options or ClassifyOptions()
+    parts: list[TaskColumns] = []
+    for name, result in run.tasks.items():
+        classifier = classifier_for(name, result)
+        if not isinstance(classifier, Gsm8kClassifier | MmluProClassifier) or type(classifier) not in _COLUMNAR:
+            return None
+        part = classifier.classify_columns(name, result.samples, options)
+        if len(set(part.doc_ids)) != len(part.doc_ids):  # a document twice: the dict keeps one, columns both
+            return None
+        parts.append(part)
+    return RunOutcomes(parts)
+
+
+#: the built-in classifiers that classify into columns (exactly these types: a subclass may change anything)
+_COLUMNAR = (Gsm8kClassifier, MmluProClassifier)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from heapq import nsmallest
 from dataclasses import dataclass
+from heapq import nsmallest
 
 from rlgate.badcases.index import Key, OutcomeIndex, Outcomes, RunIndex, build_index
 from rlgate.badcases.models import BadcaseExample, ClusterStat, FailureKind

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
 from rlgate.badcases.clusters import Outcomes, mcnemar_greater
+from rlgate.badcases.columns import PairCounts, loss_kind
 from rlgate.badcases.models import DropDriver, DropExplanation
 from rlgate.badcases.taxonomy import SampleOutcome
 from rlgate.engine import fmt
@@ -53,12 +54,7 @@ def gate_evidence(gates: Sequence[GateVerdict] | None) -> dict[str, GateEvidence
 
 
 def _loss_kind(outcome: SampleOutcome) -> str:
-    kinds = {f.kind for f in outcome.failures}
-    if "truncation" in kinds:
-        return "truncation"
-    if "format" in kinds or not outcome.parsed:
-        return "format"
-    return "wrong"
+    return loss_kind(outcome.failures, outcome.parsed)
 
 
 def _pct(value: float) -> str:
@@ -177,24 +173,8 @@ def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOu
     return e
 
 
-@dataclass
-class _Counts:
-    """A right/wrong family's paired documents counted in one pass; `both`: the ones both runs answered
-    in a parseable form, `worse` / `better`: among those, right in one run only."""
-
-    lost: dict[str, int] = field(default_factory=lambda: {"format": 0, "truncation": 0, "wrong": 0})
-    gained: int = 0
-    base_right: int = 0
-    cand_right: int = 0
-    both: int = 0
-    both_base_right: int = 0
-    both_cand_right: int = 0
-    worse: int = 0
-    better: int = 0
-
-
-def _count(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> _Counts:
-    out = _Counts()
+def _count(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> PairCounts:
+    out = PairCounts(n=len(pairs))
     lost = out.lost
     for base, cand in pairs:
         b, c = base.correct, cand.correct
@@ -222,20 +202,27 @@ _CANDIDATE = itemgetter(1)
 def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
                   families: set[str] | None = None, gates: Sequence[GateVerdict] | None = None,
                   pairs_by_family: dict[str, list[tuple[SampleOutcome, SampleOutcome]]] | None = None,
-                  family_kinds: dict[str, set[str]] | None = None) -> list[DropExplanation]:
+                  family_kinds: dict[str, set[str]] | None = None,
+                  counts_by_family: dict[str, PairCounts] | None = None) -> list[DropExplanation]:
     """One explanation per family both runs answered: right/wrong families by how answers were lost,
     per-instruction families (IFEval) by the instructions the lost prompts broke.
 
     `pairs_by_family`: the runs' outcomes already paired (`badcases.index.OutcomeIndex.pairs`);
-    `family_kinds`: the failure kinds each family shows in either run (`OutcomeIndex.family_kinds`).
+    `family_kinds`: the failure kinds each family shows in either run (`OutcomeIndex.family_kinds`);
+    `counts_by_family`: right/wrong families whose pairs were counted from columns (`OutcomeIndex.counts`).
     """
     evidence = gate_evidence(gates)
     out: list[DropExplanation] = []
     if pairs_by_family is None:
         pairs_by_family = _pairs(candidate, baseline)
-    for family, pairs in sorted(pairs_by_family.items()):
+    counted = counts_by_family or {}
+    for family in sorted({*pairs_by_family, *counted}):
         if families is not None and family not in families:
             continue
+        if family in counted:
+            out.append(_explain_counts(family, counted[family], evidence.get(family), alpha))
+            continue
+        pairs = pairs_by_family[family]
         if any(map(_AGENT, map(_CANDIDATE, pairs))):
             out.append(_explain_agent(family, pairs, evidence.get(family), alpha))
             continue
@@ -244,23 +231,26 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
         if family == "ifeval" or (may_have and _per_instruction(pairs)):
             out.append(_explain_instructions(family, pairs, evidence.get(family)))
             continue
-        counts = _count(pairs)
-        lost, n, both = counts.lost, len(pairs), counts.both
-        base_acc, cand_acc = counts.base_right / n, counts.cand_right / n
-        knowledge_p = mcnemar_greater(counts.worse, counts.better) if both else None
-        found = evidence.get(family)
-        explanation = DropExplanation(
-            family=family, n_paired=n, baseline_accuracy=base_acc, candidate_accuracy=cand_acc,
-            delta=cand_acc - base_acc, lost_to_format=lost["format"], lost_to_truncation=lost["truncation"],
-            lost_to_wrong_answer=lost["wrong"], gained=counts.gained, n_both_parsed=both,
-            baseline_accuracy_parsed=counts.both_base_right / both if both else None,
-            candidate_accuracy_parsed=counts.both_cand_right / both if both else None,
-            knowledge_p_value=knowledge_p, driver=_driver(cand_acc - base_acc, lost, knowledge_p, alpha), text="",
-            gate=found.name if found else None, gate_p_value=found.p if found else None,
-        )
-        explanation.text = _text(explanation, alpha)
-        out.append(explanation)
+        out.append(_explain_counts(family, _count(pairs), evidence.get(family), alpha))
     return out
+
+
+def _explain_counts(family: str, counts: PairCounts, found: GateEvidence | None, alpha: float) -> DropExplanation:
+    """A right/wrong family: how the answers the candidate lost were lost, and the knowledge test."""
+    lost, n, both = counts.lost, counts.n, counts.both
+    base_acc, cand_acc = counts.base_right / n, counts.cand_right / n
+    knowledge_p = mcnemar_greater(counts.worse, counts.better) if both else None
+    explanation = DropExplanation(
+        family=family, n_paired=n, baseline_accuracy=base_acc, candidate_accuracy=cand_acc,
+        delta=cand_acc - base_acc, lost_to_format=lost["format"], lost_to_truncation=lost["truncation"],
+        lost_to_wrong_answer=lost["wrong"], gained=counts.gained, n_both_parsed=both,
+        baseline_accuracy_parsed=counts.both_base_right / both if both else None,
+        candidate_accuracy_parsed=counts.both_cand_right / both if both else None,
+        knowledge_p_value=knowledge_p, driver=_driver(cand_acc - base_acc, lost, knowledge_p, alpha), text="",
+        gate=found.name if found else None, gate_p_value=found.p if found else None,
+    )
+    explanation.text = _text(explanation, alpha)
+    return explanation
 
 
 def _words(cls: str) -> str:

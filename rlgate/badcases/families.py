@@ -9,6 +9,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
+from rlgate.badcases.columns import TaskColumns
 from rlgate.badcases.models import FailureKind
 from rlgate.badcases.taxonomy import (
     ClassifyOptions,
@@ -19,7 +20,6 @@ from rlgate.badcases.taxonomy import (
     binary_score,
     first_response,
     is_truncated,
-    new_outcome,
     pick_filter,
 )
 from rlgate.metrics import catalog_task
@@ -95,7 +95,11 @@ class Gsm8kClassifier(TaskBatchClassifier):
 
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:
-        """Every sample of a task: the filter choices worked out once, a right answer looked at no further.
+        return self.classify_columns(task, samples, options).outcomes()
+
+    def classify_columns(self, task: str, samples: Iterable[SampleRecord], options: ClassifyOptions) -> TaskColumns:
+        """Every sample of a task, as columns: the filter choices worked out once, a right answer looked at
+        no further.
 
         Wrong, parsed, untruncated answers are either misplaced or wrong: that needs each one's gold number and
         the numbers its response states after answer markers, worked out for all of them at once below
@@ -104,11 +108,17 @@ class Gsm8kClassifier(TaskBatchClassifier):
         choices = options.filter_choices(task, family)
         first = choices[0] if choices else None
         max_tokens = options.max_tokens
-        out: list[SampleOutcome] = []
-        suspects: list[int] = []  # outcomes whose answer is wrong, parsed and not cut off: misplaced or wrong
+        samples = samples if isinstance(samples, list) else list(samples)
+        correct: list[bool] = []
+        parsed_list: list[bool] = []
+        failures_list: list[tuple[Failure, ...]] = []
+        answers: list[str | None] = []
+        chars: list[int] = []
+        answered: list[bool] = []
+        suspects: list[int] = []  # rows whose answer is wrong, parsed and not cut off: misplaced or wrong
         suspect_samples: list[SampleRecord] = []
         suspect_responses: list[str] = []
-        for sample in samples:
+        for row, sample in enumerate(samples):
             scores = sample.scores
             filt = first if first in scores else pick_filter(choices, scores)
             value = scores.get(filt, _NO_SCORES).get("exact_match")
@@ -117,24 +127,28 @@ class Gsm8kClassifier(TaskBatchClassifier):
             parsed = answer is not None and answer != INVALID_ANSWER
             response = sample.responses[0] if sample.responses else ""
             failures: tuple[Failure, ...] = ()
-            answered = parsed
+            usable = parsed
             if not right:
                 truncated, tokens = sample.truncated, sample.response_tokens  # is_truncated, written out
                 if bool(truncated[0]) if truncated else bool(tokens and max_tokens and tokens[0] >= max_tokens):
-                    failures, answered = _GSM8K_TRUNCATED, False
+                    failures, usable = _GSM8K_TRUNCATED, False
                 elif not parsed:
                     failures = _GSM8K_FORMAT
                 else:
                     failures = _GSM8K_WRONG
-                    suspects.append(len(out))
+                    suspects.append(row)
                     suspect_samples.append(sample)
                     suspect_responses.append(response)
-            out.append(new_outcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed, failures, (),
-                                   answer, len(response), answered))
+            correct.append(bool(right))
+            parsed_list.append(parsed)
+            failures_list.append(failures)
+            answers.append(answer)
+            chars.append(len(response))
+            answered.append(usable)
         for at in _misplaced(suspect_samples, suspect_responses):
-            # a fresh outcome nobody else holds yet: its fields are set as its constructor would have
-            out[suspects[at]].__dict__.update(failures=_GSM8K_MISPLACED, answered=False)
-        return out
+            failures_list[suspects[at]], answered[suspects[at]] = _GSM8K_MISPLACED, False
+        return TaskColumns(task, family, [s.doc_id for s in samples], [s.doc_hash for s in samples], correct,
+                           parsed_list, failures_list, [()] * len(samples), answers, chars, answered)
 
 
 def _numbers(texts: list[str]) -> list[float | None]:
@@ -202,17 +216,25 @@ class MmluProClassifier(TaskBatchClassifier):
 
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:
-        """Every sample of a task: the filter choices worked out once."""
+        return self.classify_columns(task, samples, options).outcomes()
+
+    def classify_columns(self, task: str, samples: Iterable[SampleRecord], options: ClassifyOptions) -> TaskColumns:
+        """Every sample of a task, as columns: the filter choices worked out once."""
         family = self.family
         choices = options.filter_choices(task, family)
         first = choices[0] if choices else None
+        samples = samples if isinstance(samples, list) else list(samples)
         # a subject's failures and categories are the same for every sample: one shared (immutable) tuple each
         shared: dict[tuple[str, FailureKind, str | None], tuple[Failure, ...]] = {}
         subjects: dict[str | None, tuple[str, ...]] = {}
-        out: list[SampleOutcome] = []
+        correct: list[bool] = []
+        parsed_list: list[bool] = []
+        failures_list: list[tuple[Failure, ...]] = []
+        categories: list[tuple[str, ...]] = []
+        answers: list[str | None] = []
         for sample in samples:
             scores = sample.scores
-            filt = first if first in scores else pick_filter(choices, scores)
+            filt = first if first is not None and first in scores else pick_filter(choices, scores)
             value = scores.get(filt, _NO_SCORES).get("exact_match")
             right = value >= 0.5 if type(value) is float else binary_score(value)
             answer = sample.filtered.get(filt)
@@ -234,10 +256,15 @@ class MmluProClassifier(TaskBatchClassifier):
             cats = subjects.get(category)
             if cats is None:
                 cats = subjects[category] = (category,) if category else ()
-            # answered: a failure without a parsed choice is format or truncation, one with it is knowledge
-            out.append(new_outcome(task, family, sample.doc_id, sample.doc_hash, bool(right), parsed, failures,
-                                   cats, answer, len(sample.responses[0]) if sample.responses else 0, parsed))
-        return out
+            correct.append(bool(right))
+            parsed_list.append(parsed)
+            failures_list.append(failures)
+            categories.append(cats)
+            answers.append(answer)
+        # answered is parsed: a failure without a parsed choice is format or truncation, one with it knowledge
+        return TaskColumns(task, family, [s.doc_id for s in samples], [s.doc_hash for s in samples], correct,
+                           parsed_list, failures_list, categories, answers,
+                           [len(r[0]) if r else 0 for r in [s.responses for s in samples]], parsed_list)
 
 
 class IfevalClassifier(TaskBatchClassifier):

@@ -8,16 +8,18 @@ works with set operations and per-family lists.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
 
+from rlgate.badcases.columns import PairCounts, RunOutcomes, pair_columns
 from rlgate.badcases.models import FailureKind
 from rlgate.badcases.taxonomy import Failure, SampleOutcome
 from rlgate.results.models import DocId
 
 Key = tuple[str, DocId]
-Outcomes = dict[Key, SampleOutcome]
+Outcomes = Mapping[Key, SampleOutcome]
 #: (family, failure class, category or None for "in any category")
 ClassKey = tuple[str, str, str | None]
 Pair = tuple[SampleOutcome, SampleOutcome]
@@ -64,7 +66,7 @@ def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKin
             by_category[outcome.family][category].add(key)
     out.categories = {family: dict(cats) for family, cats in by_category.items()}
     # failing outcomes by (family, failures tuple), in order of first appearance
-    groups: dict[tuple[str, int], tuple[tuple[Failure, ...], list[Key]]] = {}
+    groups: Groups = {}
     for key, outcome in [(k, o) for k, o in run.items() if o.failures]:
         failures = outcome.failures
         group = groups.get((outcome.family, id(failures)))
@@ -72,6 +74,19 @@ def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKin
             groups[(outcome.family, id(failures))] = (failures, [key])
         else:
             group[1].append(key)
+    kinds, categories, conflicting = _walk_groups(out, groups)
+    if conflicting:  # a class shown with two kinds: the kind of its last outcome wins, as outcome by outcome
+        kinds = {(o.family, f.cls): f.kind for o in outcomes for f in o.failures}
+    return out, kinds, categories
+
+
+Groups = dict[tuple[str, int], tuple[tuple[Failure, ...], list[Key]]]
+
+
+def _walk_groups(out: RunIndex, groups: Groups
+                 ) -> tuple[dict[tuple[str, str], FailureKind], dict[tuple[str, str], set[str]], bool]:
+    """Each group's failures, once: the failing sets, kinds, categories and tool-error counts; and whether
+    a (family, class) showed two kinds (then the caller works the kinds out outcome by outcome)."""
     kinds: dict[tuple[str, str], FailureKind] = {}
     categories: dict[tuple[str, str], set[str]] = defaultdict(set)
     failing: dict[ClassKey, set[Key]] = defaultdict(set)
@@ -90,9 +105,38 @@ def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKin
             if cls == "agent_unrecovered_tool_error" and failure.category:
                 found = out.tool_errors.setdefault(family, {})
                 found[failure.category] = found.get(failure.category, 0) + len(keys)
-    if conflicting:  # a class shown with two kinds: the kind of its last outcome wins, as outcome by outcome
-        kinds = {(o.family, f.cls): f.kind for o in outcomes for f in o.failures}
     out.failing = dict(failing)
+    return kinds, categories, conflicting
+
+
+def index_columns(run: RunOutcomes
+                  ) -> tuple[RunIndex, dict[tuple[str, str], FailureKind], dict[tuple[str, str], set[str]]]:
+    """`index_run` of a run held as task columns: the same index, read from the lists."""
+    out = RunIndex()
+    by_category: dict[str, dict[str, set[Key]]] = {}
+    groups: Groups = {}
+    for part in run.parts:
+        keys, family = part.keys(), part.family
+        out.docs.setdefault(family, set()).update(keys)
+        length = out.lengths.setdefault(family, [0, 0])
+        length[0] += sum(part.chars)
+        length[1] += len(keys)
+        out.answered.update(compress(keys, part.answered))
+        if any(part.categories):
+            cats = by_category.setdefault(family, {})
+            for key, found in compress(zip(keys, part.categories, strict=True), part.categories):
+                for category in found:
+                    cats.setdefault(category, set()).add(key)
+        for key, failures in compress(zip(keys, part.failures, strict=True), part.failures):
+            group = groups.get((family, id(failures)))
+            if group is None:
+                groups[(family, id(failures))] = (failures, [key])
+            else:
+                group[1].append(key)
+    out.categories = by_category
+    kinds, categories, conflicting = _walk_groups(out, groups)
+    if conflicting:
+        kinds = {(part.family, f.cls): f.kind for part in run.parts for fs in part.failures for f in fs}
     return out, kinds, categories
 
 
@@ -104,7 +148,8 @@ _answered = attrgetter("answered")
 @dataclass
 class OutcomeIndex:
     """Both runs indexed once; `pairs`: per family, (baseline, candidate) of the documents both runs have
-    with the same document hash, in the candidate's order; `paired`: their keys."""
+    with the same document hash, in the candidate's order (or, for runs held as columns, `counts`);
+    `paired`: their keys."""
 
     runs: list[RunIndex]
     kinds: dict[tuple[str, str], FailureKind]
@@ -112,6 +157,8 @@ class OutcomeIndex:
     pairs: dict[str, list[Pair]]
     paired: set[Key]
     family_kinds: dict[str, set[str]] = field(default_factory=dict)  # every failure kind a family shows
+    #: runs held as columns: per family, its pairs counted (those families are not in `pairs`)
+    counts: dict[str, PairCounts] = field(default_factory=dict)
 
     def mean_lengths(self, run: int) -> dict[str, float]:
         """Family -> mean response characters of that run's outcomes."""
@@ -121,13 +168,16 @@ class OutcomeIndex:
 
 
 def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
-    """Index both runs (candidate first) and pair their outcomes."""
+    """Index both runs (candidate first) and pair their outcomes; runs held as task columns (`RunOutcomes`,
+    both of them) are read from their lists, and their pairs counted there (`OutcomeIndex.counts`)."""
+    columns = isinstance(candidate, RunOutcomes) and (baseline is None or isinstance(baseline, RunOutcomes))
     runs: list[RunIndex] = []
     kinds: dict[tuple[str, str], FailureKind] = {}
     categories: dict[tuple[str, str], set[str]] = defaultdict(set)
     family_kinds: dict[str, set[str]] = defaultdict(set)
     for run in [candidate] + ([baseline] if baseline is not None else []):
-        found, run_kinds, run_categories = index_run(run)
+        found, run_kinds, run_categories = index_columns(run) if isinstance(run, RunOutcomes) and columns \
+            else index_run(run)
         runs.append(found)
         for family, seen in found.family_kinds.items():
             family_kinds[family] |= seen
@@ -136,11 +186,14 @@ def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
             categories[pair] |= cats
     pairs: dict[str, list[Pair]] = defaultdict(list)
     paired: set[Key] = set()
-    if baseline is not None:
+    counts: dict[str, PairCounts] = {}
+    if isinstance(candidate, RunOutcomes) and isinstance(baseline, RunOutcomes):
+        paired, counts = pair_columns(candidate, baseline)
+    elif baseline is not None:
         get, add = baseline.get, paired.add
         for key, cand in candidate.items():
             base = get(key)
             if base is not None and base.doc_hash == cand.doc_hash:
                 pairs[cand.family].append((base, cand))
                 add(key)
-    return OutcomeIndex(runs, kinds, dict(categories), dict(pairs), paired, dict(family_kinds))
+    return OutcomeIndex(runs, kinds, dict(categories), dict(pairs), paired, dict(family_kinds), counts)

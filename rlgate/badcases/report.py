@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rlgate.badcases.actions import ActionContext, next_actions
-from rlgate.badcases.classify import classify_run
+from rlgate.badcases.classify import classify_columns, classify_run
 from rlgate.badcases.clusters import ClusterInputs, compute_clusters
 from rlgate.badcases.explain import explain_drops
-from rlgate.badcases.index import build_index
+from rlgate.badcases.index import Outcomes, build_index
 from rlgate.badcases.models import AnchorShift, BadcaseReport, ClusterStat
 from rlgate.badcases.taxonomy import ClassifyOptions
 from rlgate.engine.versions import VersionCheck
@@ -77,15 +77,19 @@ def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
     `gates` (the decision's) lets each explanation quote the p-value of the gate on its metric.
     """
     options = options or ClassifyOptions()
-    cand_out = classify_run(candidate, options)
-    base_out = classify_run(baseline, options) if baseline is not None else None
+    # as task columns where every task allows it (GSM8K, MMLU-Pro), else outcome objects
+    cand_out: Outcomes | None = classify_columns(candidate, options)
+    base_out: Outcomes | None = classify_columns(baseline, options) if baseline is not None else None
+    if cand_out is None or (baseline is not None and base_out is None):
+        cand_out = classify_run(candidate, options)
+        base_out = classify_run(baseline, options) if baseline is not None else None
     data = ClusterInputs(candidate=cand_out, baseline=base_out, candidate_samples=_records(candidate),
                          baseline_samples=_records(baseline) if baseline is not None else {},
                          private_tasks=private_tasks, alpha=alpha, max_examples=max_examples)
     index = build_index(cand_out, base_out)  # one pass over both runs, shared by everything below
     clusters, by_category = compute_clusters(data, index)
     explanations = (explain_drops(cand_out, base_out, alpha, gates=gates, pairs_by_family=index.pairs,
-                                  family_kinds=index.family_kinds)
+                                  family_kinds=index.family_kinds, counts_by_family=index.counts)
                     if base_out is not None else [])
     cand_len, base_len = index.mean_lengths(0), index.mean_lengths(1)
     ctx = ActionContext(lengths={f: (base_len.get(f), v) for f, v in cand_len.items()},

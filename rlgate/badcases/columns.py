@@ -1,0 +1,188 @@
+"""A run's classified samples held as per-task columns, for `rlgate gate` / `check`.
+
+The gate classifies every sample of both runs, but only a handful of documents ever become a cluster
+example. An object per sample (and a dict entry, and its teardown) was most of the badcase time and
+memory, so the built-in right/wrong families (GSM8K, MMLU-Pro) classify a task into lists, the index
+reads those lists (`index_columns`, `pair_columns`), and a `SampleOutcome` is made only for a document
+someone asks for (`RunOutcomes[key]`). Runs with any other classifier keep the object path
+(`classify.classify_run`), which gives the same outcomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import eq
+
+from rlgate.badcases.taxonomy import Failure, SampleOutcome, new_outcome
+from rlgate.results.models import DocId
+
+Key = tuple[str, DocId]
+
+
+@dataclass
+class TaskColumns:
+    """One task's classified samples, row by row in the task's sample order, all of one family."""
+
+    task: str
+    family: str
+    doc_ids: list[DocId]
+    hashes: list[str]
+    correct: list[bool]
+    parsed: list[bool]
+    failures: list[tuple[Failure, ...]]
+    categories: list[tuple[str, ...]]
+    answers: list[str | None]
+    chars: list[int]
+    answered: list[bool]
+    _keys: list[Key] | None = field(default=None, repr=False)
+
+    def keys(self) -> list[Key]:
+        """(task, doc_id) of every row, made once."""
+        if self._keys is None:
+            self._keys = list(zip(repeat(self.task), self.doc_ids))
+        return self._keys
+
+    def outcome(self, row: int) -> SampleOutcome:
+        return new_outcome(self.task, self.family, self.doc_ids[row], self.hashes[row], self.correct[row],
+                           self.parsed[row], self.failures[row], self.categories[row], self.answers[row],
+                           self.chars[row], self.answered[row])
+
+    def outcomes(self) -> list[SampleOutcome]:
+        task, family = self.task, self.family
+        return [new_outcome(task, family, *row) for row in
+                zip(self.doc_ids, self.hashes, self.correct, self.parsed, self.failures, self.categories,
+                    self.answers, self.chars, self.answered, strict=True)]
+
+
+class RunOutcomes(Mapping[Key, SampleOutcome]):
+    """A run's outcomes by (task, doc_id), as `classify_run` gives them, held as task columns.
+
+    Each task's doc_ids are distinct (`classify.classify_columns` falls back to objects otherwise), so the
+    keys are the rows in order. Looking one up makes its outcome; walking them all makes every one.
+    """
+
+    def __init__(self, parts: list[TaskColumns]) -> None:
+        self.parts = parts
+        self._tasks = {part.task: part for part in parts}
+        self._rows: dict[str, dict[DocId, int]] = {}
+
+    def part(self, task: str) -> TaskColumns | None:
+        return self._tasks.get(task)
+
+    def __getitem__(self, key: Key) -> SampleOutcome:
+        part = self._tasks.get(key[0])
+        if part is None:
+            raise KeyError(key)
+        rows = self._rows.get(part.task)
+        if rows is None:
+            rows = self._rows[part.task] = dict(zip(part.doc_ids, range(len(part.doc_ids)), strict=True))
+        return part.outcome(rows[key[1]])
+
+    def __iter__(self) -> Iterator[Key]:
+        for part in self.parts:
+            yield from part.keys()
+
+    def __len__(self) -> int:
+        return sum(len(part.doc_ids) for part in self.parts)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2 or key[0] not in self._tasks:
+            return False
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+
+@dataclass
+class PairCounts:
+    """A right/wrong family's paired documents counted in one pass; `both`: the ones both runs answered
+    in a parseable form, `worse` / `better`: among those, right in one run only."""
+
+    lost: dict[str, int] = field(default_factory=lambda: {"format": 0, "truncation": 0, "wrong": 0})
+    gained: int = 0
+    base_right: int = 0
+    cand_right: int = 0
+    both: int = 0
+    both_base_right: int = 0
+    both_cand_right: int = 0
+    worse: int = 0
+    better: int = 0
+    n: int = 0
+
+
+def loss_kind(failures: tuple[Failure, ...], parsed: bool) -> str:
+    """How a right answer was lost: cut off, unparseable (or misplaced), or wrong."""
+    kinds = {f.kind for f in failures}
+    if "truncation" in kinds:
+        return "truncation"
+    if "format" in kinds or not parsed:
+        return "format"
+    return "wrong"
+
+
+def _paired_rows(cand: TaskColumns, base: TaskColumns) -> list[tuple[int, int]] | range:
+    """(candidate row, baseline row) of the documents both runs have with the same hash, in the candidate's
+    order; a range when both hold the same documents in the same order with the same hashes."""
+    if cand.doc_ids == base.doc_ids:
+        same = list(map(eq, cand.hashes, base.hashes))
+        if all(same):
+            return range(len(same))
+        return [(row, row) for row in compress(range(len(same)), same)]
+    rows = dict(zip(base.doc_ids, range(len(base.doc_ids)), strict=True))
+    out = []
+    for row, (doc_id, doc_hash) in enumerate(zip(cand.doc_ids, cand.hashes, strict=True)):
+        other = rows.get(doc_id)
+        if other is not None and base.hashes[other] == doc_hash:
+            out.append((row, other))
+    return out
+
+
+def pair_columns(candidate: RunOutcomes, baseline: RunOutcomes) -> tuple[set[Key], dict[str, PairCounts]]:
+    """The paired documents' keys, and per family their counts (what `explain._count` counts over pairs)."""
+    paired: set[Key] = set()
+    counts: dict[str, PairCounts] = {}
+    for cand in candidate.parts:
+        base = baseline.part(cand.task)
+        if base is None:
+            continue
+        rows = _paired_rows(cand, base)
+        if not rows:
+            continue
+        keys = cand.keys()
+        found = counts.setdefault(cand.family, PairCounts())
+        if isinstance(rows, range):
+            paired.update(keys)
+            _count_rows(found, base.correct, cand.correct, base.answered, cand.answered, cand.failures, cand.parsed)
+        else:
+            paired.update(keys[c] for c, _ in rows)
+            crow, brow = [c for c, _ in rows], [b for _, b in rows]
+            _count_rows(found, [base.correct[b] for b in brow], [cand.correct[c] for c in crow],
+                        [base.answered[b] for b in brow], [cand.answered[c] for c in crow],
+                        [cand.failures[c] for c in crow], [cand.parsed[c] for c in crow])
+    return paired, counts
+
+
+def _count_rows(out: PairCounts, base_right: list[bool], cand_right: list[bool], base_answered: list[bool],
+                cand_answered: list[bool], failures: list[tuple[Failure, ...]], parsed: list[bool]) -> None:
+    lost = out.lost
+    out.n += len(base_right)
+    for b, c, ba, ca, fails, p in zip(base_right, cand_right, base_answered, cand_answered, failures, parsed,
+                                      strict=True):
+        out.base_right += b
+        out.cand_right += c
+        if b and not c:
+            lost[loss_kind(fails, p)] += 1
+        elif c and not b:
+            out.gained += 1
+        if ba and ca:
+            out.both += 1
+            out.both_base_right += b
+            out.both_cand_right += c
+            if b and not c:
+                out.worse += 1
+            elif c and not b:
+                out.better += 1
