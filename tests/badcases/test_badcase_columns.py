@@ -1,0 +1,80 @@
+"""The gate's column path (`classify_columns`, `RunOutcomes`, the index and explanations read from lists) gives
+what the object path (`classify_run`, `build_index` over dicts) gives, on the mixed and random GSM8K / MMLU-Pro
+runs of test_badcase_batch."""
+
+from __future__ import annotations
+
+import pytest
+from test_badcase_batch import OPTIONS, _random_run, _run
+
+from rlgate.badcases.classify import classify_columns, classify_run
+from rlgate.badcases.clusters import ClusterInputs, compute_clusters
+from rlgate.badcases.columns import RunOutcomes
+from rlgate.badcases.explain import explain_drops
+from rlgate.badcases.index import build_index
+from rlgate.badcases.report import build_badcase_report
+from rlgate.results.models import RunResult, SampleRecord, TaskResult
+
+_COLUMN_TASKS = ("gsm8k", "gsm8k_platinum", "gsm8k_cot", "mmlu_pro_law", "mmlu_pro")
+
+
+def _only_columns(run: RunResult, drop_every: int = 0) -> RunResult:
+    """The run's GSM8K / MMLU-Pro tasks (doc ids made distinct), less every `drop_every`-th sample."""
+    tasks = {}
+    for name, result in run.tasks.items():
+        if name not in _COLUMN_TASKS:
+            continue
+        samples = list({s.doc_id: s for s in result.samples}.values())
+        if drop_every:
+            samples = [s for i, s in enumerate(samples) if i % drop_every]
+        tasks[name] = TaskResult.model_construct(task=name, samples=samples)
+    return RunResult(provenance=run.provenance, tasks=tasks)
+
+
+def _pairs(seed: int) -> tuple[RunResult, RunResult]:
+    if seed == -2:  # the same documents in the same order, the same hashes: paired row by row
+        return _only_columns(_run("cand")), _only_columns(_run("base"))
+    if seed == -1:  # the same documents in the same order, some hashes differ
+        return _only_columns(_run("cand", shift=1)), _only_columns(_run("base"))
+    if seed == 0:
+        return _only_columns(_run("cand", shift=1)), _only_columns(_run("base"), drop_every=7)
+    return _only_columns(_random_run("cand", seed)), _only_columns(_random_run("base", seed + 100), drop_every=5)
+
+
+@pytest.mark.parametrize("seed", [-2, -1, 0, 1, 2, 3])
+def test_columns_give_the_outcomes_the_index_and_the_report_of_the_object_path(seed: int) -> None:
+    cand_run, base_run = _pairs(seed)
+    for options in OPTIONS:
+        objects = (classify_run(cand_run, options), classify_run(base_run, options))
+        columns = (classify_columns(cand_run, options), classify_columns(base_run, options))
+        assert isinstance(columns[0], RunOutcomes) and isinstance(columns[1], RunOutcomes)
+        for got, want in zip(columns, objects, strict=True):
+            assert list(got) == list(want) and len(got) == len(want)
+            assert all(got[key] == outcome and got[key].answered == outcome.answered for key, outcome in want.items())
+            assert ("nope", 1) not in got and next(iter(want)) in got
+        by_objects, by_columns = build_index(*objects), build_index(*columns)
+        assert by_columns.paired == by_objects.paired and by_columns.kinds == by_objects.kinds
+        assert by_columns.categories == by_objects.categories and by_columns.family_kinds == by_objects.family_kinds
+        for a, b in zip(by_columns.runs, by_objects.runs, strict=True):
+            assert a == b
+        assert set(by_columns.counts) == set(by_objects.pairs) and not by_columns.pairs
+        assert explain_drops(*columns, counts_by_family=by_columns.counts, pairs_by_family=by_columns.pairs,
+                             family_kinds=by_columns.family_kinds) == explain_drops(*objects)
+        for data in (ClusterInputs(candidate=columns[0], baseline=columns[1], candidate_samples={},
+                                   baseline_samples={}, private_tasks=frozenset({"gsm8k_cot"}), max_examples=2),):
+            want_clusters = compute_clusters(ClusterInputs(candidate=objects[0], baseline=objects[1],
+                                                           candidate_samples={}, baseline_samples={},
+                                                           private_tasks=frozenset({"gsm8k_cot"}), max_examples=2))
+            assert compute_clusters(data, by_columns) == want_clusters
+    report = build_badcase_report(cand_run, base_run, options=OPTIONS[1])
+    assert report.clusters and (report.explanations or seed)
+
+
+def test_a_run_with_another_family_or_a_document_twice_keeps_the_object_path() -> None:
+    assert classify_columns(_run("cand")) is None  # IFEval and a generic task
+    twice = SampleRecord(doc_id=0, doc_hash="h0", target="#### 1", responses=["#### 2"], filtered={"strict-match": "2"},
+                         scores={"strict-match": {"exact_match": 0.0}})
+    run = RunResult(provenance=_run("x").provenance,
+                    tasks={"gsm8k": TaskResult(task="gsm8k", samples=[twice, twice])})
+    assert classify_columns(run) is None
+    assert classify_columns(_only_columns(_run("cand"))) is not None
