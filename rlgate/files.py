@@ -15,25 +15,12 @@ def _umask() -> int:
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write `text` to `path` through a temporary file in the same folder, then rename it into place."""
-    return _write_atomic(path, text)
-
-
-def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
-    """`write_text_atomic` for text already encoded (UTF-8 JSON from pydantic): no decode and encode again."""
-    return _write_atomic(path, data)
-
-
-def _write_atomic(path: str | Path, content: str | bytes) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
-        if isinstance(content, bytes):
-            with os.fdopen(fd, "wb") as raw:
-                raw.write(content)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(content)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, target)
     except BaseException:

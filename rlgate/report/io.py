@@ -24,7 +24,7 @@ from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
-from rlgate.files import write_bytes_atomic, write_text_atomic
+from rlgate.files import write_text_atomic
 from rlgate.report.builder import (
     build_report,
     gate_ref,
@@ -56,8 +56,7 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = {
-        # the serializer's UTF-8 bytes as they are (model_dump_json would decode them, the write encode again)
-        "model": write_bytes_atomic(out / FILES["model"], model.__pydantic_serializer__.to_json(model)),
+        "model": _write(out / FILES["model"], model.model_dump_json()),
         "decision": _write(out / FILES["decision"], model.decision.model_dump_json(indent=2) + "\n"),
     }
     try:
