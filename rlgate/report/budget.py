@@ -27,7 +27,7 @@ def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[in
     begin alike do not make one), cut after a newline and at least 200 characters long; later
     prompts that start with a known prefix reuse it.
     """
-    if max(map(len, filter(None, prompts)), default=0) < _MIN_PREFIX:  # no prompt can hold or start a prefix
+    if not _may_share(prompts):
         return [], [(-1, prompt) for prompt in prompts]
     prefixes: list[str] = []
     out: list[tuple[int, str | None]] = []
@@ -56,6 +56,11 @@ def factor_prefixes(prompts: list[str | None]) -> tuple[list[str], list[tuple[in
     return prefixes, out
 
 
+def _may_share(prompts: list[str | None]) -> bool:
+    """Whether a prompt is long enough to hold or start a shared prefix (short ones never do)."""
+    return max(map(len, filter(None, prompts)), default=0) >= _MIN_PREFIX
+
+
 def _cost(text: str | None) -> int:
     """UTF-8 bytes of `text` (an ASCII string's length, known without encoding it)."""
     if not text:
@@ -71,9 +76,14 @@ def _factored(table: dict[str, list[Any]], field_cap: int) -> list[str]:
     """Factor the table's prompts (in place) and cap its texts; returns the shared prefixes."""
     if not table:
         return []
-    prefixes, rows = factor_prefixes(table["prompt"])
-    table["prompt"] = [rest[-field_cap:] if rest is not None else None for _, rest in rows]
-    table["prompt_prefix"] = [pfx if pfx >= 0 else None for pfx, _ in rows]
+    if _may_share(table["prompt"]):
+        prefixes, rows = factor_prefixes(table["prompt"])
+        table["prompt"] = [rest[-field_cap:] if rest is not None else None for _, rest in rows]
+        table["prompt_prefix"] = [pfx if pfx >= 0 else None for pfx, _ in rows]
+    else:  # what factor_prefixes would give, without its rows: no prefix anywhere
+        prefixes = []
+        table["prompt"] = [p[-field_cap:] if p is not None else None for p in table["prompt"]]
+        table["prompt_prefix"] = [None] * len(table["prompt"])
     for role in ("baseline", "candidate"):
         table[f"{role}_response"] = _capped(table[f"{role}_response"], field_cap)
     return prefixes
