@@ -9,7 +9,7 @@ answered in a parseable form. Examples come only from tasks outside `release_gat
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from heapq import nsmallest
 
@@ -53,8 +53,8 @@ class ClusterInputs:
 
     candidate: Outcomes
     baseline: Outcomes | None
-    candidate_samples: dict[Key, SampleRecord]
-    baseline_samples: dict[Key, SampleRecord]
+    candidate_samples: Mapping[Key, SampleRecord]
+    baseline_samples: Mapping[Key, SampleRecord]
     private_tasks: frozenset[str]
     alpha: float = 0.05
     max_examples: int = 3
@@ -108,7 +108,10 @@ def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[dict[tuple[str,
           family: str, cls: str, kind: FailureKind, category: str | None, cand_docs: set[Key],
           base_docs: set[Key]) -> ClusterStat:
     paired_memo, private_memo = memos
-    cand_has = index.runs[0].failing.get((family, cls, category), _NONE) & cand_docs
+    # a class's failing documents (any category) are documents of its family: nothing to intersect
+    cand_has = index.runs[0].failing.get((family, cls, category), _NONE)
+    if category is not None:
+        cand_has = cand_has & cand_docs
     name = f"{cls}[{category}]" if category else cls
     memo = (family, category)
     private: list[str] = []
@@ -122,7 +125,9 @@ def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[dict[tuple[str,
                        private_tasks=list(private))
     new: set[Key] = set()
     if data.baseline is not None:
-        base_has = index.runs[1].failing.get((family, cls, category), _NONE) & base_docs
+        base_has = index.runs[1].failing.get((family, cls, category), _NONE)
+        if category is not None:
+            base_has = base_has & base_docs
         if memo not in paired_memo:  # documents both runs have, with the same document hash
             paired_memo[memo] = index.paired & cand_docs & base_docs
         paired = paired_memo[memo]

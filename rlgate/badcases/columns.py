@@ -16,7 +16,7 @@ from itertools import compress, repeat
 from operator import eq
 
 from rlgate.badcases.taxonomy import Failure, SampleOutcome, new_outcome
-from rlgate.results.models import DocId
+from rlgate.results.models import DocId, RunResult, SampleRecord
 
 Key = tuple[str, DocId]
 
@@ -71,14 +71,21 @@ class RunOutcomes(Mapping[Key, SampleOutcome]):
     def part(self, task: str) -> TaskColumns | None:
         return self._tasks.get(task)
 
-    def __getitem__(self, key: Key) -> SampleOutcome:
+    def row(self, key: Key) -> int | None:
+        """The key's row in its task's columns (= its sample's index in the task's samples), or None."""
         part = self._tasks.get(key[0])
         if part is None:
-            raise KeyError(key)
+            return None
         rows = self._rows.get(part.task)
         if rows is None:
             rows = self._rows[part.task] = dict(zip(part.doc_ids, range(len(part.doc_ids)), strict=True))
-        return part.outcome(rows[key[1]])
+        return rows.get(key[1])
+
+    def __getitem__(self, key: Key) -> SampleOutcome:
+        row = self.row(key)
+        if row is None:
+            raise KeyError(key)
+        return self._tasks[key[0]].outcome(row)
 
     def __iter__(self) -> Iterator[Key]:
         for part in self.parts:
@@ -88,13 +95,28 @@ class RunOutcomes(Mapping[Key, SampleOutcome]):
         return sum(len(part.doc_ids) for part in self.parts)
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, tuple) or len(key) != 2 or key[0] not in self._tasks:
-            return False
-        try:
-            self[key]
-        except KeyError:
-            return False
-        return True
+        return isinstance(key, tuple) and len(key) == 2 and self.row(key) is not None
+
+
+class RunSamples(Mapping[Key, SampleRecord]):
+    """A run's samples by (task, doc_id) for the documents of a `RunOutcomes` (classified from these very
+    samples, row i of a task being its i-th sample): looked up through the columns' row index, with no
+    dict of every sample built (the cluster examples ask for a handful)."""
+
+    def __init__(self, run: RunResult, outcomes: RunOutcomes) -> None:
+        self._run, self._outcomes = run, outcomes
+
+    def __getitem__(self, key: Key) -> SampleRecord:
+        row = self._outcomes.row(key)
+        if row is None:
+            raise KeyError(key)
+        return self._run.tasks[key[0]].samples[row]
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self._outcomes)
+
+    def __len__(self) -> int:
+        return len(self._outcomes)
 
 
 @dataclass

@@ -5,12 +5,13 @@ Pure: runs and settings in, report out. Private tasks are counted but never samp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rlgate.badcases.actions import ActionContext, next_actions
 from rlgate.badcases.classify import classify_columns, classify_run
 from rlgate.badcases.clusters import ClusterInputs, compute_clusters
+from rlgate.badcases.columns import RunOutcomes, RunSamples
 from rlgate.badcases.explain import explain_drops
 from rlgate.badcases.index import Outcomes, build_index
 from rlgate.badcases.models import AnchorShift, BadcaseReport, ClusterStat
@@ -39,7 +40,10 @@ def classify_options(resolved: ResolvedContract | None) -> ClassifyOptions:
     return ClassifyOptions(filters=filters, max_tokens=resolved.contract.protocol.sampling.max_tokens)
 
 
-def _records(run: RunResult) -> dict[tuple[str, DocId], SampleRecord]:
+def _records(run: RunResult, outcomes: Outcomes | None = None) -> Mapping[tuple[str, DocId], SampleRecord]:
+    """The run's samples by key: looked up through the outcomes' columns when they are columns."""
+    if isinstance(outcomes, RunOutcomes):
+        return RunSamples(run, outcomes)
     return {(name, s.doc_id): s for name, result in run.tasks.items() for s in result.samples}
 
 
@@ -83,8 +87,8 @@ def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
     if cand_out is None or (baseline is not None and base_out is None):
         cand_out = classify_run(candidate, options)
         base_out = classify_run(baseline, options) if baseline is not None else None
-    data = ClusterInputs(candidate=cand_out, baseline=base_out, candidate_samples=_records(candidate),
-                         baseline_samples=_records(baseline) if baseline is not None else {},
+    data = ClusterInputs(candidate=cand_out, baseline=base_out, candidate_samples=_records(candidate, cand_out),
+                         baseline_samples=_records(baseline, base_out) if baseline is not None else {},
                          private_tasks=private_tasks, alpha=alpha, max_examples=max_examples)
     index = build_index(cand_out, base_out)  # one pass over both runs, shared by everything below
     clusters, by_category = compute_clusters(data, index)

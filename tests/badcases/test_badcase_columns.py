@@ -9,7 +9,7 @@ from test_badcase_batch import OPTIONS, _random_run, _run
 
 from rlgate.badcases.classify import classify_columns, classify_run
 from rlgate.badcases.clusters import ClusterInputs, compute_clusters
-from rlgate.badcases.columns import RunOutcomes
+from rlgate.badcases.columns import RunOutcomes, RunSamples
 from rlgate.badcases.explain import explain_drops
 from rlgate.badcases.index import build_index
 from rlgate.badcases.report import build_badcase_report
@@ -52,6 +52,11 @@ def test_columns_give_the_outcomes_the_index_and_the_report_of_the_object_path(s
             assert list(got) == list(want) and len(got) == len(want)
             assert all(got[key] == outcome and got[key].answered == outcome.answered for key, outcome in want.items())
             assert ("nope", 1) not in got and next(iter(want)) in got
+        for run, held in zip((cand_run, base_run), columns, strict=True):
+            records = {(name, s.doc_id): s for name, result in run.tasks.items() for s in result.samples}
+            looked_up = RunSamples(run, held)
+            assert len(looked_up) == len(records) and all(looked_up[key] is record for key, record in records.items())
+            assert looked_up.get(("nope", 1)) is None
         by_objects, by_columns = build_index(*objects), build_index(*columns)
         assert by_columns.paired == by_objects.paired and by_columns.kinds == by_objects.kinds
         assert by_columns.categories == by_objects.categories and by_columns.family_kinds == by_objects.family_kinds
