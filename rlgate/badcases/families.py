@@ -164,11 +164,26 @@ def _numbers(texts: list[str]) -> list[float | None]:
 
 
 def _golds(samples: list[SampleRecord]) -> list[float | None]:
-    """`gsm8k_gold` of each sample: the first number after the target's last '####', found over the list;
-    a sample whose target has none is read one by one (its document's answer)."""
-    found = [_NUMBER.search(t.split("####")[-1]) if type(t) is str else None for t in [s.target for s in samples]]
-    values = iter(_numbers([m.group(0) for m in found if m is not None]))
-    return [next(values) if m is not None else gsm8k_gold(s) for m, s in zip(found, samples, strict=True)]
+    """`gsm8k_gold` of each sample: the first number after the target's last '####', found over the list and
+    remembered by target text (the baseline and the candidate share their targets); a sample whose target
+    has none is read one by one (its document's answer)."""
+    targets = [s.target for s in samples]
+    memo = _GOLD_MEMO
+    fresh = [t for t in targets if type(t) is str and t not in memo]
+    if fresh:
+        if len(memo) + len(fresh) > _GOLD_MEMO_SIZE:
+            memo.clear()
+        found = [_NUMBER.search(t.split("####")[-1]) for t in fresh]
+        values = iter(_numbers([m.group(0) for m in found if m is not None]))
+        memo.update(zip(fresh, [next(values) if m is not None else None for m in found], strict=True))
+    get = memo.get
+    return [gold if t is not None and (gold := get(t)) is not None else gsm8k_gold(s)
+            for t, s in zip(targets, samples, strict=True)]
+
+
+#: target text -> the number after its last '####' (None: no number there), for `_golds`
+_GOLD_MEMO: dict[str, float | None] = {}
+_GOLD_MEMO_SIZE = 1 << 16
 
 
 def _misplaced(samples: list[SampleRecord], responses: list[str]) -> list[int]:
