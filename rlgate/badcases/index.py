@@ -117,6 +117,8 @@ def index_columns(run: RunOutcomes
     groups: Groups = {}
     for part in run.parts:
         keys, family = part.keys(), part.family
+        if not keys:  # a task without samples shows nothing, as in index_run
+            continue
         out.docs.setdefault(family, set()).update(keys)
         length = out.lengths.setdefault(family, [0, 0])
         length[0] += sum(part.chars)
