@@ -45,3 +45,55 @@ def test_reading_leaves_the_collector_as_found(tmp_path: Path) -> None:
     run = read_results(folder)
     assert len(run.tasks["gsm8k"].samples) == 3
     assert gc.isenabled()
+
+
+def test_command_policy_does_nothing_outside_the_executable() -> None:
+    from rlgate.gcpause import command_policy
+
+    frozen = gc.get_freeze_count()
+    with command_policy(freeze_paused=True):
+        with collector_paused():
+            built = [[i] for i in range(1000)]
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen  # library callers and CliRunner keep their generations
+    assert len(built) == 1000
+
+
+def test_the_executable_freezes_what_a_pause_built_and_everything_at_the_end() -> None:
+    from rlgate.gcpause import command_policy, executable
+
+    gc.unfreeze()
+    try:
+        with executable(), command_policy(freeze_paused=True):
+            with collector_paused():
+                built = [[i] for i in range(1000)]
+            after_pause = gc.get_freeze_count()
+            assert after_pause >= 900  # frozen before the collector resumed
+            assert gc.isenabled()
+            late = [[i] for i in range(1000)]  # built with the collector running
+            before_end = gc.get_freeze_count()
+        assert gc.get_freeze_count() - before_end >= 900  # everything frozen when the command ends
+        with executable(), command_policy(freeze_paused=False):
+            gc.unfreeze()
+            with collector_paused():
+                more = [[i] for i in range(1000)]
+            assert gc.get_freeze_count() == 0  # a command running models keeps the collector working
+        assert gc.get_freeze_count() >= 900  # ...until it ends
+        assert len(built) == len(late) == len(more) == 1000
+    finally:
+        gc.unfreeze()
+
+
+def test_the_policy_ends_with_its_command_on_an_error() -> None:
+    from rlgate.gcpause import _Policy, command_policy, executable
+
+    try:
+        with pytest.raises(ValueError), executable(), command_policy(freeze_paused=True):
+            raise ValueError("boom")
+        assert not _Policy.executable and not _Policy.freeze_paused
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from rlgate.cli.common import app
+from rlgate.gcpause import executable
 
 #: Command modules in the order `rlgate --help` lists them: the release gate first, then the
 #: tools around it, then the contract commands (validate, schema, init).
@@ -38,7 +39,9 @@ _full_short_help()
 
 
 def main() -> None:
-    app()
+    """The `rlgate` executable: its commands may use the collector policy of a process that ends with them."""
+    with executable():
+        app()
 
 
 if __name__ == "__main__":

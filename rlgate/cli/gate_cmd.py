@@ -10,6 +10,7 @@ import typer
 
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
 from rlgate.files import write_text_atomic
+from rlgate.gcpause import collector_paused, command_policy
 
 
 @app.command()
@@ -30,27 +31,30 @@ def gate(
         "bounds) and report the look at which the decision was reached")] = False,
 ) -> None:
     """Gate a candidate against its baseline on stored results; exit 0 release, 1 block, 3 research_only."""
-    from rlgate.contract.loader import load_contract
-    from rlgate.engine.summary import decision_markdown, decision_table
-    from rlgate.harness import read_results
-    from rlgate.pipeline import decide_and_report
+    # the runs, the decision and its reports all live until the process exits (rlgate.gcpause)
+    with command_policy(freeze_paused=True):
+        with collector_paused():  # these modules live until the process exits (rlgate.gcpause)
+            from rlgate.contract.loader import load_contract
+            from rlgate.engine.summary import decision_markdown, decision_table
+            from rlgate.harness import read_results
+            from rlgate.pipeline import decide_and_report
 
-    resolved = load_contract(contract)
-    baseline_dir = baseline or resolved.baseline_results
-    # Without a baseline the comparative gates are nodata (never release); hard gates still apply.
-    base_run = read_results(baseline_dir, harness=harness) if baseline_dir is not None else None
-    cand_run = read_results(candidate, harness=harness)
-    outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
-                                 sequential=sequential)
-    decision = outcome.decision
-    write_text_atomic(out / "summary.md", decision_markdown(decision))
-    typer.echo(decision_table(decision))
-    if decision.sequential is not None:
-        from rlgate.engine.sequential import sequential_lines
+        resolved = load_contract(contract)
+        baseline_dir = baseline or resolved.baseline_results
+        # Without a baseline the comparative gates are nodata (never release); hard gates still apply.
+        base_run = read_results(baseline_dir, harness=harness) if baseline_dir is not None else None
+        cand_run = read_results(candidate, harness=harness)
+        outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
+                                     sequential=sequential)
+        decision = outcome.decision
+        write_text_atomic(out / "summary.md", decision_markdown(decision))
+        typer.echo(decision_table(decision))
+        if decision.sequential is not None:
+            from rlgate.engine.sequential import sequential_lines
 
-        typer.echo("\n".join(sequential_lines(decision.sequential)))
-    for warning in decision.warnings:
-        typer.echo(f"warning: {warning}", err=True)
-    written = ", ".join(str(path) for path in outcome.reports.values())
-    typer.echo(f"wrote {written} and {out / 'summary.md'}")
-    raise typer.Exit(DECISION_EXIT[decision.decision])
+            typer.echo("\n".join(sequential_lines(decision.sequential)))
+        for warning in decision.warnings:
+            typer.echo(f"warning: {warning}", err=True)
+        written = ", ".join(str(path) for path in outcome.reports.values())
+        typer.echo(f"wrote {written} and {out / 'summary.md'}")
+        raise typer.Exit(DECISION_EXIT[decision.decision])
