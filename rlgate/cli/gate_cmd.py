@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
+from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, pydantic_plugins_off
 from rlgate.files import write_text_atomic
 from rlgate.gcpause import collector_paused, command_policy
 
@@ -32,7 +32,7 @@ def gate(
 ) -> None:
     """Gate a candidate against its baseline on stored results; exit 0 release, 1 block, 3 research_only."""
     # the runs, the decision and its reports all live until the process exits (rlgate.gcpause)
-    with command_policy(freeze_paused=True):
+    with command_policy(freeze_paused=True), pydantic_plugins_off():
         with collector_paused():  # these modules live until the process exits (rlgate.gcpause)
             from rlgate.contract.loader import load_contract
             from rlgate.engine.summary import decision_markdown, decision_table
