@@ -201,14 +201,14 @@ def _merge(file: Path, lines: Iterable[bytes]
     metrics: Metrics = []
     row: Any
     for number, raw in enumerate(lines, 1):
-        if raw.isspace():
-            continue
         if not raw.isascii() and _not_utf8(raw, file):
             raise InputError("not UTF-8 text", file=file, line=number,  # the caller reports the first bad byte
                              fix="write the file as UTF-8 JSON Lines")
         try:
             row = decoder.decode(raw)
         except refused:
+            if raw.isspace():  # a blank line (msgspec refuses it: checked only then)
+                continue
             row = None
         if row is None or row.metrics != last_names:
             row, last_names, metrics = settle(raw.rstrip(b"\n"), row, file, number, kind, last_names)
