@@ -231,3 +231,14 @@ def test_a_plain_line_takes_the_fast_type_with_raw_slices() -> None:
     row = kind.fast_decoder.decode(json.dumps(_line(0)).encode())
     assert type(row.arguments) is msgspec.Raw and type(row.doc) is msgspec.Raw
     assert getattr(row, kind.attr["exact_match"]) == 1.0
+
+
+def test_each_record_says_which_optional_fields_its_line_gave(tmp_path: Path) -> None:
+    """The fields-set is the reader's fields plus the per-response details the line carried, one set per record."""
+    path = _write(tmp_path / "samples_t_x.jsonl", [_line(0), _line(1, response_tokens=[3]), _line(2, truncated=[True])])
+    by_id = {s.doc_id: s for s in read_samples_file(path).samples}
+    base = {"doc_id", "doc_hash", "prompt", "target", "responses", "filtered", "scores", "doc", "extra"}
+    assert by_id[0].model_fields_set == base
+    assert by_id[1].model_fields_set == base | {"response_tokens"}
+    assert by_id[2].model_fields_set == base | {"truncated"}
+    assert by_id[0].model_fields_set is not by_id[1].model_fields_set

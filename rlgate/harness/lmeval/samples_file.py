@@ -12,7 +12,9 @@ filter) line collapse, conflicting ones are a located error.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
+from itertools import repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -64,9 +66,27 @@ _BASE_SET = frozenset(("doc_id", "doc_hash", "prompt", "target", "responses", "f
 
 
 def _record(row: Any) -> dict[str, Any]:
-    """A SampleRecord's state, every field in declaration order (`_construct` makes the object from it).
+    """A SampleRecord's state, every field in declaration order (`_construct_all` makes the object from it).
 
-    A fast row's prompt and document stay raw slices here (`_decode_deferred` decodes them for all records)."""
+    A fast row's prompt and document stay raw slices here (`_decode_deferred` decodes them for all records).
+    The usual line (no per-response details, string hash and target, responses a list of lists) is built
+    inline: this runs once per document of every run."""
+    tokens, truncated = row.response_tokens, row.truncated
+    if tokens is not UNSET or truncated is not UNSET:
+        return _detailed_record(row)
+    target, doc_hash, resps, arguments, doc = row.target, row.doc_hash, row.resps, row.arguments, row.doc
+    return {"doc_id": row.doc_id,
+            "doc_hash": doc_hash if type(doc_hash) is str else "" if doc_hash is UNSET else str(doc_hash or ""),
+            "prompt": arguments if type(arguments) is _RAW else prompt(arguments),
+            "target": target if type(target) is str else None if target is None or target is UNSET else str(target),
+            "responses": list(map(str, resps[0])) if type(resps) is list and resps and type(resps[0]) is list
+            else _responses(resps),
+            "filtered": {}, "scores": {}, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
+            "response_tokens": None, "truncated": None, "extra": {}, "trajectory": None}
+
+
+def _detailed_record(row: Any) -> dict[str, Any]:
+    """`_record` of a line that carries response_tokens or truncated (a runner's per-response details)."""
     target = None if row.target is UNSET else row.target
     doc_hash = None if row.doc_hash is UNSET else row.doc_hash
     tokens, truncated = row.response_tokens, row.truncated
@@ -101,20 +121,25 @@ def _decode_deferred(lazy: list[dict[str, Any]]) -> None:
             record["doc"] = doc
 
 
-def _construct(state: dict[str, Any], new: Any = object.__new__, put: Any = object.__setattr__) -> SampleRecord:
-    """What `SampleRecord.model_construct(**given)` builds, without its per-field default machinery: the same
-    `__dict__` (every field, declaration order) and the same fields-set (the fields the reader gave)."""
-    record = new(SampleRecord)
-    given = set(_BASE_SET)
-    if state["response_tokens"] is not None:
-        given.add("response_tokens")
-    if state["truncated"] is not None:
-        given.add("truncated")
-    put(record, "__dict__", state)
-    put(record, "__pydantic_fields_set__", given)
-    put(record, "__pydantic_extra__", None)
-    put(record, "__pydantic_private__", None)
-    return record
+_drain: Callable[[Iterable[Any]], None] = deque(maxlen=0).extend  # runs an iterator to its end in C, keeping nothing
+
+
+def _construct_all(states: list[dict[str, Any]]) -> list[SampleRecord]:
+    """What `SampleRecord.model_construct(**given)` builds for each state, without its per-field default
+    machinery: the same `__dict__` (every field, declaration order) and the same fields-set (the fields the
+    reader gave). Each step is one C-level `map` over all records rather than a Python call per record."""
+    count = len(states)
+    records: list[SampleRecord] = list(map(object.__new__, repeat(SampleRecord, count)))
+    put = object.__setattr__
+    _drain(map(put, records, repeat("__dict__"), states))
+    _drain(map(put, records, repeat("__pydantic_fields_set__"), map(set, repeat(_BASE_SET, count))))
+    _drain(map(put, records, repeat("__pydantic_extra__"), repeat(None)))
+    _drain(map(put, records, repeat("__pydantic_private__"), repeat(None)))
+    for record, state in zip(records, states, strict=True):
+        if state["response_tokens"] is not None or state["truncated"] is not None:
+            given = record.__pydantic_fields_set__
+            given.update(name for name in ("response_tokens", "truncated") if state[name] is not None)
+    return records
 
 
 def read_samples_file(file: Path) -> SamplesRead:
@@ -145,7 +170,7 @@ def read_samples_file(file: Path) -> SamplesRead:
                                         value=shown(value), where=f"{file.name}:{number}"))
     corrupt.sort(key=lambda c: (doc_order(c.doc_id), c.filter, c.metric))
     # Every field was built above with its declared type, so validation would only cost time.
-    samples = [_construct(r) for r in records.values()]
+    samples = _construct_all(list(records.values()))
     return SamplesRead(samples, corrupt, seen.collapsed)
 
 
