@@ -2,11 +2,11 @@
 
 lm-eval writes one line per (filter, document). Each line is decoded into a struct that holds only what
 rlgate uses (ids, filter, metric names and values, responses, target, prompt, document); the hashes of
-prompt and target and anything else on the line are skipped by the decoder, never built. A plain file is
-decoded in one call and its prompts and documents once per document (`samples_decode`); any other file
-line by line, where lines msgspec refuses (NaN / Infinity, broken JSON) go through `json.loads`, so issue
-15's rules hold exactly: non-finite scores and wrong types are corrupt, identical repeats of a (document,
-filter) line collapse, conflicting ones are a located error.
+prompt and target and anything else on the line are skipped by the decoder, never built. Lines are read
+from the file one by one and merged as they come; the prompts and documents are decoded once per document,
+all in one call (`samples_decode`). Lines msgspec refuses (NaN / Infinity, broken JSON) go through
+`json.loads`, so issue 15's rules hold exactly: non-finite scores and wrong types are corrupt, identical
+repeats of a (document, filter) line collapse, conflicting ones are a located error.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ _Odd = list[tuple[int, int, str, str, Any]]  # (doc_id, line, filter, metric, va
 _BUFFER = 1 << 16  # bytes per read: fewer calls than the default 8 KiB, measured faster
 
 
-def _not_utf8(raw: bytes, file: Path) -> bool:
+def _not_utf8(raw: bytes) -> bool:
     """True when a line that is not ASCII is not UTF-8 either (its prompt and document slices, and a repeat
     read back, are decoded as text later)."""
     try:
@@ -226,7 +226,7 @@ def _merge(file: Path, lines: Iterable[bytes]
     metrics: Metrics = []
     row: Any
     for number, raw in enumerate(lines, 1):
-        if not raw.isascii() and _not_utf8(raw, file):
+        if not raw.isascii() and _not_utf8(raw):
             raise InputError("not UTF-8 text", file=file, line=number,  # the caller reports the first bad byte
                              fix="write the file as UTF-8 JSON Lines")
         try:
