@@ -12,15 +12,18 @@ The `rlgate` executable goes one step further (`executable` in cli.app.main, `co
 command), because there the process ends when the command does:
 
 - A pause only postpones the walk: the first collection after it walks every object built meanwhile
-  (about 12 ms after reading each 12,000-document run). In a command whose paused work all lives until
-  the process exits (`rlgate gate`: the imported modules, both runs, the decision and its reports), what a
-  pause built is frozen (`gc.freeze`: moved where the collector never looks) before the collector resumes.
+  (about 12 ms after reading each 12,000-document run). In `rlgate gate`, whose paused work all lives until
+  the process exits (the imported modules, both runs, the decision and its reports), every object the
+  collector tracks is frozen (`gc.freeze`: moved where the collector never looks) when a pause ends,
+  before the collector resumes.
 - At the end of the command everything is frozen, so the interpreter's final collection at exit does not
   walk every sample object once more (about 45 ms on that pair).
 
-Frozen objects are still freed by reference counting; only garbage cycles among them would wait for the
-process to end. Library callers and in-process CLI tests (typer's CliRunner) never enter `executable`, so
-for them the policy does nothing and the collector's generations stay as they were.
+Frozen objects are still freed by reference counting; only garbage cycles among them are never collected
+(and their finalizers never run), which is why only `gate`, which runs no model, uses the policy:
+`rlgate check` runs lm-eval, vLLM or transformers in its process, whose cleanup may rely on the collector.
+Library callers and in-process CLI tests (typer's CliRunner) never enter `executable`, so for them the
+policy does nothing and the collector's generations stay as they were.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ class _Policy:
     """What the current process allows (module state: the collector is process-wide too)."""
 
     executable = False  # inside cli.app.main: the process ends when the command does
-    freeze_paused = False  # a pause freezes what it built before the collector resumes
+    freeze_paused = False  # a pause ends by freezing every tracked object, before the collector resumes
 
 
 @contextmanager
@@ -62,19 +65,16 @@ def executable() -> Iterator[None]:
 
 
 @contextmanager
-def command_policy(*, freeze_paused: bool) -> Iterator[None]:
-    """One command's collector policy in the `rlgate` executable; nothing outside it (library use, CliRunner).
-
-    freeze_paused: everything a pause builds lives until the process exits (reading stored results and
-    deciding), so it is frozen when the pause ends. Commands that run models in-process (`rlgate check`)
-    pass False: a model dropped after its evaluation may need the collector to free its memory.
-    Either way everything is frozen when the command ends, before the interpreter's final collection.
-    """
+def command_policy() -> Iterator[None]:
+    """The collector policy of a command that runs no model, in the `rlgate` executable only (not library use,
+    not CliRunner): everything a pause builds lives until the process exits (reading stored results and
+    deciding), so it is frozen when the pause ends, and everything is frozen when the command ends, before
+    the interpreter's final collection."""
     if not _Policy.executable:
         yield
         return
     previous = _Policy.freeze_paused
-    _Policy.freeze_paused = freeze_paused
+    _Policy.freeze_paused = True
     try:
         yield
     finally:

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
-from rlgate.gcpause import command_policy
 
 
 def print_outcome(result: object) -> None:
@@ -52,10 +51,9 @@ def check(
     quiet_environment()
     from rlgate.orchestrate import check as run_check
 
-    # models run in this process: the collector keeps working between pauses (rlgate.gcpause)
-    with command_policy(freeze_paused=False):
-        with RichProgress() as progress:
-            result = run_check(contract, checkpoint, out, cache_dir=cache, lora_base=lora_base, limit=limit,
-                               seed=seed, progress=progress, baseline=baseline)
-        print_outcome(result)
-        raise typer.Exit(DECISION_EXIT[result.decision.decision])
+    # models run in this process: no collector policy (rlgate.gcpause)
+    with RichProgress() as progress:
+        result = run_check(contract, checkpoint, out, cache_dir=cache, lora_base=lora_base, limit=limit,
+                           seed=seed, progress=progress, baseline=baseline)
+    print_outcome(result)
+    raise typer.Exit(DECISION_EXIT[result.decision.decision])

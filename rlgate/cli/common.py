@@ -83,7 +83,8 @@ def pydantic_plugins_off() -> Iterator[None]:
     points when the first model class is built: about 11 ms of a 0.5 s `rlgate gate` in an environment of 220
     packages, for models that are rlgate's internal data. typer turns them off the same way for its own
     adapters. A PYDANTIC_DISABLE_PLUGINS the user set (to '' to keep every plugin) is left as it is, and the
-    variable is restored afterwards, so nothing the command starts later inherits it.
+    variable is restored when the command ends (what the command itself starts, such as a judge's models or
+    processes, runs without plugins too).
     """
     if "PYDANTIC_DISABLE_PLUGINS" in os.environ:
         yield

@@ -32,7 +32,7 @@ def gate(
 ) -> None:
     """Gate a candidate against its baseline on stored results; exit 0 release, 1 block, 3 research_only."""
     # the runs, the decision and its reports all live until the process exits (rlgate.gcpause)
-    with command_policy(freeze_paused=True), pydantic_plugins_off():
+    with command_policy(), pydantic_plugins_off():
         with collector_paused():  # these modules live until the process exits (rlgate.gcpause)
             from rlgate.contract.loader import load_contract
             from rlgate.engine.summary import decision_markdown, decision_table

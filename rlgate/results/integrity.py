@@ -112,7 +112,7 @@ class SampleLines:
         self.fields = fields or (lambda row: row if isinstance(row, Mapping) else {"value": row})
         self.collapsed = 0
         self.seen: dict[tuple[DocId, str], int] = {}
-        self._text: list[str] | None = None
+        self._lines: list[bytes] | None = None
 
     def first(self, doc_id: DocId, filt: str, line: int, row: Any) -> bool:
         key = (doc_id, filt)
@@ -134,10 +134,10 @@ class SampleLines:
 
     def _line(self, number: int) -> Any:
         """Line `number` (1-based) of the file, parsed again (it parsed once already)."""
-        if self._text is None:
-            with open(self.file, encoding="utf-8") as handle:
-                self._text = handle.readlines()
-        return json.loads(self._text[number - 1])
+        if self._lines is None:  # split on "\n" only, as the reader numbered them (a bare CR is JSON whitespace)
+            with open(self.file, "rb") as handle:
+                self._lines = handle.read().split(b"\n")
+        return json.loads(self._lines[number - 1])
 
 
 def shown_full(value: Any) -> str:

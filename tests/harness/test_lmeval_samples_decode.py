@@ -166,6 +166,26 @@ def test_text_that_is_not_utf8_is_a_located_error(tmp_path: Path, where: str) ->
     assert info.value.message == "not UTF-8 text (invalid start byte)"
 
 
+def test_a_repeat_before_a_line_that_is_not_utf8_is_still_that_located_error(tmp_path: Path) -> None:
+    """The first repeated line reads the file back (to find its first occurrence): a bad byte further down is
+    the located InputError there too, never a UnicodeDecodeError (whether the repeat agrees or not)."""
+    good = json.dumps(_line(0)).encode()
+    for repeat in (good, json.dumps(_line(0, exact_match=0.0)).encode()):
+        path = tmp_path / "samples_t_x.jsonl"
+        path.write_bytes(b"\n".join([good, repeat, _bad_text(_line(1, doc={"question": "ZZ"}))]) + b"\n")
+        with pytest.raises(InputError) as info:
+            read_samples_file(path)
+        assert (info.value.line, info.value.message) == (3, "not UTF-8 text (invalid start byte)")
+
+
+def test_a_bare_carriage_return_inside_a_line_keeps_the_repeats_line_numbers(tmp_path: Path) -> None:
+    """A CR alone is JSON whitespace, not a line break: repeats are read back by the reader's numbering."""
+    first = json.dumps(_line(0)).replace(', "target"', ',\r"target"')
+    path = _write(tmp_path / "samples_t_x.jsonl", [first, json.dumps(_line(1)), json.dumps(_line(1))])
+    read = read_samples_file(path)
+    assert [s.doc_id for s in read.samples] == [0, 1] and read.duplicate_lines == 1
+
+
 def test_the_utf8_check_counts_lines_across_its_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check decodes a large file in pieces cut at newlines; the line it names counts from the file's start."""
     monkeypatch.setattr(jsonl_fast, "_CHUNK", 64)

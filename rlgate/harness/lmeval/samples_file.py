@@ -249,7 +249,9 @@ def _merge(file: Path, lines: Iterable[bytes]
         if keyed or type(filt) is not str or (record is not None and filt in record["scores"]):
             if not keyed:
                 keyed = True
-                first_lines(read_bytes(file), number, seen.seen)
+                data = read_bytes(file)
+                require_utf8(data, file)  # repeats are read back as text: a later bad byte is the located error
+                first_lines(data, number, seen.seen)
             if not _first(seen, doc_id, filt, number, raw):
                 continue
         if record is None:
