@@ -8,6 +8,8 @@ back to right / wrong / invalid.
 
 from __future__ import annotations
 
+from typing import cast
+
 from rlgate.badcases.agent import AgentClassifier
 from rlgate.badcases.columns import RunOutcomes, TaskColumns
 from rlgate.badcases.families import BUILTIN_CLASSIFIERS, Gsm8kClassifier, MmluProClassifier
@@ -71,9 +73,9 @@ def classify_columns(run: RunResult, options: ClassifyOptions | None = None) -> 
     parts: list[TaskColumns] = []
     for name, result in run.tasks.items():
         classifier = classifier_for(name, result)
-        if not isinstance(classifier, Gsm8kClassifier | MmluProClassifier) or type(classifier) not in _COLUMNAR:
+        if type(classifier) not in _COLUMNAR:
             return None
-        part = classifier.classify_columns(name, result.samples, options)
+        part = cast("Gsm8kClassifier | MmluProClassifier", classifier).classify_columns(name, result.samples, options)
         if len(set(part.doc_ids)) != len(part.doc_ids):  # a document twice: the dict keeps one, columns both
             return None
         parts.append(part)

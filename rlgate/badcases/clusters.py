@@ -100,6 +100,7 @@ def _examples(data: ClusterInputs, keys: Iterable[Key], new: set[Key], cls: str,
 
 
 def _order(key: Key) -> tuple[str, tuple[int, int | str]]:
+    """Sort key for examples: task, then `doc_order` (int and str ids mixed, never compared raw)."""
     return key[0], doc_order(key[1])
 
 

@@ -45,11 +45,13 @@ class TaskColumns:
         return self._keys
 
     def outcome(self, row: int) -> SampleOutcome:
+        """The row's `SampleOutcome`, made on demand: only documents someone asks for become objects."""
         return new_outcome(self.task, self.family, self.doc_ids[row], self.hashes[row], self.correct[row],
                            self.parsed[row], self.failures[row], self.categories[row], self.answers[row],
                            self.chars[row], self.answered[row])
 
     def outcomes(self) -> list[SampleOutcome]:
+        """Every row's outcome, in row order: what `classify_many` returns (the object path's outcomes)."""
         task, family = self.task, self.family
         return [new_outcome(task, family, *row) for row in
                 zip(self.doc_ids, self.hashes, self.correct, self.parsed, self.failures, self.categories,
@@ -69,6 +71,7 @@ class RunOutcomes(Mapping[Key, SampleOutcome]):
         self._rows: dict[str, dict[DocId, int]] = {}
 
     def part(self, task: str) -> TaskColumns | None:
+        """The task's columns, or None: the pairing (`pair_columns`) looks a candidate task up in the baseline."""
         return self._tasks.get(task)
 
     def row(self, key: Key) -> int | None:
@@ -164,7 +167,7 @@ def _paired_rows(cand: TaskColumns, base: TaskColumns) -> list[tuple[int, int]] 
 
 
 def pair_columns(candidate: RunOutcomes, baseline: RunOutcomes) -> tuple[set[Key], dict[str, PairCounts]]:
-    """The paired documents' keys, and per family their counts (what `explain._count` counts over pairs)."""
+    """The paired documents' keys, and per family their counts (`count_rows` over the paired rows)."""
     paired: set[Key] = set()
     counts: dict[str, PairCounts] = {}
     for cand in candidate.parts:
@@ -178,18 +181,20 @@ def pair_columns(candidate: RunOutcomes, baseline: RunOutcomes) -> tuple[set[Key
         found = counts.setdefault(cand.family, PairCounts())
         if isinstance(rows, range):
             paired.update(keys)
-            _count_rows(found, base.correct, cand.correct, base.answered, cand.answered, cand.failures, cand.parsed)
+            count_rows(found, base.correct, cand.correct, base.answered, cand.answered, cand.failures, cand.parsed)
         else:
             paired.update(keys[c] for c, _ in rows)
             crow, brow = [c for c, _ in rows], [b for _, b in rows]
-            _count_rows(found, [base.correct[b] for b in brow], [cand.correct[c] for c in crow],
-                        [base.answered[b] for b in brow], [cand.answered[c] for c in crow],
-                        [cand.failures[c] for c in crow], [cand.parsed[c] for c in crow])
+            count_rows(found, [base.correct[b] for b in brow], [cand.correct[c] for c in crow],
+                       [base.answered[b] for b in brow], [cand.answered[c] for c in crow],
+                       [cand.failures[c] for c in crow], [cand.parsed[c] for c in crow])
     return paired, counts
 
 
-def _count_rows(out: PairCounts, base_right: list[bool], cand_right: list[bool], base_answered: list[bool],
-                cand_answered: list[bool], failures: list[tuple[Failure, ...]], parsed: list[bool]) -> None:
+def count_rows(out: PairCounts, base_right: list[bool], cand_right: list[bool], base_answered: list[bool],
+               cand_answered: list[bool], failures: list[tuple[Failure, ...]], parsed: list[bool]) -> PairCounts:
+    """Add these pairs (row i of each list: one paired document) to `out` and return it; the one counting
+    rule for paired right/wrong documents, used for columns (`pair_columns`) and outcomes (`explain._count`)."""
     lost = out.lost
     out.n += len(base_right)
     for b, c, ba, ca, fails, p in zip(base_right, cand_right, base_answered, cand_answered, failures, parsed,
@@ -208,3 +213,4 @@ def _count_rows(out: PairCounts, base_right: list[bool], cand_right: list[bool],
                 out.worse += 1
             elif c and not b:
                 out.better += 1
+    return out

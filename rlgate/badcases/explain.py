@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
 from rlgate.badcases.clusters import Outcomes, mcnemar_greater
-from rlgate.badcases.columns import PairCounts, loss_kind
+from rlgate.badcases.columns import PairCounts, count_rows, loss_kind
 from rlgate.badcases.models import DropDriver, DropExplanation
 from rlgate.badcases.taxonomy import SampleOutcome
 from rlgate.engine import fmt
@@ -174,25 +174,12 @@ def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOu
 
 
 def _count(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> PairCounts:
-    out = PairCounts(n=len(pairs))
-    lost = out.lost
-    for base, cand in pairs:
-        b, c = base.correct, cand.correct
-        out.base_right += b
-        out.cand_right += c
-        if b and not c:
-            lost[_loss_kind(cand)] += 1
-        elif c and not b:
-            out.gained += 1
-        if base.answered and cand.answered:
-            out.both += 1
-            out.both_base_right += b
-            out.both_cand_right += c
-            if b and not c:
-                out.worse += 1
-            elif c and not b:
-                out.better += 1
-    return out
+    """`columns.count_rows` over paired outcomes: one counting rule for both paths."""
+    base = [b for b, _ in pairs]
+    cand = [c for _, c in pairs]
+    return count_rows(PairCounts(), [o.correct for o in base], [o.correct for o in cand],
+                      [o.answered for o in base], [o.answered for o in cand], [o.failures for o in cand],
+                      [o.parsed for o in cand])
 
 
 _AGENT = attrgetter("agent")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
-from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
@@ -61,17 +60,24 @@ def gsm8k_gold(sample: SampleRecord) -> float | None:
     """The reference answer: the number after '####' in the target or the document's answer."""
     for text in (sample.target, (sample.doc or {}).get("answer")):
         if isinstance(text, str):
-            found, gold = _gold_in(text)
-            if found:
+            gold = _gold_in(text)
+            if gold is not None:
                 return gold
     return None
 
 
-@lru_cache(maxsize=1 << 16)
-def _gold_in(text: str) -> tuple[bool, float | None]:
-    """(a number follows the last '####', its value); memoised: the baseline and candidate share targets."""
+def _gold_in(text: str) -> float | None:
+    """The first number after the text's last '####' (None: no number there); remembered in `_GOLD_MEMO`
+    (the baseline and the candidate share their targets)."""
+    memo = _GOLD_MEMO
+    if text in memo:
+        return memo[text]
     match = _NUMBER.search(text.split("####")[-1])
-    return (True, parse_number(match.group(0))) if match else (False, None)
+    gold = _numbers([match.group(0)])[0] if match else None
+    if len(memo) >= _GOLD_MEMO_SIZE:
+        memo.clear()
+    memo[text] = gold
+    return gold
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -151,22 +157,19 @@ class Gsm8kClassifier(TaskBatchClassifier):
                            parsed_list, failures_list, [()] * len(samples), answers, chars, answered)
 
 
-def _numbers(texts: list[str]) -> list[float | None]:
-    """`parse_number` of each text matched by a number pattern (no blanks, no trailing dot): its commas and
-    dollar signs dropped from all of them at once, then `float` over the list."""
+def _numbers(texts: list[str]) -> list[float]:
+    """`parse_number` of each text matched by a number pattern, its commas and dollar signs dropped from all
+    of them at once, then `float` over the list. Such a text always converts (a sign, digits - any Unicode
+    decimal digit, which `float` reads - and a decimal part; no newline, no trailing dot)."""
     if not texts:
         return []
-    cleaned = "\n".join(texts).replace(",", "").replace("$", "").split("\n")
-    try:
-        return list(map(float, cleaned))
-    except ValueError:  # a text that is no number after all: one by one, as parse_number reads it
-        return [parse_number(text) for text in texts]
+    return list(map(float, "\n".join(texts).replace(",", "").replace("$", "").split("\n")))
 
 
 def _golds(samples: list[SampleRecord]) -> list[float | None]:
-    """`gsm8k_gold` of each sample: the first number after the target's last '####', found over the list and
-    remembered by target text (the baseline and the candidate share their targets); a sample whose target
-    has none is read one by one (its document's answer)."""
+    """`gsm8k_gold` of each sample: the targets not yet in `_GOLD_MEMO` searched and parsed over the list and
+    remembered there (the baseline and the candidate share their targets); a sample whose target has no
+    number is read one by one (its document's answer)."""
     targets = [s.target for s in samples]
     memo = _GOLD_MEMO
     fresh = [t for t in targets if type(t) is str and t not in memo]
@@ -181,7 +184,7 @@ def _golds(samples: list[SampleRecord]) -> list[float | None]:
             for t, s in zip(targets, samples, strict=True)]
 
 
-#: target text -> the number after its last '####' (None: no number there), for `_golds`
+#: text -> the first number after its last '####' (None: no number there), for `_gold_in` and `_golds`
 _GOLD_MEMO: dict[str, float | None] = {}
 _GOLD_MEMO_SIZE = 1 << 16
 
@@ -205,7 +208,7 @@ def _misplaced(samples: list[SampleRecord], responses: list[str]) -> list[int]:
     for match, value in zip(matches, _numbers([m.group(1) for m in matches]), strict=True):
         at = searched[bisect_right(starts, match.start()) - 1]
         gold = golds[at]
-        if value is not None and gold is not None and abs(value - gold) < 1e-6 and (not found or found[-1] != at):
+        if gold is not None and abs(value - gold) < 1e-6 and (not found or found[-1] != at):
             found.append(at)
     return found
 

@@ -83,7 +83,8 @@ def build_badcase_report(candidate: RunResult, baseline: RunResult | None, *,
     options = options or ClassifyOptions()
     # as task columns where every task allows it (GSM8K, MMLU-Pro), else outcome objects
     cand_out: Outcomes | None = classify_columns(candidate, options)
-    base_out: Outcomes | None = classify_columns(baseline, options) if baseline is not None else None
+    base_out: Outcomes | None = (classify_columns(baseline, options)
+                                 if baseline is not None and cand_out is not None else None)
     if cand_out is None or (baseline is not None and base_out is None):
         cand_out = classify_run(candidate, options)
         base_out = classify_run(baseline, options) if baseline is not None else None

@@ -76,14 +76,9 @@ def _factored(table: dict[str, list[Any]], field_cap: int) -> list[str]:
     """Factor the table's prompts (in place) and cap its texts; returns the shared prefixes."""
     if not table:
         return []
-    if _may_share(table["prompt"]):
-        prefixes, rows = factor_prefixes(table["prompt"])
-        table["prompt"] = [rest[-field_cap:] if rest is not None else None for _, rest in rows]
-        table["prompt_prefix"] = [pfx if pfx >= 0 else None for pfx, _ in rows]
-    else:  # what factor_prefixes would give, without its rows: no prefix anywhere
-        prefixes = []
-        table["prompt"] = [p[-field_cap:] if p is not None else None for p in table["prompt"]]
-        table["prompt_prefix"] = [None] * len(table["prompt"])
+    prefixes, rows = factor_prefixes(table["prompt"])
+    table["prompt"] = [rest[-field_cap:] if rest is not None else None for _, rest in rows]
+    table["prompt_prefix"] = [pfx if pfx >= 0 else None for pfx, _ in rows]
     for role in ("baseline", "candidate"):
         table[f"{role}_response"] = _capped(table[f"{role}_response"], field_cap)
     return prefixes
