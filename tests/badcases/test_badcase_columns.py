@@ -5,6 +5,7 @@ runs of test_badcase_batch."""
 from __future__ import annotations
 
 import pytest
+from reference_badcases import classify_each
 from test_badcase_batch import OPTIONS, _random_run, _run
 
 from rlgate.badcases.classify import classify_columns, classify_run
@@ -13,6 +14,7 @@ from rlgate.badcases.columns import RunOutcomes, RunSamples
 from rlgate.badcases.explain import explain_drops
 from rlgate.badcases.index import build_index
 from rlgate.badcases.report import build_badcase_report
+from rlgate.badcases.taxonomy import ClassifyOptions
 from rlgate.results.models import RunResult, SampleRecord, TaskResult
 
 _COLUMN_TASKS = ("gsm8k", "gsm8k_platinum", "gsm8k_cot", "mmlu_pro_law", "mmlu_pro")
@@ -90,3 +92,56 @@ def test_a_run_with_another_family_or_a_document_twice_keeps_the_object_path() -
                     tasks={"gsm8k": TaskResult(task="gsm8k", samples=[twice, twice])})
     assert classify_columns(run) is None
     assert classify_columns(_only_columns(_run("cand"))) is not None
+
+
+def _g(doc_id: int, answer: str, response: str, *, right: bool = False, truncated: bool | None = None) -> SampleRecord:
+    """A GSM8K sample whose gold number is doc_id."""
+    return SampleRecord(doc_id=doc_id, doc_hash=f"h{doc_id}", target=f"work\n#### {doc_id}", responses=[response],
+                        filtered={"strict-match": answer}, scores={"strict-match": {"exact_match": float(right)}},
+                        truncated=[truncated] if truncated is not None else None)
+
+
+def _m(doc_id: int, answer: str, *, right: bool = False, tokens: int | None = None) -> SampleRecord:
+    return SampleRecord(doc_id=doc_id, doc_hash=f"m{doc_id}", responses=["The answer is (B)"],
+                        filtered={"custom-extract": answer}, scores={"custom-extract": {"exact_match": float(right)}},
+                        doc={"category": "law"}, response_tokens=[tokens] if tokens is not None else None)
+
+
+#: (task, sample, expected failure classes, expected categories), written out by hand from the taxonomy
+_EXPECTED: list[tuple[str, SampleRecord, tuple[str, ...], tuple[str, ...]]] = [
+    ("gsm8k", _g(42, "42", "so #### 42", right=True), (), ()),
+    ("gsm8k", _g(43, "7", "so #### 7"), ("gsm8k_wrong_answer",), ()),
+    ("gsm8k", _g(44, "3", "3 apples, and the answer is 44"), ("gsm8k_answer_misplaced",), ()),
+    ("gsm8k", _g(45, "[invalid]", "no idea"), ("gsm8k_final_answer_format_error",), ()),
+    ("gsm8k", _g(46, "3", "cut off at 3", truncated=True), ("gsm8k_truncated_at_max_tokens",), ()),
+    ("gsm8k", _g(47, "5", "the answer is\x00 47"), ("gsm8k_answer_misplaced",), ()),  # a NUL of its own
+    ("gsm8k", _g(48, "5", "the answer is\x00 5"), ("gsm8k_wrong_answer",), ()),
+    # the joined path (no NUL in the task): "the answer is" ending one response, the gold 50 starting the next
+    ("gsm8k_cot", _g(50, "3", "so the answer is"), ("gsm8k_wrong_answer",), ()),
+    ("gsm8k_cot", _g(51, "7", "50 apples; #### 7"), ("gsm8k_wrong_answer",), ()),
+    ("gsm8k_cot", _g(52, "1", "#### 1, the answer is 52"), ("gsm8k_answer_misplaced",), ()),
+    ("mmlu_pro_law", _m(1, "B", right=True), (), ("law",)),
+    ("mmlu_pro_law", _m(2, "C"), ("mmlu_pro_wrong_choice",), ("law",)),
+    ("mmlu_pro_law", _m(3, "[invalid]"), ("mmlu_pro_no_parseable_choice",), ("law",)),
+    ("mmlu_pro_law", _m(4, "[invalid]", tokens=64), ("mmlu_pro_truncated_at_max_tokens",), ("law",)),
+]
+
+
+def test_columns_give_the_hand_written_categories_and_the_per_sample_reference() -> None:
+    """An independent check of the shared classification code (classify_run goes through it too): expected
+    classes written by hand, and the pre-change per-sample classifiers (`reference_badcases.classify_each`)."""
+    tasks: dict[str, list[SampleRecord]] = {}
+    for task, sample, _, _ in _EXPECTED:
+        tasks.setdefault(task, []).append(sample)
+    run = RunResult(provenance=_run("cand").provenance,
+                    tasks={t: TaskResult.model_construct(task=t, samples=s) for t, s in tasks.items()})
+    options = ClassifyOptions(max_tokens=64)
+    columns = classify_columns(run, options)
+    assert isinstance(columns, RunOutcomes)
+    objects, reference = classify_run(run, options), classify_each(run, options)
+    for task, sample, classes, categories in _EXPECTED:
+        key = (task, sample.doc_id)
+        got = columns[key]
+        assert tuple(f.cls for f in got.failures) == classes, key
+        assert got.categories == categories and got.correct == (not classes), key
+        assert got == objects[key] == reference[key], key
