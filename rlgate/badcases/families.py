@@ -73,7 +73,7 @@ def _gold_in(text: str) -> float | None:
     if text in memo:
         return memo[text]
     match = _NUMBER.search(text.split("####")[-1])
-    gold = _numbers([match.group(0)])[0] if match else None
+    gold = parse_number(match.group(0)) if match else None
     if len(memo) >= _GOLD_MEMO_SIZE:
         memo.clear()
     memo[text] = gold
@@ -113,7 +113,6 @@ class Gsm8kClassifier(TaskBatchClassifier):
         family = self.family
         choices = options.filter_choices(task, family)
         first = choices[0] if choices else None
-        max_tokens = options.max_tokens
         samples = samples if isinstance(samples, list) else list(samples)
         correct: list[bool] = []
         parsed_list: list[bool] = []
@@ -135,8 +134,7 @@ class Gsm8kClassifier(TaskBatchClassifier):
             failures: tuple[Failure, ...] = ()
             usable = parsed
             if not right:
-                truncated, tokens = sample.truncated, sample.response_tokens  # is_truncated, written out
-                if bool(truncated[0]) if truncated else bool(tokens and max_tokens and tokens[0] >= max_tokens):
+                if is_truncated(sample, options):
                     failures, usable = _GSM8K_TRUNCATED, False
                 elif not parsed:
                     failures = _GSM8K_FORMAT
