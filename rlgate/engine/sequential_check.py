@@ -56,7 +56,7 @@ def judge_generated(config: GateConfig, baseline: RunResult, candidate: RunResul
     settled, tracks, family = _track_gates(config, ctx, perms, counts, look, method, planned_docs, planned)
     totals_at = [sum(c[j] for c in counts.values()) for j in range(look)]
     grand = sum(totals.get(leaf, t.report.paired) for leaf, t in ctx.paired.items())
-    found, reason, worst, trace = _scan(config, settled, [], totals_at, grand, look, planned)
+    found, reason, worst, trace = _scan(config, settled, [], totals_at, grand, look, planned, method)
     stop = found is not None or look >= planned
     if found is None and look < planned:
         reason = "gates open: generating the next look"

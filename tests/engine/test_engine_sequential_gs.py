@@ -212,3 +212,20 @@ def test_group_sequential_refuses_more_looks_than_it_can_integrate() -> None:
         chunked.counts(510)
     assert caught.value.field == "protocol.sequential.chunk"
     assert "raise chunk to at least 11" in (caught.value.fix or "")
+
+
+def test_a_live_check_states_the_same_final_analysis_as_the_replay() -> None:
+    """`rlgate check` stopping at the last planned look names who decides as the replay does: the final
+    group-sequential analysis for the gates it tracks (it said the fixed-sample tests decide)."""
+    from rlgate.engine.sequential_check import judge_generated
+
+    config = GateConfig(alpha=ALPHA, bootstrap_resamples=200,
+                        regression=[RegressionGate(metric="t/acc", max_drop=0.02)])
+    base, cand = _pair(-0.02)
+    plan = Sequential(looks=4, method="group_sequential")
+    replayed = replay(config, base, cand, plan, decide(config, base, cand, seed=0, contract_name="x"), seed=0)
+    live, stop = judge_generated(config, base, cand, plan, seed=0, totals={"t": 2000}, look=4)
+    assert stop and live.stop_look == replayed.stop_look == 4
+    assert live.stop_reason == replayed.stop_reason
+    assert "final group-sequential analysis decides each tracked gate" in live.stop_reason
+    assert live.gates[0].verdict == replayed.gates[0].verdict == "inconclusive"
