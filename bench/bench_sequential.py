@@ -41,7 +41,7 @@ from rlgate.results.models import RunResult  # noqa: E402
 
 CONTRACTS = REPO / "tests" / "fixtures" / "contracts"
 SHARED = REPO.parent / "shared" / "data"
-METHODS = [("betting", Sequential.model_fields["spending"].default),
+METHODS = [("betting", None),
            ("group_sequential", "pocock"), ("group_sequential", "obrien_fleming")]
 
 

@@ -14,8 +14,8 @@ from pydantic import Field, field_validator, model_validator
 from rlgate.contract.base import StrictModel
 from rlgate.errors import InputError
 
-#: Group-sequential boundaries are integrated look by look (cost grows with the square of the looks); designs
-#: in practice use a handful of interim looks. More than this is refused, naming the field.
+#: Group-sequential boundaries are integrated look by look (about 5 ms each); designs in practice use a handful
+#: of interim looks. More than this is refused, naming the field.
 GROUP_SEQUENTIAL_MAX_LOOKS = 50
 
 

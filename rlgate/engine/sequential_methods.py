@@ -72,7 +72,8 @@ class Method(Protocol):
         alpha (with the running estimate, in the metric's units, >= min_estimate when given); None if never."""
 
     def bounds(self, track: Track, look: int, alpha: float) -> tuple[float | None, float | None, float | None]:
-        """(lower, upper) bounds on the mean at `look` in metric units, and the z boundary behind them if any."""
+        """(lower, upper) bounds on the mean at `look` (which holds at least one observation) in metric units,
+        and the z boundary behind them if any."""
 
 
 class Betting:
@@ -89,8 +90,6 @@ class Betting:
 
     def bounds(self, track: Track, look: int, alpha: float) -> tuple[float | None, float | None, float | None]:
         n = track.at_look[look - 1]
-        if n == 0:
-            return None, None, None
         lower, upper = confidence_sequence(track.x[:n], alpha, grid=1001)
         return (float(from_unit(lower[-1], track.low, track.high)), float(from_unit(upper[-1], track.low, track.high)),
                 None)
@@ -157,8 +156,6 @@ class GroupSequential:
     def bounds(self, track: Track, look: int, alpha: float) -> tuple[float | None, float | None, float | None]:
         """The repeated confidence bounds (Jennison & Turnbull Ch. 9): mean -/+ c_k * se at the look."""
         n = track.at_look[look - 1]
-        if n == 0:
-            return None, None, None
         c = self.critical(track, alpha)[look - 1]
         if not math.isfinite(c):
             return track.low, track.high, None
@@ -167,9 +164,9 @@ class GroupSequential:
             from rlgate.stats.noninferiority import binary_lower_bound
 
             better, worse, level = int((x > 0.75).sum()), int((x < 0.25).sum()), normal_cdf(-c)
-            scale = (track.high - track.low) / 2  # the change in metric units is scale * (better - worse) / n
-            lower = float(binary_lower_bound(better, worse, n, level)) * scale
-            upper = -float(binary_lower_bound(worse, better, n, level)) * scale
+            # a paired 0/1 track is on [-1, 1]: the change in metric units is (better - worse) / n itself
+            lower = float(binary_lower_bound(better, worse, n, level))
+            upper = -float(binary_lower_bound(worse, better, n, level))
             return lower, upper, c
         if track.binary:
             from rlgate.stats.intervals import wilson_interval

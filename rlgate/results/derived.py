@@ -34,7 +34,6 @@ def _truncation(sample: SampleRecord, max_tokens: int | None) -> float | None:
     return None
 
 
-_NAMES = (PARSE_FAILURE, LENGTH, TRUNCATION)
 _ABSENT = object()
 
 
@@ -50,8 +49,8 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
     gen = config.get("generation_kwargs") or {}
     max_tokens = gen.get("max_gen_toks") or gen.get("max_tokens") or gen.get("max_new_tokens")
     max_tokens = int(max_tokens) if isinstance(max_tokens, (int, float)) else None
-    sums: dict[str, list[float]] = {}  # filter -> [sum, count] for each of _NAMES
-    order: list[tuple[str, int]] = []  # (filter, index into _NAMES), in the order first met
+    sums: dict[str, list[float]] = {}  # filter -> [sum, count] for each of DERIVED_SAMPLE_METRICS
+    order: list[tuple[str, int]] = []  # (filter, index into DERIVED_SAMPLE_METRICS), in the order first met
     length: float | None = None
     truncation: float | None = None
     for sample in task.samples:
@@ -95,4 +94,4 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
                 acc[5] += 1
     for filt, index in order:
         total, count = sums[filt][2 * index: 2 * index + 2]
-        task.metrics.setdefault(filt, {})[_NAMES[index]] = total / count
+        task.metrics.setdefault(filt, {})[DERIVED_SAMPLE_METRICS[index]] = total / count
