@@ -9,7 +9,7 @@ from importlib import import_module
 import typer
 
 from rlgate.cli.common import app
-from rlgate.gcpause import executable
+from rlgate.gcpause import executable, exit_now
 
 #: Command modules in the order `rlgate --help` lists them: the release gate first, then the
 #: tools around it, then the contract commands (validate, schema, init).
@@ -63,7 +63,11 @@ def app_for(args: list[str]) -> typer.Typer:
 def main() -> None:
     """The `rlgate` executable: its commands may use the collector policy of a process that ends with them."""
     with executable():
-        app_for(sys.argv[1:])()
+        try:
+            app_for(sys.argv[1:])()
+        except SystemExit as done:  # typer ends every command this way, its output already written
+            exit_now(done.code)
+            raise
 
 
 if __name__ == "__main__":

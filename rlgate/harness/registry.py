@@ -102,8 +102,11 @@ def read_results(path: str | Path, *, harness: str | None = None, samples: bool 
     """Stored results at `path` as a RunResult, through the harness that wrote them.
 
     Whatever the harness, unusable per-sample scores (NaN, infinity, wrong type) leave the samples
-    and are listed on their task (`TaskResult.corrupt`), so every adapter reports them the same way.
+    and are listed on their task (`TaskResult.corrupt`), so every adapter reports them the same way: here,
+    unless the harness declares `scores_checked` (its reader applies the same rules while reading).
     """
     with collector_paused():
-        return quarantine(harness_for(path, harness).read(Path(path), samples=samples))
+        reader = harness_for(path, harness)
+        run = reader.read(Path(path), samples=samples)
+        return run if getattr(reader, "scores_checked", False) else quarantine(run)
 

@@ -108,6 +108,20 @@ def test_every_harness_goes_through_the_same_quarantine() -> None:
     assert [s.scores["none"].get("score") for s in task.samples] == [1.0, None, None, 0.5]
 
 
+@pytest.mark.parametrize("value", [math.nan, math.inf, "1.0", None, [1.0, math.nan], [1.0, 0.0], []])
+def test_lmeval_reads_leave_nothing_for_quarantine(folder: Path, tmp_path: Path, value: object) -> None:
+    """lm_eval declares `scores_checked`, so read_results skips its quarantine pass: that is only sound while
+    the reader (with the metrics it derives) leaves no unusable score behind, which this checks."""
+    from rlgate.harness import get_harness
+
+    assert getattr(get_harness("lm_eval"), "scores_checked", False)
+    broken = copy_folder(folder, tmp_path / "q")
+    set_score(broken, [2, 7], value)
+    run = read_results(broken)
+    again = quarantine(run.model_copy(deep=True))
+    assert again == run and again.tasks["gsm8k"].corrupt == run.tasks["gsm8k"].corrupt
+
+
 def test_read_results_quarantines(folder: Path, tmp_path: Path) -> None:
     broken = copy_folder(folder, tmp_path / "rr")
     set_score(broken, [1], math.nan, filters=["flexible-extract"])
