@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.contamination.ngrams import NgramHasher
 from rlgate.contamination.sources import EvalDoc, LineStats, training_chunks
+from rlgate.defaults import empty_list
 from rlgate.engine.models import GateVerdict
 from rlgate.results.models import DocId
 
@@ -57,7 +58,7 @@ class TaskContamination(_Model):
     n_contaminated: int = Field(description="documents whose overlap is >= min_overlap (and > 0)")
     n_partial: int = Field(0, description="documents sharing some n-gram, below min_overlap")
     rate: float = Field(description="contaminated documents / documents")
-    documents: list[ContaminatedDoc] = Field(default_factory=list)
+    documents: list[ContaminatedDoc] = Field(default_factory=empty_list)
     documents_omitted: int = 0
 
 
@@ -78,7 +79,7 @@ class ContaminationReport(_Model):
     tasks: list[TaskContamination]
     max_rate: float | None = None
     seconds: float = 0.0
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=empty_list)
 
 
 class EvalIndex:

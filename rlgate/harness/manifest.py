@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rlgate.defaults import empty_list
 from rlgate.errors import InputError
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class Drops(_Model):
     sandbox_failed: int = Field(0, description="agents: the sandbox (e.g. a Docker container) failed")
     empty: int = Field(0, description="the response was empty or whitespace")
     missing: int = Field(0, description="imported responses: no row answered this request")
-    examples: list[str] = Field(default_factory=list, description="a few request ids with the error text")
+    examples: list[str] = Field(default_factory=empty_list, description="a few request ids with the error text")
 
     @property
     def total(self) -> int:
@@ -80,9 +81,10 @@ class TaskRun(_Model):
     expected_documents: int | None = Field(
         None, description="documents the protocol asks for; coverage = documents / expected_documents")
     missing_documents: list[int] = Field(
-        default_factory=list, description="doc ids never answered (imported responses): not scored, listed here")
+        default_factory=empty_list, description="doc ids never answered (imported responses): not scored, listed here")
     not_generated: list[int] = Field(
-        default_factory=list, description="doc ids a sequential check did not generate (settled before their look), "
+        default_factory=empty_list,
+        description="doc ids a sequential check did not generate (settled before their look), "
         "in the seeded order; not missing: coverage counts them out")
     sequential_look: int | None = Field(None, description="the look of a sequential check this run reached")
     requests: int = 0
@@ -103,7 +105,7 @@ class ImportReport(_Model):
     unmatched: int = 0
     duplicates: int = 0
     unknown_task: int = 0
-    examples: list[str] = Field(default_factory=list, description="a few unmatched or duplicate rows, by line")
+    examples: list[str] = Field(default_factory=empty_list, description="a few unmatched or duplicate rows, by line")
 
 
 class RunManifest(_Model):
@@ -120,7 +122,7 @@ class RunManifest(_Model):
     checkpoint_fingerprint: str
     weights_hash: str | None = None
     load_path: str | None = None
-    checkpoint_notes: list[str] = Field(default_factory=list)
+    checkpoint_notes: list[str] = Field(default_factory=empty_list)
     backend: str
     model_spec: dict[str, object] = Field(
         default_factory=dict, description="harness-specific model spec, e.g. {'lm_eval_model': 'hf'}")
@@ -131,7 +133,7 @@ class RunManifest(_Model):
     started: str
     wall_time_s: float
     model_loaded: bool
-    tasks: list[TaskRun] = Field(default_factory=list)
+    tasks: list[TaskRun] = Field(default_factory=empty_list)
     import_report: ImportReport | None = None
     benchmark_versions: dict[str, str] = Field(
         default_factory=dict, description="task -> 'suite@version[/task@version]', compared by check and gate")

@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.defaults import empty_list
 from rlgate.monitor.diagnosis import Candidate, rank_causes
 from rlgate.monitor.findings import FaultDomain, Finding, Severity, worst_severity
 from rlgate.monitor.rules import RuleStatus, sort_findings
@@ -60,10 +61,10 @@ class LogSummary(_Model):
     first_step: int | None
     last_step: int | None
     metrics: list[SeriesInfo]
-    unknown_keys: list[str] = Field(default_factory=list, description="keys outside the vocabulary, kept as read")
-    ignored_keys: list[str] = Field(default_factory=list, description="keys whose values are not numbers")
-    problems: list[Problem] = Field(default_factory=list)
-    rules: list[RuleStatus] = Field(default_factory=list)
+    unknown_keys: list[str] = Field(default_factory=empty_list, description="keys outside the vocabulary, kept as read")
+    ignored_keys: list[str] = Field(default_factory=empty_list, description="keys whose values are not numbers")
+    problems: list[Problem] = Field(default_factory=empty_list)
+    rules: list[RuleStatus] = Field(default_factory=empty_list)
 
 
 class Plot(_Model):
@@ -80,8 +81,9 @@ class Diagnosis(_Model):
     rule: str
     severity: Severity
     summary: str
-    evidence: list[str] = Field(default_factory=list, description="the winner's findings and the symptoms it explains")
-    candidates: list[Candidate] = Field(default_factory=list, description="every candidate cause, best first")
+    evidence: list[str] = Field(default_factory=empty_list,
+                                description="the winner's findings and the symptoms it explains")
+    candidates: list[Candidate] = Field(default_factory=empty_list, description="every candidate cause, best first")
 
 
 class MonitorReport(_Model):
@@ -89,17 +91,19 @@ class MonitorReport(_Model):
     policy: str = Field(description="name or path of the threshold policy used")
     logs: list[LogSummary]
     findings: list[Finding]
-    history_findings: list[Finding] = Field(default_factory=list)
+    history_findings: list[Finding] = Field(default_factory=empty_list)
     training_run: str | None = None
     history_checkpoints: int | None = Field(
         None, description="gated checkpoints of the training run the cross-checkpoint rules looked at")
     history_rules: list[RuleStatus] = Field(
-        default_factory=list, description="the cross-checkpoint rules (on gated results), whether each ran and why not")
+        default_factory=empty_list,
+        description="the cross-checkpoint rules (on gated results), whether each ran and why not")
     rules_not_run: list[RuleStatus] = Field(
-        default_factory=list, description="log-based rules not run on any log, with the reason (e.g. no logs given)")
+        default_factory=empty_list,
+        description="log-based rules not run on any log, with the reason (e.g. no logs given)")
     severity: Severity | None = Field(None, description="the worst finding's severity; None when nothing was found")
     diagnosis: Diagnosis | None = None
-    plots: list[Plot] = Field(default_factory=list)
+    plots: list[Plot] = Field(default_factory=empty_list)
 
     @property
     def problems(self) -> list[Problem]:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.defaults import empty_list
 from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.store.records import CheckpointRecord
 
@@ -64,14 +65,14 @@ class TrendMarker(_Model):
     step_end: int | None = None
     action: str | None = None
     rollback_to: str | None = None
-    metrics: list[str] = Field(default_factory=list)
+    metrics: list[str] = Field(default_factory=empty_list)
 
 
 class TrendCheckpoint(_Model):
     step: int
     checkpoint: str
     decision: str | None = None
-    deciding_gates: list[str] = Field(default_factory=list)
+    deciding_gates: list[str] = Field(default_factory=empty_list)
     recorded_at: float
 
 
@@ -86,11 +87,11 @@ class TrendRun(_Model):
     run: str
     checkpoints: list[TrendCheckpoint]
     series: list[TrendSeries]
-    markers: list[TrendMarker] = Field(default_factory=list)
+    markers: list[TrendMarker] = Field(default_factory=empty_list)
     best: str | None = None
     primary: str | None = None
     rules_note: str | None = Field(None, description="why no cross-checkpoint rule was evaluated, if none was")
-    consultations: list[TrendConsultation] = Field(default_factory=list)
+    consultations: list[TrendConsultation] = Field(default_factory=empty_list)
 
     @property
     def steps(self) -> list[int]:

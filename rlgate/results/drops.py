@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.defaults import empty_list
 from rlgate.results.models import DocId, RunResult, Trajectory, doc_order
 
 DROPS_SCHEMA_VERSION: Literal[1] = 1
@@ -52,7 +53,7 @@ class DropsManifest(_Model):
     rule: str = RULE
     counts: dict[str, dict[str, int]] = Field(default_factory=dict, description="run -> kind -> trajectories")
     trajectories: dict[str, int] = Field(default_factory=dict, description="run -> agent trajectories in all")
-    runs: list[DroppedRun] = Field(default_factory=list)
+    runs: list[DroppedRun] = Field(default_factory=empty_list)
 
     @property
     def total(self) -> int:
