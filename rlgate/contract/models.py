@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from rlgate.contract.base import RELEASE_GATE_ONLY, SCHEMA_VERSION, DecisionName, StrictModel, Visibility
 from rlgate.contract.judge_policy import JudgeSpec
@@ -256,6 +256,9 @@ class GateSettings(StrictModel):
 
 class GatePolicy(GateSettings):
     """A reusable gate policy file under gates/."""
+
+    # Built on first use (defer_build): only a contract that names a policy file (`use:`) needs it.
+    model_config = ConfigDict(defer_build=True)
 
     schema_version: Literal[1]
     name: str

@@ -47,6 +47,9 @@ class MetricValue(_Model):
 class SideView(_Model):
     """One run's answer to one document (a view of a SampleTable row)."""
 
+    # Built on first use (defer_build): only `SampleTable.views` makes them; the gate's reports read the columns.
+    model_config = ConfigDict(defer_build=True)
+
     response: str | None = Field(None, description="first response; capped, or None when not kept (size budget)")
     response_chars: int = Field(0, description="length of the full first response")
     n_responses: int = 0
@@ -56,6 +59,9 @@ class SideView(_Model):
 
 class SampleView(_Model):
     """One document with both runs' answers (a view of a SampleTable row)."""
+
+    # Built on first use (defer_build): only `SampleTable.views` makes them; the gate's reports read the columns.
+    model_config = ConfigDict(defer_build=True)
 
     doc_id: DocId
     prompt: str | None = None

@@ -12,7 +12,8 @@ HISTORY_SCHEMA_VERSION = 2
 class CheckpointRecord(BaseModel):
     """One gated checkpoint of a training run."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Validators are built on first use (defer_build): a gate without a history store never uses them.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = HISTORY_SCHEMA_VERSION
     run: str
@@ -28,7 +29,8 @@ class CheckpointRecord(BaseModel):
 class CounterRecord(BaseModel):
     """One per-run counter (private-split consultations, judge drift checks, ...)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Validators are built on first use (defer_build): a gate without a history store never uses them.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     run: str
     key: str
