@@ -15,10 +15,12 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rlgate.errors import InputError
-from rlgate.store.cache import GenerationCache
+
+if TYPE_CHECKING:  # annotations only: importing the cache module (dataclasses, ~1 ms) is for runs that generate
+    from rlgate.store.cache import GenerationCache
 
 WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "*.pt", "*.pth", "*.gguf")
 INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
