@@ -20,7 +20,7 @@ command), because there the process ends when the command does:
   walk every sample object once more (about 45 ms on that pair).
 - Once typer has finished the command (its output written and echoed, its exit code known), the process
   ends at once (`exit_now`): the interpreter's teardown would only free every object one by one (about
-  15 ms on that pair). Only when nothing could still need that teardown: no other thread and no `atexit`
+  6-12 ms on that pair). Only when nothing could still need that teardown: no other thread and no `atexit`
   handler; standard output and error are flushed first.
 
 Frozen objects are still freed by reference counting; only garbage cycles among them are never collected
@@ -79,7 +79,7 @@ def command_policy() -> Iterator[None]:
     """The collector policy of a command that runs no model, in the `rlgate` executable only (not library use,
     not CliRunner): everything a pause builds lives until the process exits (reading stored results and
     deciding), so it is frozen when the pause ends, and everything is frozen when the command ends, before
-    the interpreter's final collection."""
+    the interpreter's final collection; after it, `exit_now` may end the process without its teardown."""
     if not _Policy.executable:
         yield
         return
