@@ -8,7 +8,10 @@ Two pairs of lm-eval output folders (built once with lm-eval's own scorers, kept
 Each measurement is a fresh process, the two alternated `--repeat` times: `python -m rlgate.cli.app gate`
 (contract, both folders, decision, every report) and `python bench_gate.py --floor` (interpreter start, then
 `json.loads` of the results file and of every sample line of both folders), and a third process that only
-imports the libraries the gate path is built on (the part of the ratio no change inside rlgate can remove). The
+imports the libraries the gate path is built on (the part of the ratio no change inside rlgate can remove), and a
+fourth, the lower bound under that stack: the libraries, the pydantic models of the two documents the gate writes
+(decision.json, report_model.json), a msgspec decode of every line, and writing as many bytes as the gate's outputs
+(no records, no statistics, no rendering: any gate built on this stack does at least this). The
 ratio gate / floor is printed
 from the best of each, with the spread, and so is the ratio of CPU time (user + system, which other
 processes on the machine disturb less than wall time); peak memory (ru_maxrss of the child) is printed
@@ -48,6 +51,43 @@ def floor(folders: list[str]) -> None:
                 for line in handle:
                     json.loads(line)
                     count += 1
+    print(count)
+
+
+def lower_bound(sizes: list[int], out_dir: str, folders: list[str]) -> None:
+    """The least any gate on rlgate's stack does: import the libraries, build the models of the documents it
+    writes, decode every line (msgspec, the two fields every reader needs) and write `sizes` bytes to `out_dir`."""
+    import jinja2  # noqa: F401 - the libraries of STACK_IMPORTS, as the libraries-only process imports them
+    import msgspec
+    import numpy  # noqa: F401
+    import pydantic  # noqa: F401
+    import typer  # noqa: F401
+    import yaml  # noqa: F401
+
+    from rlgate.engine.models import Decision
+    from rlgate.report.model import ReportModel
+
+    for model in (Decision, ReportModel):
+        model.model_rebuild()  # built at import, or now where its build is deferred
+
+    class Line(msgspec.Struct):
+        doc_id: int
+        filter: str = "none"
+
+    decoder = msgspec.json.Decoder(Line)
+    count = 0
+    for folder in folders:
+        for path in sorted(Path(folder).glob("results_*.json")):
+            msgspec.json.decode(path.read_bytes())
+        for path in sorted(Path(folder).glob("samples_*.jsonl")):
+            with open(path, "rb") as handle:
+                for line in handle:
+                    decoder.decode(line)
+                    count += 1
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for index, size in enumerate(sizes):
+        (out / f"output{index}").write_bytes(b"x" * size)
     print(count)
 
 
@@ -117,7 +157,7 @@ def _size_mb(folders: list[Path]) -> float:
 
 def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, out_root: Path) -> None:
     gate_times, floor_times, gate_peaks, floor_peaks, decisions = [], [], [], [], set()
-    gate_cpu, floor_cpu, stack_times = [], [], []
+    gate_cpu, floor_cpu, stack_times, lower_times = [], [], [], []
     lines = 0
     for attempt in range(repeat):
         out = out_root / f"out{attempt}"
@@ -136,6 +176,12 @@ def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, 
         floor_peaks.append(peak)
         lines = int(done.stdout.strip())
         stack_times.append(_popen_wait([sys.executable, "-c", STACK_IMPORTS])[0])
+        sizes = json.dumps([p.stat().st_size for p in sorted(out.iterdir()) if p.is_file()])
+        wall, _, _, done = _popen_wait([sys.executable, __file__, "--lower-bound", sizes, str(out_root / "lower"),
+                                        str(base), str(cand)])
+        if done.returncode != 0:
+            raise SystemExit(f"the lower-bound process failed:\n{done.stderr[-2000:]}")
+        lower_times.append(wall)
     verdict = json.loads(next(iter(decisions)))["decision"]
     best_gate, best_floor = min(gate_times), min(floor_times)
     ratios = sorted(g / f for g, f in zip(gate_times, floor_times, strict=True))
@@ -148,6 +194,10 @@ def bench_pair(label: str, base: Path, cand: Path, contract: Path, repeat: int, 
     stack = min(stack_times)
     print(f"  libraries only   best {stack:6.2f} s  = {stack / best_floor:.2f}x the floor: a process that imports the "
           "libraries rlgate's gate path is built on and does nothing else")
+    lower = min(lower_times)
+    print(f"  lower bound      best {lower:6.2f} s  = {lower / best_floor:.2f}x the floor: those libraries, the models "
+          "of decision.json and report_model.json, a msgspec decode of every line, writing as many bytes as the "
+          "gate's outputs")
     print(f"  ratio (best/best) {best_gate / best_floor:5.2f}x   per-run ratios {ratios[0]:.2f}x .. "
           f"{ratios[-1]:.2f}x   (target <= 3x, moonshot <= 1.5x)")
     print(f"  CPU (user+system) best: gate {min(gate_cpu):.2f} s, floor {min(floor_cpu):.2f} s, ratio "
@@ -160,10 +210,15 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="folder to build the pairs in once and reuse (default: temporary)")
     parser.add_argument("--full-real", action="store_true", help="also gate all 12,032 real MMLU-Pro questions")
     parser.add_argument("--floor", nargs="+", metavar="FOLDER")
+    parser.add_argument("--lower-bound", nargs="+", metavar="ARG", help=argparse.SUPPRESS)
     parser.add_argument("--build", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor:
         floor(args.floor)
+        return
+    if args.lower_bound:
+        sizes, out_dir, *folders = args.lower_bound
+        lower_bound(json.loads(sizes), out_dir, folders)
         return
     if args.build:
         print(json.dumps([[label, *map(str, rest)] for label, *rest in _build(args.build, args.full_real)]))
