@@ -81,6 +81,18 @@ def higher_is_better(metric: str) -> bool:
     return metric not in _LOWER_IS_BETTER
 
 
+#: Metrics defined on some documents only (successes, trajectories with tool calls, knowable truncation),
+#: so a document without a value is not missing data.
+CONDITIONAL_METRICS = frozenset(("truncation_rate", "state_success", "tool_success_rate", "recovery_rate",
+                                 "steps_to_success", "tokens_to_success", "time_to_success"))
+_PER_RESPONSE_RE = re.compile(r"^(pass|maj)@\d+$")
+
+
+def is_conditional(metric: str) -> bool:
+    """Whether a document may lack the metric by definition (pass@k / maj@k need k responses or epochs)."""
+    return metric in CONDITIONAL_METRICS or bool(_PER_RESPONSE_RE.match(metric))
+
+
 def is_bounded(metric: str) -> bool:
     """Whether the metric is a fraction in [0, 1] (accuracies, rates, pass@k)."""
     return metric not in _UNBOUNDED

@@ -35,6 +35,7 @@ from rlgate.engine.gates import (
     make_verdict,
     prepare_regression,
 )
+from rlgate.engine.missing import check_missing
 from rlgate.engine.models import (
     CapabilityVerdict,
     CorruptDocument,
@@ -183,6 +184,7 @@ def decide(
                                 "(not used in paired tests)")
     verdicts: dict[str, GateVerdict] = {}
     coverage: dict[str, dict[str, tuple[int, int]]] = {}
+    gaps: dict[str, dict[str, tuple[int, int]]] = {}
     prepared: list[PreparedRegression] = []
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
     for kind, gate, name in named:
@@ -193,6 +195,7 @@ def decide(
                 tolerated[name] = (items, allowed(gate, config))
             check_range(gate, ctx)
             coverage[name] = check_coverage(gate, kind, ctx)
+            gaps[name] = check_missing(key_of(gate), roles_read(gate), ctx, items)
             if kind == "primary":
                 verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
             elif kind == "hard":
@@ -221,6 +224,11 @@ def decide(
             partial = [f"{r} {a}/{e} documents" for r, (a, e) in coverage[name].items() if a != e]
             if partial and verdicts[name].verdict not in ("nodata", "error"):
                 verdicts[name].reason += f" (coverage {', '.join(partial)}: values over answered documents)"
+        if gaps.get(name) and verdicts[name].verdict not in ("nodata", "error"):  # tolerated by min_coverage
+            verdicts[name].details["missing_values"] = {r: f"{m}/{e}" for r, (m, e) in gaps[name].items()}
+            verdicts[name].reason += (" (" + ", ".join(f"{r} {m} of {e} documents without a value"
+                                                       for r, (m, e) in gaps[name].items())
+                                      + ": values over the rest)")
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
     for verdict in gates:
         note = _underpowered(verdict)

@@ -1,0 +1,71 @@
+"""Documents whose sample lacks the gated metric: counted per run, and failing the gate closed.
+
+A samples line that lists a metric but does not write it (or a document without a line for the
+filter) leaves that document without a value. Averaging over the rest would quietly gate on a subset
+of the suite, so a gate reading such a metric is `nodata` unless the run still has a value for
+`min_coverage` of the documents (then the count is shown beside the gate's values). Corrupt scores
+are `allow_corrupt`'s business (rlgate.engine.corrupt), not counted here; metrics that are defined on
+some documents only (`metrics.CONDITIONAL_METRICS`, pass@k / maj@k) are exempt, and so is a leaf of a
+group that does not report the metric at all (lm-eval averages a group over the leaves that do).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlgate.engine.context import GateContext, NoData
+from rlgate.engine.models import CorruptDocument
+from rlgate.metrics import is_conditional
+from rlgate.results.models import DocId, MetricKey
+
+_SHOWN = 3
+
+
+def _missing(ctx: GateContext, role: str, key: MetricKey, corrupt: list[CorruptDocument]
+             ) -> tuple[int, int, list[str]]:
+    """(documents without a value nor a corrupt score, documents that should have one, first examples)."""
+    run = ctx.candidate if role == "candidate" else ctx.baseline
+    assert run is not None
+    missing = expected = 0
+    examples: list[str] = []
+    for leaf in run.leaves(key.task):
+        task = run.tasks[leaf]
+        if not task.samples:
+            continue
+        values, _ = ctx.columns.values(task, key.metric, key.filter)
+        gaps = np.isnan(values)
+        if not gaps.any():
+            expected += values.size
+            continue
+        if gaps.all() and task.value(key.metric, key.filter) is None:
+            continue  # the leaf does not have this metric (a group mixing metrics)
+        spoiled: set[DocId] = {c.doc_id for c in corrupt if c.run == role and c.task == leaf}
+        absent = [task.samples[i].doc_id for i in np.flatnonzero(gaps).tolist()
+                  if task.samples[i].doc_id not in spoiled]
+        missing += len(absent)
+        expected += values.size - (int(gaps.sum()) - len(absent))
+        examples += [f"{leaf}:{d}" for d in absent[:max(0, _SHOWN - len(examples))]]
+    return missing, expected, examples
+
+
+def check_missing(key: MetricKey, roles: tuple[str, ...], ctx: GateContext, corrupt: list[CorruptDocument]
+                  ) -> dict[str, tuple[int, int]]:
+    """NoData when a run lacks the metric's value on more documents than min_coverage allows; else each
+    run's (documents without a value, documents) where some lack one."""
+    if is_conditional(key.metric):
+        return {}
+    need = ctx.config.task_min_coverage.get(key.task, ctx.config.min_coverage)
+    shown: dict[str, tuple[int, int]] = {}
+    for role in roles:
+        if role == "baseline" and ctx.baseline is None:
+            continue
+        missing, expected, examples = _missing(ctx, role, key, corrupt)
+        if not missing:
+            continue
+        share = (expected - missing) / expected if expected else 0.0
+        if share < need:
+            raise NoData(f"the {role} run has no {key.metric}/{key.filter} value for {missing} of {expected} "
+                         f"documents of {key.task} (e.g. {', '.join(examples)}; {share:.1%} scored < min_coverage "
+                         f"{need:.0%}): its samples do not write the metric; re-score them or lower min_coverage")
+        shown[role] = (missing, expected)
+    return shown
