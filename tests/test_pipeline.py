@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixtures.synthetic_runs import make_run
@@ -135,3 +136,74 @@ def test_sources_run_with_the_collector_on_and_the_gate_with_it_paused(tmp_path:
     decide_and_report(resolved, run, run, tmp_path / "out", sources=[Probe()])
     assert seen == {"source": True, "engine": False}
     assert gc.isenabled()
+
+
+# --------------------------------------------------------------------------- lm-eval folders missing data
+@pytest.fixture(scope="module")
+def gsm8k_pair(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A clean lm-eval baseline / candidate pair (120 GSM8K-format documents) and a contract gating it."""
+    pytest.importorskip("lm_eval")
+    import shutil
+
+    import yaml
+    from fixtures.lmeval_builders import build_synthetic_folder
+
+    root = tmp_path_factory.mktemp("pair")
+    base = build_synthetic_folder(root / "base", "org/base", {"gsm8k": [i % 2 == 0 for i in range(120)]})
+    cand = build_synthetic_folder(root / "cand", "org/cand", {"gsm8k": [i % 5 != 0 for i in range(120)]})
+    shutil.copy(Path(__file__).parent / "fixtures" / "contracts" / "gsm8k_suite.yaml", root / "suite.yaml")
+    gates = {"hard": [{"metric": "gsm8k/exact_match/flexible-extract", "min": 0.5}],
+             "regression": [{"metric": "gsm8k/exact_match/strict-match", "max_drop": 0.05}]}
+    contract = {"schema_version": 1, "name": "pair", "baseline": {"checkpoint": "org/base"},
+                "splits": {"test_public": {"visibility": "nightly"}}, "suites": ["suite.yaml"], "gates": gates}
+    (root / "c.yaml").write_text(yaml.safe_dump(contract), encoding="utf-8")
+    return {"base": base, "cand": cand, "contract": root / "c.yaml"}
+
+
+def _gate_folders(pair: dict[str, Path], candidate: Path, out: Path) -> list[tuple[str, str]]:
+    from rlgate.harness.lmeval.folder import read_lmeval_folder
+
+    outcome = decide_and_report(load_contract(pair["contract"]), read_lmeval_folder(pair["base"]),
+                                read_lmeval_folder(candidate), out, record=False)
+    return [(outcome.decision.decision, g.verdict) for g in outcome.decision.gates] + [
+        ("reason", g.reason) for g in outcome.decision.gates]
+
+
+def _edit_samples(folder: Path, dest: Path, edit: Any) -> Path:
+    import json
+    import shutil
+
+    from fixtures.faults import samples_file
+
+    shutil.copytree(folder, dest)
+    path = samples_file(dest)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in edit(rows)), encoding="utf-8")
+    return dest
+
+
+def test_clean_lmeval_pair_releases(gsm8k_pair: dict[str, Path], tmp_path: Path) -> None:
+    assert _gate_folders(gsm8k_pair, gsm8k_pair["cand"], tmp_path / "out")[:2] == [("release", "pass")] * 2
+
+
+def test_sample_lines_without_the_metric_never_release(gsm8k_pair: dict[str, Path], tmp_path: Path) -> None:
+    """Lines that list exact_match but do not write it: the gates are nodata, not computed over the rest."""
+    def drop(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for row in rows:
+            if row["doc_id"] % 3 == 0:
+                del row["exact_match"]
+        return rows
+
+    cand = _edit_samples(gsm8k_pair["cand"], tmp_path / "cand", drop)
+    found = _gate_folders(gsm8k_pair, cand, tmp_path / "out")
+    assert found[:2] == [("block", "nodata")] * 2
+    assert "the candidate run has no exact_match/flexible-extract value for 40 of 120 documents" in found[2][1]
+
+
+def test_samples_file_shorter_than_n_samples_never_releases(gsm8k_pair: dict[str, Path], tmp_path: Path) -> None:
+    """results.json says 120 documents were evaluated; the samples file holds 40 (cut): nodata, not a release."""
+    cand = _edit_samples(gsm8k_pair["cand"], tmp_path / "cand", lambda rows: [r for r in rows if r["doc_id"] < 40])
+    found = _gate_folders(gsm8k_pair, cand, tmp_path / "out")
+    assert found[:2] == [("block", "nodata")] * 2
+    assert "the candidate run answered 40 of 120 documents of gsm8k" in found[2][1]
+    assert "missing e.g. gsm8k:40, gsm8k:41, gsm8k:42" in found[2][1]

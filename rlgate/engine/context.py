@@ -68,10 +68,13 @@ class GateContext:
 
     def coverage(self, role: str, key: MetricKey) -> tuple[int, int, list[str]] | None:
         """(answered, expected, missing examples) of the metric's task in one run, from its run manifest;
-        None when the run does not record coverage (a folder lm-eval wrote itself scores every document)."""
+        without one (a folder lm-eval wrote itself), the documents its samples hold against the count the
+        harness reported (n_samples), only when short; None when complete or not known."""
         run = self.candidate if role == "candidate" else self.baseline
-        if run is None or not run.provenance.manifest:
+        if run is None:
             return None
+        if not run.provenance.manifest:
+            return _sample_shortfall(run, key)
         leaves = set(run.leaves(key.task))
         answered = expected = 0
         missing: list[str] = []
@@ -151,6 +154,24 @@ class GateContext:
                                       cand_v.stderr, min(base_v.n, cand_v.n), level=self.level)
         self._comparisons[key] = result
         return result
+
+
+def _sample_shortfall(run: RunResult, key: MetricKey) -> tuple[int, int, list[str]] | None:
+    """Fewer samples than the harness says it evaluated (a cut samples file): (answered, expected, missing)."""
+    answered = expected = 0
+    missing: list[str] = []
+    for leaf in run.leaves(key.task):
+        task = run.tasks[leaf]
+        if not task.samples or task.n_samples <= len(task.samples):
+            answered += len(task.samples)
+            expected += len(task.samples)
+            continue
+        answered += len(task.samples)
+        expected += task.n_samples
+        ids = {s.doc_id for s in task.samples}
+        if all(type(d) is int and 0 <= d < task.n_samples for d in ids):  # lm-eval's 0..n-1: name the gaps
+            missing += [f"{leaf}:{d}" for d in range(task.n_samples) if d not in ids][:3]
+    return (answered, expected, missing[:3]) if answered < expected else None
 
 
 def _hint(key: MetricKey) -> str:

@@ -102,7 +102,12 @@ def check_coverage(gate: AnyGate, kind: str, ctx: GateContext) -> dict[str, tupl
         share = answered / expected if expected else 0.0
         shown[role] = (answered, expected)
         if share < need:
-            examples = f" (missing e.g. {', '.join(missing)}; all listed in run_manifest.json)" if missing else ""
+            run = ctx.candidate if role == "candidate" else ctx.baseline
+            if run is not None and not run.provenance.manifest:  # lm-eval's own count, not a manifest's
+                examples = (f" (missing e.g. {', '.join(missing)}; " if missing else " (") + \
+                    "the harness reported more documents than its samples hold)"
+            else:
+                examples = f" (missing e.g. {', '.join(missing)}; all listed in run_manifest.json)" if missing else ""
             raise NoData(f"the {role} run answered {answered} of {expected} documents of {key.task} "
                          f"(coverage {share:.1%} < min_coverage {need:.0%}){examples}")
     return shown

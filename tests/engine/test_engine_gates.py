@@ -211,6 +211,7 @@ def test_pairing_reports_every_unpaired_document() -> None:
     cand.tasks["t"].samples[0] = cand.tasks["t"].samples[0].model_copy(update={"doc_hash": "changed"})
     extra = make_task("t", {"acc": [1.0]}, doc_ids=[42]).samples[0]
     cand.tasks["t"].samples.append(extra)
+    cand.tasks["t"].n_samples = 8  # a run of these 8 documents (fewer samples than n_samples is a cut file)
     d = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)]), base, cand, seed=0, contract_name="x")
     report = d.pairing[0]
     assert (report.paired, report.only_baseline, report.only_candidate, report.document_mismatch) == (6, 3, 1, 1)

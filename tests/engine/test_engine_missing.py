@@ -94,3 +94,16 @@ def test_conditional_metrics_are_exempt() -> None:
         run.tasks["t"].metrics["none"]["steps_to_success"] = 3.0
     d = decide(cfg(hard=[HardGate(metric="t/steps_to_success", max=5)]), base, cand, seed=0, contract_name="x")
     assert d.gates[0].verdict == "pass" and d.gates[0].n == 50
+
+
+def test_fewer_samples_than_the_harness_counted_is_short_coverage() -> None:
+    """n_samples 100 but 40 samples (a cut samples file, no run manifest): nodata, unless min_coverage allows it."""
+    base, cand = make_run({"t": {"acc": BASE}}), make_run({"t": {"acc": CAND}})
+    cand.tasks["t"].samples = cand.tasks["t"].samples[:40]
+    d = decide(every_gate(), base, cand, seed=0, contract_name="x")
+    assert d.decision == "block" and [g.verdict for g in d.gates] == ["nodata"] * 4
+    reason = d.gates[1].reason
+    assert "the candidate run answered 40 of 100 documents of t (coverage 40.0% < min_coverage 100%)" in reason
+    assert "missing e.g. t:40, t:41, t:42" in d.gates[1].reason
+    low = decide(cfg(hard=[HardGate(metric="t/acc", min=0.5)], min_coverage=0.4), base, cand, seed=0, contract_name="x")
+    assert low.gates[0].verdict == "pass" and low.gates[0].details["coverage"] == {"candidate": "40/100"}
