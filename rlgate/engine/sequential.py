@@ -259,12 +259,13 @@ def _spending(method: Method) -> str | None:
 def with_settled(gates: list[GateVerdict], status: list[SequentialGate], config: GateConfig,
                  procedure: str = "betting") -> list[GateVerdict]:
     """The fixed-sample verdicts, each decision gate the sequential test settled by the stop taking its sequential
-    verdict (bounds in details.sequential); diagnostics and open gates keep the fixed-sample verdict."""
+    verdict (bounds in details.sequential); diagnostics, open gates and gates whose data is missing or broken
+    (nodata / error: corrupt scores, short coverage) keep the fixed-sample verdict, as they never pass."""
     by_name = {s.name: s for s in status}
     out = []
     for gate in gates:
         s = by_name.get(gate.name)
-        if s is None or s.kind == "diagnostic" or s.verdict == "open":
+        if s is None or s.kind == "diagnostic" or s.verdict == "open" or gate.verdict in ("nodata", "error"):
             out.append(gate)
             continue
         outcome = "pass" if s.verdict == "pass" else (s.outcome or f"{gate.kind}_fail")
