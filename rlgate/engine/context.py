@@ -90,13 +90,14 @@ class GateContext:
         return (answered, expected, missing) if found else None
 
     def direction(self, ref: MetricRef, override: bool | None) -> bool:
-        """Higher is better? The gate's override, else lm-eval's own flag, else rlgate's catalogue."""
+        """Higher is better? The gate's override, else lm-eval's own flag (the first leaf of a group that reports
+        the metric: a group may mix metrics), else rlgate's catalogue."""
         if override is not None:
             return override
         for run in (self.candidate, self.baseline):
             if run is None:
                 continue
-            for leaf in run.leaves(ref.task)[:1]:
+            for leaf in run.leaves(ref.task):
                 flag = run.tasks[leaf].higher_is_better.get(ref.metric)
                 if flag is not None:
                     return flag

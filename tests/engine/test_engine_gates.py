@@ -315,3 +315,17 @@ def test_subtask_missing_from_one_run_is_reported() -> None:
     assert missing.paired == 0 and missing.only_baseline == 2 and "only in the baseline" in missing.examples[0]
     assert one(d).n == 3 and one(d).n_unpaired == 2
     assert any(w.startswith("g_b: 0 documents paired; 2 baseline-only") for w in d.warnings)
+
+
+def test_direction_comes_from_the_group_leaf_that_reports_the_metric() -> None:
+    """lm-eval says err_rate is lower-is-better on leaf b; leaf a (first in the group) has another metric.
+    Tripling the error rate is a regression of the group, not an improvement."""
+    groups = {"g": ["a", "b"]}
+    base = make_run({"a": {"f1": [0.5] * 300}, "b": {"err_rate": [1.0] * 30 + [0.0] * 270}}, groups=groups)
+    cand = make_run({"a": {"f1": [0.5] * 300}, "b": {"err_rate": [1.0] * 90 + [0.0] * 210}}, groups=groups)
+    for run in (base, cand):
+        run.tasks["b"].higher_is_better = {"err_rate": False}
+    d = decide(cfg(regression=[RegressionGate(metric="g/err_rate", max_drop=0.02)]), base, cand, seed=0,
+               contract_name="x")
+    assert one(d).higher_is_better is False
+    assert d.decision == "block" and one(d).verdict == "fail" and "drop 20.00 pts > max_drop" in one(d).reason
