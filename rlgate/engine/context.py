@@ -151,6 +151,10 @@ class GateContext:
             if base_v.stderr is None or cand_v.stderr is None:
                 raise NoData(f"{key.task} has no per-sample results in one run and no stderr to compare "
                              "aggregates; re-run lm_eval with --log_samples")
+            for role, found in (("baseline", base_v), ("candidate", cand_v)):
+                if found.stderr is not None and not math.isfinite(found.stderr):  # would make every p NaN / 0.5
+                    raise ValueError(f"the {role} run reports a non-finite stderr of {key.metric}/{key.filter} for "
+                                     f"{key.task} ({found.stderr}); its results file is corrupt")
             result = compare_unpaired(base_v.aggregate or 0.0, base_v.stderr, cand_v.aggregate or 0.0,
                                       cand_v.stderr, min(base_v.n, cand_v.n), level=self.level)
         self._comparisons[key] = result

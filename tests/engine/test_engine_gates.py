@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from rlgate.contract.models import (
 )
 from rlgate.engine import decide
 from rlgate.engine.models import GateVerdict
+from rlgate.results.models import RunProvenance, RunResult, TaskResult
 from rlgate.stats.multiple import holm
 
 
@@ -329,3 +331,17 @@ def test_direction_comes_from_the_group_leaf_that_reports_the_metric() -> None:
                contract_name="x")
     assert one(d).higher_is_better is False
     assert d.decision == "block" and one(d).verdict == "fail" and "drop 20.00 pts > max_drop" in one(d).reason
+
+
+@pytest.mark.parametrize("stderr", [math.nan, math.inf])
+def test_non_finite_reported_stderr_is_an_error_not_a_pass(stderr: float) -> None:
+    """Aggregate-only runs compared on their stderrs: a NaN / inf stderr (a corrupt results file) made the
+    significance test's p NaN or 0.5, so a 30-point drop passed."""
+    def run(value: float, se: float) -> RunResult:
+        task = TaskResult(task="t", metrics={"none": {"acc": value}}, stderr={"none": {"acc": se}}, n_samples=500)
+        return RunResult(provenance=RunProvenance(source="x"), tasks={"t": task})
+
+    config = cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01, test="significance")])
+    d = decide(config, run(0.8, 0.01), run(0.5, stderr), seed=0, contract_name="x")
+    assert d.decision == "block" and one(d).verdict == "error"
+    assert "the candidate run reports a non-finite stderr of acc/none for t" in one(d).reason
