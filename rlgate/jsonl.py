@@ -34,3 +34,6 @@ def iter_jsonl(path: Path, *, fix: str) -> Iterator[tuple[int, Any]]:
             except json.JSONDecodeError as exc:
                 raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number, column=exc.colno,
                                  fix=fix) from None
+            except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep
+                raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path, line=number,
+                                 fix=fix) from None

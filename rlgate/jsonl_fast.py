@@ -66,12 +66,14 @@ def loads_exact(line: bytes, path: Path, number: int, fix: str) -> Any:
         return json.loads(text.rstrip("\r"))
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number, column=exc.colno, fix=fix) from None
+    except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
+        raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path, line=number, fix=fix) from None
 
 
 def decode(decoder: msgspec.json.Decoder[Any], line: bytes, path: Path, number: int, fix: str) -> Any:
     """The line decoded by `decoder`; a line msgspec refuses comes back from `json.loads` (maybe untyped)."""
     try:
         return decoder.decode(line)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return loads_exact(line, path, number, fix)
 

@@ -11,9 +11,12 @@ file and line.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.per_response import add_per_response
@@ -69,6 +72,9 @@ def _load_json(file: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno,
                          fix="the file is corrupt or truncated; re-run lm_eval or restore it") from None
+    except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
+        raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=file,
+                         fix="the file is corrupt; re-run lm_eval or restore it") from None
 
 
 def parse_metric_key(key: str) -> tuple[str, str, bool] | None:
@@ -85,7 +91,10 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer too large for a float: not finite, so the engine refuses it
+            return math.inf
     return None  # "N/A", null, or a non-scalar aggregate
 
 
@@ -132,6 +141,7 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise InputError("no 'results' mapping: not an lm-eval results file", file=results_file, fix=_FIX_FOLDER)
     timestamp = _RESULTS_RE.match(results_file.name)["ts"]  # type: ignore[index]
+    _check_shape(doc, results_file)
     configs = doc.get("configs") or {}
     subtasks = {k: list(v) for k, v in (doc.get("group_subtasks") or {}).items() if isinstance(v, list)}
     groups = {k: v for k, v in subtasks.items() if v and k not in configs}
@@ -148,7 +158,7 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         task = TaskResult(
             task=name, metrics=values, stderr=errors,
             higher_is_better={k: bool(v) for k, v in (hib_all.get(name) or {}).items() if v is not None},
-            n_samples=int(count if count is not None else entry.get("sample_len", 0) or 0),
+            n_samples=_count(count, entry, name, results_file),
             protocol=_protocol(name, doc),
         )
         sample_file = results_file.parent / f"samples_{name}_{timestamp}.jsonl"
@@ -164,6 +174,74 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
     _add_group_derived(run)
     add_abilities(run)
     return run
+
+
+_FLAG: TypeAdapter[bool | None] = TypeAdapter(bool | None)
+_MAPPINGS = ("configs", "versions", "n-shot", "higher_is_better", "n-samples", "group_subtasks", "task_hashes")
+_TASK_MAPPINGS = ("configs", "higher_is_better", "n-samples")
+_CONFIG_MAPPINGS = ("metadata", "generation_kwargs", "dataset_kwargs")
+
+
+def _count(count: Any, entry: dict[str, Any], task: str, file: Path) -> int:
+    """The task's document count: n-samples' effective, else the entry's sample_len (0 when neither)."""
+    value = count if count is not None else entry.get("sample_len", 0) or 0
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        field = f"n-samples.{task}.effective" if count is not None else f"results.{task}.sample_len"
+        raise InputError(f"is not a count ({str(value)[:60]})", file=file, field=field,
+                         fix="the results file is corrupt or edited; re-run lm_eval or restore it") from None
+
+
+def _check_shape(doc: dict[str, Any], file: Path) -> None:
+    """Refuse, naming the field, a results file whose known fields have a type lm-eval never writes (an edited
+    or foreign file): read as they are, they would stop the reading with a traceback. Absent or empty is fine."""
+
+    def bad(field: str, what: str) -> InputError:
+        return InputError(f"is not {what}", file=file, field=field,
+                          fix="the results file is corrupt or edited; re-run lm_eval or restore it")
+
+    def mapping(value: Any, field: str) -> None:
+        if value and not isinstance(value, dict):
+            raise bad(field, "a mapping")
+
+    for key in _MAPPINGS:
+        mapping(doc.get(key), key)
+    for group, entry in (doc.get("group_subtasks") or {}).items():
+        if isinstance(entry, list) and not all(isinstance(name, str) for name in entry):
+            raise bad(f"group_subtasks.{group}", "a list of task names")
+    for task, entry in doc["results"].items():
+        mapping(entry, f"results.{task}")
+        for key in _TASK_MAPPINGS:
+            mapping((doc.get(key) or {}).get(task), f"{key}.{task}")
+        hashed = (doc.get("task_hashes") or {}).get(task)
+        if hashed is not None and not isinstance(hashed, str):
+            raise bad(f"task_hashes.{task}", "a string")
+        config = (doc.get("configs") or {}).get(task) or {}
+        for key in _CONFIG_MAPPINGS:
+            mapping(config.get(key), f"configs.{task}.{key}")
+        dataset = config.get("dataset_path")
+        if dataset and not isinstance(dataset, str):
+            raise bad(f"configs.{task}.dataset_path", "a string")
+        filters = config.get("filter_list") or []
+        if not isinstance(filters, (list, dict, str)) or any(
+                isinstance(f, dict) and not isinstance(f.get("name", "?"), str) for f in filters):
+            raise bad(f"configs.{task}.filter_list", "a list of filters with string names")
+    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    texts = {"model_name": doc.get("model_name"), "lm_eval_version": doc.get("lm_eval_version"),
+             "system_instruction": doc.get("system_instruction")}
+    if not texts["model_name"]:  # the model's name is then config.model
+        texts = {"config.model": (config or {}).get("model"), **texts, "model_name": None}
+    for key, value in texts.items():
+        if value is not None and not isinstance(value, str):
+            raise bad(key, "a string")
+    model_args = (config or {}).get("model_args")
+    if model_args is not None and not isinstance(model_args, (str, dict)):
+        raise bad("config.model_args", "a string or a mapping")
+    try:
+        _FLAG.validate_python(doc.get("fewshot_as_multiturn"))  # what RunProvenance accepts
+    except ValidationError:
+        raise bad("fewshot_as_multiturn", "true or false") from None
 
 
 def _provenance(results_file: Path, doc: dict[str, Any]) -> RunProvenance:

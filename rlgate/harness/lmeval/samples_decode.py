@@ -162,12 +162,12 @@ def _loose(raw: bytes, file: Path, number: int, kind: LineType) -> Any:
     """The line as the loose type (through `json.loads` where msgspec refuses it); it must have an integer doc_id."""
     row: Any = decode(kind.decoder, raw, file, number, FIX)
     if not isinstance(row, kind.type):  # msgspec refused the line; json.loads read it
-        if not isinstance(row, dict) or not isinstance(row.get("doc_id"), int):
+        if not isinstance(row, dict) or type(row.get("doc_id")) is not int:
             raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
                              fix="this is not an lm-eval samples file")
         kind.add(row["metrics"] if isinstance(row.get("metrics"), list) else [])
         row = msgspec.convert(row, kind.type, strict=False)
-    if not isinstance(row.doc_id, int):
+    if type(row.doc_id) is not int:  # true / false are not document ids
         raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,
                          fix="this is not an lm-eval samples file")
     return row

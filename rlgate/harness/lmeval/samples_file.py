@@ -221,7 +221,7 @@ def _merge(file: Path, lines: Iterable[bytes]
     where = file.name
     kind = LineType()
     decoder = kind.fast_decoder
-    refused = (msgspec.DecodeError, msgspec.ValidationError)
+    refused = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)  # checked only when one is raised
     last_names: Any = None
     metrics: Metrics = []
     row: Any
