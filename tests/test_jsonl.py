@@ -32,3 +32,12 @@ def test_bad_bytes_and_missing_file(tmp_path: Path) -> None:
         list(iter_jsonl(path, fix="x"))
     with pytest.raises(InputError, match="cannot read"):
         list(iter_jsonl(tmp_path / "missing.jsonl", fix="x"))
+
+
+def test_json_the_standard_library_cannot_hold_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    for line in ('{"a": 1' + "0" * 5000 + "}", "[" * 100_000 + "]" * 100_000):  # > 4300 digits; too deep
+        path.write_text('{"a": 1}\n' + line + "\n", encoding="utf-8")
+        with pytest.raises(InputError, match="not readable JSON") as info:
+            list(iter_jsonl(path, fix="x"))
+        assert info.value.line == 2
