@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -56,6 +57,11 @@ def scorer_outcome(success: float | None, state_success: float | None = None, an
     if outcome_only:
         out["outcome_only"] = True
     return out
+
+
+def _unusable(verdict: Any) -> bool:
+    """A scorer verdict that is a number but not a finite one (NaN, inf): no outcome can be read from it."""
+    return isinstance(verdict, float) and not math.isfinite(verdict)
 
 
 def rule_violations(calls: Iterable[ToolCall], rules: SafetyRules | None) -> list[str]:
@@ -93,7 +99,8 @@ def trajectory_metrics(trajectory: Trajectory, outcome: dict[str, Any], *, budge
     if outcome.get("outcome_only"):
         scored = outcome.get("success")
         ok = scored is not None and float(scored) >= 1.0 and trajectory.error is None
-        return {"task_success": 1.0 if ok else 0.0}, list(trajectory.limits_hit), []
+        value = math.nan if _unusable(scored) and trajectory.error is None else 1.0 if ok else 0.0
+        return {"task_success": value}, list(trajectory.limits_hit), []
     limits = list(trajectory.limits_hit)
     calls, failed = tool_errors(trajectory)
     if budget is not None and budget.max_tool_calls is not None and calls > budget.max_tool_calls \
@@ -113,9 +120,13 @@ def trajectory_metrics(trajectory: Trajectory, outcome: dict[str, Any], *, budge
         "limit_hit_rate": 1.0 if limits else 0.0,
         "safety_violation_rate": 1.0 if violations else 0.0,
     }
+    if _unusable(scored) and trajectory.error is None and not limits and not violations:
+        values["task_success"] = math.nan  # the scorer's verdict is NaN / inf: corrupt, never a failure
     state = outcome.get("state_success")
     if state is not None:
         values["state_success"] = 1.0 if float(state) >= 1.0 and trajectory.error is None else 0.0
+        if _unusable(state) and trajectory.error is None:
+            values["state_success"] = math.nan
     if calls:
         values["tool_success_rate"] = (calls - failed) / calls
     if failed:
@@ -150,6 +161,8 @@ def score_task(task: TaskResult, *, budget: AgentBudget | None = None, rules: Sa
         sample.extra["limits_hit"] = limits
         sample.extra["safety_violations"] = violations
         for name, value in values.items():
+            if not math.isfinite(value):
+                continue  # corrupt: listed on the task (registry's quarantine), never averaged
             acc = sums.setdefault(name, [0.0, 0.0])
             acc[0] += value
             acc[1] += 1

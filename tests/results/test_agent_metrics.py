@@ -97,3 +97,27 @@ def test_score_task_means_and_pass_at_k_over_epochs() -> None:
     assert finite == [1.0, 0.0]
     score_task(task)  # idempotent
     assert task.metrics["none"]["task_success"] == pytest.approx(2 / 6)
+
+
+@pytest.mark.parametrize("verdict", [math.nan, math.inf])
+def test_a_non_finite_scorer_verdict_is_corrupt_never_a_failure(verdict: float) -> None:
+    """A scorer that returned NaN said nothing: counted as a failure it would sink the baseline and pass a
+    candidate that is no better. Crashes and limits stay failures whatever the score."""
+    values, _, _ = trajectory_metrics(Trajectory(steps=[_answer()]), scorer_outcome(verdict, verdict))
+    assert math.isnan(values["task_success"]) and math.isnan(values["state_success"])
+    crashed, _, _ = trajectory_metrics(Trajectory(steps=[_answer()], error="boom"), scorer_outcome(verdict))
+    assert crashed["task_success"] == 0.0
+    limited, _, _ = trajectory_metrics(Trajectory(steps=[_answer()], limits_hit=["message"]), scorer_outcome(verdict))
+    assert limited["task_success"] == 0.0
+    only, _, _ = trajectory_metrics(Trajectory(), scorer_outcome(verdict, outcome_only=True))
+    assert math.isnan(only["task_success"])
+
+
+def test_score_task_never_averages_a_non_finite_verdict() -> None:
+    samples = [SampleRecord(doc_id=i, doc_hash=str(i), trajectory=Trajectory(steps=[_answer()]),
+                            extra={"sample_id": i, AGENT_KEY: scorer_outcome(value)})
+               for i, value in enumerate([1.0, math.nan, 0.0, 1.0])]
+    task = TaskResult(task="t", samples=samples)
+    score_task(task)
+    assert task.metrics["none"]["task_success"] == pytest.approx(2 / 3)
+    assert math.isnan(samples[1].scores["none"]["task_success"])  # left for the quarantine to list

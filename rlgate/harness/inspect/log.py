@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -276,7 +277,7 @@ def _scorer_means(records: list[SampleRecord]) -> dict[str, float]:
     sums: dict[str, list[float]] = {}
     for record in records:
         for name, value in record.scores.get(NO_FILTER, {}).items():
-            if isinstance(value, float):
+            if isinstance(value, float) and math.isfinite(value):  # NaN / inf are corrupt, never averaged
                 acc = sums.setdefault(name, [0.0, 0.0])
                 acc[0] += value
                 acc[1] += 1
