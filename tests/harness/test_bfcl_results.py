@@ -130,6 +130,10 @@ def test_eval_responses_then_gate_through_the_cli(tmp_path: Path) -> None:
     ('{"id": "simple_python_9999", "result": []}', "not in bfcl-eval"),
     ('{"id": "multi_turn_base_0", "result": []}', "not scored by BFCL's AST checker"),
     ('{"id": "simple_python_0", "result": [', "not valid JSON"),
+    ('{"id": "simple_python_0", "result": [], "input_token_count": NaN}', "input_token_count: is nan"),
+    ('{"id": "simple_python_0", "result": [], "latency": Infinity}', "latency: is inf"),
+    ('{"id": "simple_python_0", "result": [], "output_token_count": 1' + "0" * 400 + "}", "not a finite number"),
+    ('{"id": "simple_python_0", "result": [], "latency": 1' + "0" * 5000 + "}", "not readable JSON"),
 ])
 def test_malformed_result_file_is_one_clear_error(tmp_path: Path, line: str, needle: str) -> None:
     folder = tmp_path / "result" / FC_MODEL

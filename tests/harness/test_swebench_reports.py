@@ -145,6 +145,8 @@ def test_eval_responses_and_gate_through_the_cli(tmp_path: Path, candidate: Path
     ('{"resolved_ids": [], "unresolved_ids": []}', "lists no instance"),
     ('{"resolved_ids": ["a"], "total_instances": true}', "total_instances"),
     ('{"total_instances": 3, "resolved_instances": 1}', "neither a SWE-bench run summary"),
+    ('{"resolved_ids": ["a"], "total_instances": 1' + "0" * 5000 + "}", "not readable JSON"),  # > 4300 digits
+    ('{"resolved_ids": ["a"], "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "not readable JSON"),  # too deep
 ])
 def test_malformed_summary_is_one_clear_error(tmp_path: Path, text: str, needle: str) -> None:
     bad = tmp_path / "m.run.json"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Collection
 from pathlib import Path
@@ -68,6 +69,16 @@ def model_of(file: Path) -> str:
     return parent.parent.name if parent.name in ("non_live", "live", "multi_turn", "agentic") else parent.name
 
 
+_NUMBERS = ("input_token_count", "output_token_count", "latency")  # optional; a number must be a finite one
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past any float
+        return False
+
+
 def _rows(file: Path) -> dict[str, dict[str, list[tuple[int, dict[str, Any]]]]]:
     """category -> id -> [(line, row)] of one file, every row checked for shape."""
     out: dict[str, dict[str, list[tuple[int, dict[str, Any]]]]] = {}
@@ -75,6 +86,11 @@ def _rows(file: Path) -> dict[str, dict[str, list[tuple[int, dict[str, Any]]]]]:
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or "result" not in row:
             raise InputError('a BFCL result line is an object with a string "id" and a "result"', file=file,
                              line=line, fix=FIX)
+        for key in _NUMBERS:
+            value = row.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not _finite(value):
+                raise InputError(f"is {str(value)[:40]}, not a finite number", file=file, line=line,
+                                 field=key, fix=FIX)
         category = category_of(row["id"])
         if category not in checker.AST_CATEGORIES:
             raise InputError(f"category '{category}' (id {row['id']}) is not scored by BFCL's AST checker",

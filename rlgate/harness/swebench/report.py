@@ -77,6 +77,8 @@ def _load_json(path: Path, fix: str) -> Any:
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
                          fix=fix) from None
+    except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
+        raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path, fix=fix) from None
 
 
 def is_summary(data: Any) -> bool:
