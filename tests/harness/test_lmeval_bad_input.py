@@ -161,3 +161,53 @@ def test_gate_on_a_wrong_shaped_results_file_exits_2_without_a_traceback(tmp_pat
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert "configs.t.metadata" in result.output and str(candidate / f"results_{TS}.json") in result.output
+
+
+@pytest.mark.parametrize("kept", [0, 2], ids=["empty", "cut-at-a-line-end"])
+def test_a_samples_file_cut_short_is_located_not_read_as_fewer_documents(tmp_path: Path, kept: int) -> None:
+    """A run killed while lm-eval wrote its samples leaves whole lines: read as they are, the missing documents
+    would silently leave every paired test (or, with none left, the gate would fall back to the aggregates)."""
+    folder = write(tmp_path / "m", results_doc(), [sample_line(i) for i in range(kept)])
+    with pytest.raises(InputError, match=f"holds {kept} of the 3 documents") as info:
+        read_lmeval_folder(folder)
+    assert info.value.file == folder / f"samples_t_{TS}.jsonl"
+
+
+def test_a_filter_whose_lines_stop_early_is_named(tmp_path: Path) -> None:
+    other = [sample_line(i).replace('"filter": "none"', '"filter": "strict"') for i in range(2)]
+    folder = write(tmp_path / "m", results_doc(), [sample_line(i) for i in range(3)] + other)
+    with pytest.raises(InputError, match="holds 2 of the 3 documents the results file counts for filter 'strict'"):
+        read_lmeval_folder(folder)
+
+
+def test_without_a_document_count_any_samples_file_reads(tmp_path: Path) -> None:
+    doc = results_doc()
+    del doc["n-samples"]
+    run = read_lmeval_folder(write(tmp_path / "m", doc, [sample_line(0)]))
+    assert len(run.tasks["t"].samples) == 1
+
+
+@pytest.mark.parametrize(("content", "task", "needle"), [
+    ('{"args": [1], "logs": [{"doc_id": 0, "target": "1", "resps": [["a"]]}]}', None, "args.tasks"),
+    ('{"args": {"tasks": "chartqa"}, "logs": [], "x": 1' + "0" * 5000 + "}", "chartqa", "not readable JSON"),
+    ('{"args": {"tasks": "chartqa"}, "logs": [{"doc_id": 0, "target": "\udcff"}]}', "chartqa", "UTF-8"),
+], ids=["args-not-a-mapping", "huge-integer", "not-utf8"])
+def test_a_broken_legacy_lmms_eval_log_is_one_located_error(tmp_path: Path, content: str, task: str | None,
+                                                            needle: str) -> None:
+    from rlgate.harness.lmeval.convert import convert
+
+    source = tmp_path / "chartqa.json"
+    source.write_bytes(content.encode("utf-8", "surrogateescape"))
+    with pytest.raises(InputError, match=needle) as info:
+        convert([source], "lmms-eval", tmp_path / "out.jsonl", task=task)
+    assert info.value.file == source
+
+
+@pytest.mark.parametrize("name", [f"results_{TS}z.json", f"samples_t_{TS}.jsonl"], ids=["results", "samples"])
+def test_a_link_to_nothing_is_named_not_skipped(tmp_path: Path, name: str) -> None:
+    folder = write(tmp_path / "m", results_doc())
+    (folder / name).unlink(missing_ok=True)
+    (folder / name).symlink_to(tmp_path / "gone")
+    with pytest.raises(InputError, match="cannot read") as info:
+        read_lmeval_folder(folder)
+    assert info.value.file == folder / name

@@ -146,11 +146,12 @@ def _legacy_logs(path: Path) -> tuple[str | None, list[Any]] | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # broken JSON, bytes or numbers: the line-by-line reading locates them
         return None  # a JSONL file whose first row mentions "args": read line by line
     if not isinstance(data, dict) or not isinstance(data.get("logs"), list):
         return None
-    tasks = str((data.get("args") or {}).get("tasks") or "")
+    args = data.get("args")
+    tasks = str(args.get("tasks") or "") if isinstance(args, dict) else ""
     return (tasks if tasks and "," not in tasks else None), data["logs"]
 
 

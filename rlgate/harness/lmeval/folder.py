@@ -57,7 +57,15 @@ def find_results_file(path: str | Path) -> Path:
     if not found:
         raise InputError("no results_*.json here or in a folder one level below", file=root, fix=_FIX_FOLDER)
     # lm-eval's timestamps are ISO dates with ':' replaced, so names sort by time.
-    return max(found, key=lambda p: (_RESULTS_RE.match(p.name)["ts"], p.stat().st_mtime))  # type: ignore[index]
+    return max(found, key=lambda p: (_RESULTS_RE.match(p.name)["ts"], _mtime(p)))  # type: ignore[index]
+
+
+def _mtime(file: Path) -> float:
+    """Modification time; a link to nothing sorts as oldest (reading it, if chosen, names it)."""
+    try:
+        return file.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _load_json(file: Path) -> Any:
@@ -162,8 +170,9 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
             protocol=_protocol(name, doc),
         )
         sample_file = results_file.parent / f"samples_{name}_{timestamp}.jsonl"
-        if samples and sample_file.exists():
+        if samples and (sample_file.exists() or sample_file.is_symlink()):  # a link to nothing: named, not skipped
             task.samples, task.corrupt, task.duplicate_lines = read_samples_file(sample_file)
+            _check_complete(task, sample_file)
         add_derived_metrics(task, configs.get(name) or {})
         add_vlm_metrics(task)
         add_per_response(task, configs.get(name) or {})
@@ -180,6 +189,25 @@ _FLAG: TypeAdapter[bool | None] = TypeAdapter(bool | None)
 _MAPPINGS = ("configs", "versions", "n-shot", "higher_is_better", "n-samples", "group_subtasks", "task_hashes")
 _TASK_MAPPINGS = ("configs", "higher_is_better", "n-samples")
 _CONFIG_MAPPINGS = ("metadata", "generation_kwargs", "dataset_kwargs")
+
+
+def _check_complete(task: TaskResult, file: Path) -> None:
+    """lm-eval writes one line per document and filter for every document it counts (n-samples): a samples file
+    with fewer documents for a filter was cut short (a run killed while writing it, at a line's end), and
+    reading it would silently leave those documents out of every paired test."""
+    if not task.n_samples:
+        return
+    held: dict[str, int] = {}
+    for sample in task.samples:
+        for filt in sample.scores:
+            held[filt] = held.get(filt, 0) + 1
+    short = [(filt, count) for filt, count in held.items() if count < task.n_samples]
+    if not held or short:
+        filt, count = short[0] if short else ("", 0)
+        which = f" for filter '{filt}'" if short else ""
+        raise InputError(f"holds {count} of the {task.n_samples} documents the results file counts{which}: the "
+                         "file ends early (a run killed while writing it?)", file=file,
+                         fix="re-run lm_eval for this task with --log_samples, or restore the complete samples file")
 
 
 def _count(count: Any, entry: dict[str, Any], task: str, file: Path) -> int:
