@@ -13,6 +13,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -191,16 +194,16 @@ _TASK_MAPPINGS = ("configs", "higher_is_better", "n-samples")
 _CONFIG_MAPPINGS = ("metadata", "generation_kwargs", "dataset_kwargs")
 
 
+_SCORES = attrgetter("scores")
+
+
 def _check_complete(task: TaskResult, file: Path) -> None:
     """lm-eval writes one line per document and filter for every document it counts (n-samples): a samples file
     with fewer documents for a filter was cut short (a run killed while writing it, at a line's end), and
     reading it would silently leave those documents out of every paired test."""
     if not task.n_samples:
         return
-    held: dict[str, int] = {}
-    for sample in task.samples:
-        for filt in sample.scores:
-            held[filt] = held.get(filt, 0) + 1
+    held = Counter(chain.from_iterable(map(dict.keys, map(_SCORES, task.samples))))  # one C-level pass
     short = [(filt, count) for filt, count in held.items() if count < task.n_samples]
     if not held or short:
         filt, count = short[0] if short else ("", 0)
