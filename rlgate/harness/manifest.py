@@ -168,7 +168,8 @@ def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
         model = data.pop("lm_eval_model", None)
         data["schema_version"] = 2
         data.setdefault("harness", "lm_eval")
-        data.setdefault("harness_version", (data.get("library_versions") or {}).get("lm_eval"))
+        versions = data.get("library_versions")
+        data.setdefault("harness_version", versions.get("lm_eval") if isinstance(versions, dict) else None)
         data.setdefault("model_spec", {"lm_eval_model": model} if model is not None else {})
     return data
 
@@ -182,6 +183,9 @@ def load_manifest(path: Path) -> RunManifest:
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
                          fix="the manifest is corrupt or truncated; re-run the evaluation") from None
+    except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
+        raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path,
+                         fix="the manifest is corrupt; re-run the evaluation") from None
     if not isinstance(data, dict):
         raise InputError("a run manifest is a JSON object", file=path)
     try:

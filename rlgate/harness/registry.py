@@ -72,7 +72,7 @@ def _manifest_harness(path: Path) -> str | None:
         if candidate.is_file():
             try:
                 data = json.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 return None  # the harness's own reader reports the corrupt manifest
             if isinstance(data, dict):
                 return str(data.get("harness") or DEFAULT_HARNESS)

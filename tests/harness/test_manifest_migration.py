@@ -59,3 +59,15 @@ def test_newer_and_corrupt_manifests_are_located_errors(tmp_path: Path) -> None:
     newer.write_text('{"schema_version": 2, "contract": ')
     with pytest.raises(InputError, match="not valid JSON"):
         load_manifest(newer)
+
+
+def test_unreadable_and_odd_v1_manifests_are_located_errors(tmp_path: Path) -> None:
+    manifest = tmp_path / "run_manifest.json"
+    data = json.loads((FIXTURE / "v1run" / "run_manifest.json").read_text())
+    for text, needle in (('{"schema_version": 2, "x": 1' + "0" * 5000 + "}", "not readable JSON"),
+                         ('{"schema_version": 2, "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "not readable JSON"),
+                         (json.dumps({**data, "library_versions": [1]}), "library_versions")):
+        manifest.write_text(text)
+        with pytest.raises(InputError, match=needle) as info:
+            load_manifest(manifest)
+        assert info.value.file == manifest
