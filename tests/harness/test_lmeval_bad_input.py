@@ -211,3 +211,13 @@ def test_a_link_to_nothing_is_named_not_skipped(tmp_path: Path, name: str) -> No
     with pytest.raises(InputError, match="cannot read") as info:
         read_lmeval_folder(folder)
     assert info.value.file == folder / name
+
+
+@pytest.mark.parametrize(("value", "key"), [(7, "7"), (None, "None"), ([1], "[1]")], ids=["number", "null", "list"])
+def test_a_filter_that_is_not_text_is_its_text_everywhere(tmp_path: Path, value: Any, key: str) -> None:
+    """lm-eval writes filters as strings; any other JSON value is read as its str (1 and "1" are one key), in the
+    scores and answers as in the repeat check, so nothing downstream meets a filter that is not text."""
+    lines = [sample_line(i).replace('"filter": "none"', f'"filter": {json.dumps(value)}') for i in range(3)]
+    run = read_lmeval_folder(write(tmp_path / "m", results_doc(), lines))
+    for sample in run.tasks["t"].samples:
+        assert list(sample.scores) == [key] and list(sample.filtered) == [key]

@@ -208,8 +208,8 @@ def _check_complete(task: TaskResult, file: Path) -> None:
     if not held or short:
         filt, count = short[0] if short else ("", 0)
         which = f" for filter '{filt}'" if short else ""
-        raise InputError(f"holds {count} of the {task.n_samples} documents the results file counts{which}: the "
-                         "file ends early (a run killed while writing it?)", file=file,
+        raise InputError(f"holds {count} of the {task.n_samples} documents the results file counts{which}: lines "
+                         "are missing (the file was cut short by a killed run, or edited)", file=file,
                          fix="re-run lm_eval for this task with --log_samples, or restore the complete samples file")
 
 

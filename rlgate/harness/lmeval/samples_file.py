@@ -247,6 +247,8 @@ def _merge(file: Path, lines: Iterable[bytes]
         # filter) reaches its scores); until then no line numbers are kept. From the first repeat on, or a
         # filter that is not a string (1 and "1" are one key), every line's key goes through `seen`.
         if keyed or type(filt) is not str or (record is not None and filt in record["scores"]):
+            if type(filt) is not str:
+                filt = _text(filt)  # 1 and "1" are one filter, "1", in the scores and answers too
             if not keyed:
                 keyed = True
                 data = read_bytes(file)
