@@ -92,6 +92,51 @@ def _walk(doc: YamlDoc, node: yaml.Node, path: PathKey) -> None:
             _walk(doc, item, (*path, index))
 
 
+#: Values that aliases may add by repeating an anchored list or mapping; a contract needs a few, an alias bomb
+#: (anchors of anchors) billions, which would exhaust memory before any check ran.
+MAX_ALIAS_VALUES = 100_000
+
+
+def _check_aliases(file: Path, root: yaml.Node) -> None:
+    """Refuse a list or mapping that contains itself and aliases that expand past MAX_ALIAS_VALUES.
+
+    An alias is the anchored node object itself, so a node met again is an alias; sizes are memoised per
+    node, so this is linear in the file whatever the aliases expand to.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    distinct = 0
+
+    def size(node: yaml.Node) -> int:
+        nonlocal distinct
+        key = id(node)
+        if key in open_nodes:
+            pos = _mark(node)
+            raise InputError(f"the {'mapping' if isinstance(node, yaml.MappingNode) else 'list'} anchored at line "
+                             f"{pos.line} contains itself through an alias (a recursive alias)", file=file,
+                             line=pos.line, column=pos.column,
+                             fix="remove the alias to its own anchor; a contract holds plain, finite values")
+        if key in sizes:
+            return sizes[key]
+        if isinstance(node, yaml.MappingNode):
+            children: list[yaml.Node] = [item for pair in node.value for item in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        open_nodes.add(key)
+        total = 1 + sum(size(child) for child in children)
+        open_nodes.discard(key)
+        sizes[key] = total
+        distinct += 1
+        return total
+
+    expanded = size(root) - distinct
+    if expanded > MAX_ALIAS_VALUES:
+        raise InputError(f"aliases expand to {expanded:,} more values (more than {MAX_ALIAS_VALUES:,}; an alias "
+                         "bomb?)", file=file, fix="write the values out, or use fewer aliases of aliases")
+
+
 def load_yaml(file: Path) -> YamlDoc:
     """Read a YAML mapping safely; every failure is an InputError naming the file."""
     try:
@@ -119,7 +164,14 @@ def load_yaml(file: Path) -> YamlDoc:
         if node is None:
             raise InputError("file is empty", file=file, line=1, column=1,
                              fix="write a mapping starting with 'schema_version: 1' (see `rlgate init`)")
+        _check_aliases(file, node)
         data = loader.construct_document(node)
+        doc = YamlDoc(file=file, data=data, value_pos={}, key_pos={})
+        if isinstance(data, dict):
+            _walk(doc, node, ())
+    except RecursionError:
+        raise InputError("nested too deeply to read (thousands of levels of lists or mappings)", file=file,
+                         fix="a contract nests a few levels deep: check for runaway brackets") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -137,8 +189,6 @@ def load_yaml(file: Path) -> YamlDoc:
         kind = type(data).__name__ if data is not None else "null"
         raise InputError(f"top level is a {kind}, not a mapping", file=file, line=1, column=1,
                          fix="the file must be a mapping of keys (schema_version, name, ...)")
-    doc = YamlDoc(file=file, data=data, value_pos={}, key_pos={})
-    _walk(doc, node, ())
     return doc
 
 
