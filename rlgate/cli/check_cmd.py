@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
+from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
 
 
 def print_outcome(result: object) -> None:
@@ -48,6 +48,7 @@ def check(
     """
     from rlgate.cli.progress import RichProgress, quiet_environment
 
+    output_folder(out)
     quiet_environment()
     from rlgate.orchestrate import check as run_check
 

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -73,6 +74,17 @@ def handles_input_errors(func: F) -> F:
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def output_folder(path: Path, option: str = "--out") -> Path:
+    """Refuse an output folder that is, or lies under, a file before any work is done (and anything recorded)."""
+    for folder in (path, *path.parents):
+        if folder.is_dir() or not folder.exists():
+            continue
+        where = "" if folder == path else f" (so {path} cannot be a folder)"
+        raise InputError(f"is a file{where}", file=folder, field=option,
+                         fix=f"pass a new or existing folder for {option}; the file is left as it is")
+    return path
 
 
 @contextmanager

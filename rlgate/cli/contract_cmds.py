@@ -61,8 +61,13 @@ def schema(
         raise InputError(f"unknown schema kind '{kind}'", field="--kind", fix=f"use one of {', '.join(kinds)}")
     text = decision_json_schema_text() if kind == "decision" else json_schema_text(kind)
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+        from rlgate.files import write_text_atomic
+
+        try:
+            write_text_atomic(out, text)
+        except OSError as exc:
+            raise InputError(f"cannot write the schema: {exc.strerror or exc}", file=out, field="--out",
+                             fix="name a file in a writable folder, e.g. --out contract.schema.json") from None
         typer.echo(f"wrote {out}")
     else:
         typer.echo(text, nl=False)

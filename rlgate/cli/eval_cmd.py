@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rlgate.cli.common import app, handles_input_errors
+from rlgate.cli.common import app, handles_input_errors, output_folder
 from rlgate.errors import InputError
 
 
@@ -62,6 +62,7 @@ def eval_command(
     if responded_only and responses is None:
         raise InputError("--responded-only applies to --responses", field="--responded-only",
                          fix="drop --responded-only or pass --responses FILE")
+    output_folder(out)
     cache_dir = cache or default_cache_dir()
     resolved = load_contract(contract)
     tasks = select_tasks(resolved, split, release_gate=False)

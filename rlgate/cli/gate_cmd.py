@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, pydantic_plugins_off
+from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder, pydantic_plugins_off
 from rlgate.files import write_text_atomic
 from rlgate.gcpause import collector_paused, command_policy
 
@@ -31,6 +31,7 @@ def gate(
         "bounds) and report the look at which the decision was reached")] = False,
 ) -> None:
     """Gate a candidate against its baseline on stored results; exit 0 release, 1 block, 3 research_only."""
+    output_folder(out)
     # the runs, the decision and its reports all live until the process exits (rlgate.gcpause)
     with command_policy(), pydantic_plugins_off():
         with collector_paused():  # these modules live until the process exits (rlgate.gcpause)

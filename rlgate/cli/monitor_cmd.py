@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors
+from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors, output_folder
 
 
 @app.command()
@@ -36,6 +36,7 @@ def monitor(
     from rlgate.monitor.mapping import parse_map_options
     from rlgate.monitor.report import MonitorReport
 
+    output_folder(out)
     mapping = parse_map_options(map_ or [])
     report: MonitorReport
     if contract is not None:

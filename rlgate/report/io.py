@@ -43,7 +43,42 @@ FILES = {"decision": "decision.json", "model": "report_model.json", "html": "rep
 
 def _write(path: Path, text: str) -> Path:
     """Write through a temporary file so a crash never leaves half a report."""
-    return write_text_atomic(path, text)
+    try:
+        return write_text_atomic(path, text)
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+
+
+def _unwritable(path: Path, exc: OSError) -> InputError:
+    return InputError(f"cannot write {path.name}: {exc.strerror or exc}", file=path,
+                      fix="make the run folder writable (or pass another --out); the files already there are kept")
+
+
+def _user_template_error(exc: Exception, folder: Path) -> InputError | None:
+    """A failure raised by a template of the user's --template-dir, located in it; None when it came from elsewhere."""
+    if isinstance(exc, UnicodeDecodeError):
+        for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+            try:
+                file.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return InputError(f"template is not UTF-8 text (byte {bad.start})", file=file,
+                                  fix="save the template as UTF-8")
+            except OSError:
+                continue
+        return None
+    root = os.path.abspath(folder) + os.sep
+    where: tuple[str, int] | None = None
+    tb = exc.__traceback__
+    while tb is not None:  # jinja2 rewrites the traceback: a template's frames carry its file and line
+        name = tb.tb_frame.f_code.co_filename
+        if os.path.abspath(name).startswith(root):
+            where = (name, tb.tb_lineno)
+        tb = tb.tb_next
+    if where is None:
+        return None
+    return InputError(f"template error: {type(exc).__name__}: {exc}", file=where[0], line=where[1],
+                      fix="fix the expression on this line of the template in --template-dir (or remove the file "
+                      "to use the built-in one)")
 
 
 def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | Path | None = None,
@@ -54,7 +89,10 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
     from rlgate.report.markdown import github_run_url, render_markdown
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
     written = {
         "model": _write(out / FILES["model"], model.model_dump_json()),
         "decision": _write(out / FILES["decision"], model.decision.model_dump_json(indent=2) + "\n"),
@@ -68,6 +106,11 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
     except TemplateError as exc:
         raise InputError(f"template error: {exc.message}", file=template_dir,
                          fix="the override must use the variables of the built-in template of the same name") from None
+    except Exception as exc:  # a user's template raising as it renders (1/0, a non-UTF-8 file): bad input
+        located = _user_template_error(exc, Path(template_dir)) if template_dir is not None else None
+        if located is None:
+            raise
+        raise located from None
     written["html"] = _write(out / FILES["html"], html)
     written["markdown"] = _write(out / FILES["markdown"], markdown)
     written["junit"] = _write(out / FILES["junit"], render_junit(model))

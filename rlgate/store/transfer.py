@@ -25,7 +25,11 @@ class HistoryExport(BaseModel):
 
 def export_history(store: HistoryStore, path: Path) -> tuple[int, int]:
     checkpoints, counters = store.dump()
-    write_text_atomic(path, HistoryExport(checkpoints=checkpoints, counters=counters).model_dump_json(indent=1))
+    try:
+        write_text_atomic(path, HistoryExport(checkpoints=checkpoints, counters=counters).model_dump_json(indent=1))
+    except OSError as exc:
+        raise InputError(f"cannot write the export: {exc.strerror or exc}", file=path, field="--export",
+                         fix="name a file in a writable folder, e.g. --export history.json") from None
     return len(checkpoints), len(counters)
 
 
@@ -36,8 +40,11 @@ def import_history(store: HistoryStore, path: Path) -> tuple[int, int]:
     except FileNotFoundError:
         raise InputError(f"{path} does not exist", file=path, fix="pass a file written by rlgate history --export") \
             from None
-    except (json.JSONDecodeError, ValidationError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
         raise InputError(f"not a history export: {str(exc).splitlines()[0]}", file=path,
+                         fix="pass a file written by rlgate history --export") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the export: {exc.strerror or exc}", file=path, field="--import",
                          fix="pass a file written by rlgate history --export") from None
     if data.schema_version > HISTORY_SCHEMA_VERSION:
         raise InputError(f"the export has schema version {data.schema_version}; this rlgate reads up to "

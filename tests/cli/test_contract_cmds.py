@@ -113,3 +113,10 @@ def test_help_and_import_stay_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_schema_out_to_a_folder_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["schema", "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path}: --out: cannot write" in result.output and "fix:" in result.output
+    assert "Traceback" not in result.output

@@ -149,3 +149,21 @@ def test_sequential_replay_with_the_group_sequential_method(abel: dict[str, Path
     assert seq["documents_used"] + seq["not_generated"][0]["count"] == seq["documents_total"] == 1319
     primary = seq["gates"][0]
     assert primary["verdict"] == "pass" and primary["critical_z"] > 1.96 and primary["lower"] > 0
+
+
+@pytest.mark.parametrize("where", ["taken", "taken/sub"])
+def test_out_that_is_a_file_exits_2_before_gating(tmp_path: Path, where: str) -> None:
+    base = build_synthetic_folder(tmp_path / "base", "org/base", {"gsm8k": [True] * 60 + [False] * 40})
+    cand = build_synthetic_folder(tmp_path / "cand", "org/cand", {"gsm8k": [True] * 61 + [False] * 39})
+    shutil.copy(CONTRACTS / "gsm8k_suite.yaml", tmp_path / "suite.yaml")
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "schema_version: 1\nname: tiny\nbaseline:\n  results: base\nsplits:\n  test_public: {visibility: nightly}\n"
+        "suites: [suite.yaml]\ngates:\n  primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.02}\n")
+    (tmp_path / "taken").write_text("keep me", encoding="utf-8")
+    code, out = _gate(str(contract), "--candidate", str(cand), "--baseline", str(base),
+                      "--out", str(tmp_path / where))
+    assert code == 2, out
+    assert f"{tmp_path / 'taken'}: --out: is a file" in out and "fix:" in out and "Traceback" not in out
+    assert "decision:" not in out  # refused before any gating
+    assert (tmp_path / "taken").read_text(encoding="utf-8") == "keep me"

@@ -125,3 +125,23 @@ def test_a_bad_history_flag_names_the_flag(location: str, problem: str) -> None:
     result = runner.invoke(app, ["history", "--history", location])
     assert result.exit_code == 2, result.output
     assert "--history: the" in result.output and problem in result.output and "Traceback" not in result.output
+
+
+def test_export_to_a_folder_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["history", "--history", str(tmp_path / "h.sqlite"), "--export", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path}: --export: cannot write" in result.output and "fix:" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("content", [None, b"\xff\xfe{}"])
+def test_import_of_a_folder_or_binary_file_exits_2(tmp_path: Path, content: bytes | None) -> None:
+    source = tmp_path / "export.json"
+    if content is None:
+        source.mkdir()
+    else:
+        source.write_bytes(content)
+    result = runner.invoke(app, ["history", "--history", str(tmp_path / "h.sqlite"), "--import", str(source)])
+    assert result.exit_code == 2, result.output
+    assert f"{source}: " in result.output and "fix: pass a file written by rlgate history --export" in result.output
+    assert "Traceback" not in result.output

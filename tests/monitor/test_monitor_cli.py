@@ -151,3 +151,12 @@ def test_contract_without_logs_or_training_run_names_both_settings(tmp_path: Pat
     code, out, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
     assert code == 2 and "no training logs given" in err and "monitor.training_run" in err, out + err
     assert "Traceback" not in out + err
+
+
+def test_out_that_is_a_file_exits_2_and_leaves_it_alone(tmp_path: Path) -> None:
+    log = write_verl_jsonl(tmp_path / "m.jsonl", healthy_rows(20))
+    before = log.read_bytes()
+    code, out, err = invoke(str(log), "--out", str(log))
+    assert code == 2, out + err
+    assert f"{log}: --out: is a file" in err and "fix:" in err and "Traceback" not in out + err
+    assert log.read_bytes() == before

@@ -105,3 +105,30 @@ def test_bad_run_folders_exit_2(tmp_path: Path, run_folder: Path, setup: str, me
     result = runner.invoke(app, ["report", str(target)])
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("template", "message"), [
+    (b"{{ 1 / 0 }}\n", "report.html.j2:1: template error: ZeroDivisionError: division by zero"),
+    (b"\xff\xfe{{ x }}\n", "report.html.j2: template is not UTF-8 text"),
+])
+def test_a_template_that_fails_to_render_exits_2_and_keeps_the_decision(
+        run_folder: Path, tmp_path: Path, template: bytes, message: str) -> None:
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    (templates / "report.html.j2").write_bytes(template)
+    decision = (run_folder / "decision.json").read_text(encoding="utf-8")
+    result = runner.invoke(app, ["report", str(run_folder), "--template-dir", str(templates)])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "fix:" in result.output and "Traceback" not in result.output
+    assert (run_folder / "decision.json").read_text(encoding="utf-8") == decision
+
+
+def test_a_report_file_that_cannot_be_written_exits_2_and_keeps_the_decision(run_folder: Path) -> None:
+    decision = (run_folder / "decision.json").read_text(encoding="utf-8")
+    (run_folder / "report.html").unlink()
+    (run_folder / "report.html").mkdir()  # in the way of the page
+    result = runner.invoke(app, ["report", str(run_folder)])
+    assert result.exit_code == 2, result.output
+    assert f"{run_folder / 'report.html'}: cannot write report.html" in result.output
+    assert "fix:" in result.output and "Traceback" not in result.output
+    assert (run_folder / "decision.json").read_text(encoding="utf-8") == decision
