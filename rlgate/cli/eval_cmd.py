@@ -62,6 +62,9 @@ def eval_command(
     if responded_only and responses is None:
         raise InputError("--responded-only applies to --responses", field="--responded-only",
                          fix="drop --responded-only or pass --responses FILE")
+    if responses is not None and not responses.is_file():  # before the tasks' data loads (minutes, a download)
+        raise InputError(f"responses file '{responses}' " + ("is a folder" if responses.is_dir() else "does not exist"),
+                         file=responses, field="--responses", fix="check the path given to --responses")
     output_folder(out)
     cache_dir = cache or default_cache_dir()
     resolved = load_contract(contract)

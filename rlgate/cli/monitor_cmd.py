@@ -9,6 +9,9 @@ import typer
 
 from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors, output_folder
 
+#: Read problems printed per log; monitor.json lists every one.
+SHOWN_PROBLEMS = 10
+
 
 @app.command()
 @handles_input_errors
@@ -49,9 +52,14 @@ def monitor(
     written = write_report(report, out)
     typer.echo(render_text(report))
     typer.echo(f"wrote {written}")
-    for problem in report.problems:
-        typer.echo(f"error: {problem.text}\n  fix: the rest of the log was read and checked; repair the log "
-                   "and run again for a complete check", err=True)
+    for log in report.logs:  # a few per log: a log of corrupt lines would print one error per line
+        for problem in log.problems[:SHOWN_PROBLEMS]:
+            typer.echo(f"error: {problem.text}\n  fix: the rest of the log was read and checked; repair the log "
+                       "and run again for a complete check", err=True)
+        if len(log.problems) > SHOWN_PROBLEMS:
+            typer.echo(f"error: {log.path}: and {len(log.problems) - SHOWN_PROBLEMS} more problems in this log\n"
+                       f"  fix: every one is listed in {written}; if none of its lines reads, check --format",
+                       err=True)
     code = report.exit_code()
     raise typer.Exit(EXIT_BAD_INPUT if code == EXIT_BAD_INPUT else code)
 

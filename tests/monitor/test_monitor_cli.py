@@ -160,3 +160,14 @@ def test_out_that_is_a_file_exits_2_and_leaves_it_alone(tmp_path: Path) -> None:
     assert code == 2, out + err
     assert f"{log}: --out: is a file" in err and "fix:" in err and "Traceback" not in out + err
     assert log.read_bytes() == before
+
+
+def test_a_log_of_many_corrupt_lines_prints_a_few_and_keeps_all_in_monitor_json(tmp_path: Path) -> None:
+    log = write_verl_jsonl(tmp_path / "m.jsonl", healthy_rows(30))
+    with log.open("a") as handle:
+        handle.writelines(f"garbage line {i}\n" for i in range(500))
+    code, _, err = invoke(str(log), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert f"error: {log}:31:" in err and err.count("error: ") <= 11 and err.count("\n") <= 25
+    assert "and 490 more problems in this log" in err and str(tmp_path / "out" / "monitor.json") in err
+    assert len(json.loads((tmp_path / "out" / "monitor.json").read_text())["logs"][0]["problems"]) == 500
