@@ -14,6 +14,7 @@ DecisionName = Literal["release", "research_only", "block"]
 
 
 class StrictModel(BaseModel):
-    """Base for every contract model: unknown keys are errors."""
+    """Base for every contract model: unknown keys are errors, and so are nan and inf (a nan threshold compares
+    false both ways, so `max: nan` would pass every value)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)

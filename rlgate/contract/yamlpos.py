@@ -241,6 +241,7 @@ _TYPE_FIXES = {
     "int_parsing": "write a whole number, e.g. 1",
     "int_type": "write a whole number, e.g. 1",
     "int_from_float": "write a whole number, e.g. 1",
+    "finite_number": "write a finite number (nan and inf are not thresholds)",
     "bool_parsing": "write true or false",
     "bool_type": "write true or false",
     "string_type": "write text (quote it if it looks like a number)",

@@ -89,6 +89,11 @@ CASES: list[tuple[str, str, str, str]] = [
      "strict-match, flexible-extract\n  fix: write gsm8k/exact_match/flexible-extract"),
     ("dangling_reference", BASE.replace("suite.yaml", "suites/nope.yaml"), "c.yaml:7:10",
      "suites[0]: suite file 'suites/nope.yaml' does not exist"),
+    ("nan_threshold", BASE.replace("min_delta: 0.02", "min_delta: nan"), "c.yaml:9:68",
+     "gates.primary.min_delta: Input should be a finite number\n  fix: write a finite number"),
+    ("inf_hard_limit", BASE.replace("regression:\n", "hard:\n    - {metric: gsm8k/response_length_mean, max: .inf}\n"
+                                    "  regression:\n"), "c.yaml:11:49",
+     "gates.hard[0].max: Input should be a finite number"),
     ("bad_visibility", BASE.replace("nightly", "nighty"), "c.yaml:6:29",
      "splits.test_public.visibility: Input should be 'iteration', 'nightly' or 'release_gate_only'; got 'nighty'"),
     ("duplicate_key", BASE.replace("name: t", "name: t\nname: u"), "c.yaml:3:1",
