@@ -21,7 +21,9 @@ MONITOR_POLICY_VERSION = 1
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    """Unknown keys, nan and inf are errors (a nan threshold compares false both ways: its rule never fires)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
 
 
 class WindowConfig(_Strict):
@@ -275,8 +277,9 @@ def apply_overrides(policy: MonitorPolicy, overrides: dict[str, dict[str, Any]],
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"][1:])
+        fix = "write a finite number" if first["type"] == "finite_number" else None
         raise InputError(first["msg"].removeprefix("Value error, ") + f"; got {first.get('input')!r}", file=origin,
-                         field=f"monitor.overrides.{where}") from None
+                         field=f"monitor.overrides.{where}", fix=fix) from None
 
 
 def default_policy_path() -> Path | None:

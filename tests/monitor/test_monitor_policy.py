@@ -58,3 +58,20 @@ def test_partial_policy_file_inherits_and_errors_are_located(tmp_path: Path) -> 
     with pytest.raises(InputError) as raised:
         load_policy_file(bad)
     assert (raised.value.line, raised.value.fix) == (4, "did you mean 'max_ratio'?")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "nan"])
+def test_a_nan_or_inf_threshold_is_an_input_error(value: object) -> None:
+    """A nan threshold compares false both ways: the rule would never fire."""
+    with pytest.raises(InputError) as raised:
+        apply_overrides(MonitorPolicy(), {"truncation_high": {"max": value}}, origin="contract.yaml")
+    assert raised.value.field == "monitor.overrides.truncation_high.max"
+    assert "finite number" in raised.value.message and raised.value.fix
+
+
+def test_a_nan_threshold_in_a_policy_file_is_located(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema_version: 1\nrules:\n  truncation_high:\n    max: .nan\n")
+    with pytest.raises(InputError) as raised:
+        load_policy_file(bad)
+    assert raised.value.line == 4 and "finite number" in raised.value.message
