@@ -129,15 +129,23 @@ def export_badcases(path: str | Path, candidate: RunResult, baseline: RunResult 
     if target.parent and not target.parent.exists():
         raise InputError("the export folder does not exist", file=str(target.parent),
                          fix="create the folder or choose another --export path")
+    if target.is_dir():
+        raise InputError("is a folder", file=target, field="--export",
+                         fix="name the JSONL file to write, e.g. --export badcases.jsonl")
     tmp = target.with_name(target.name + ".tmp")
     written = 0
     by_class: dict[str, int] = {}
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for row in badcase_rows(candidate, baseline, private_tasks, options, only_new):
-            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-            written += 1
-            for cls in row["failure_classes"]:
-                by_class[cls] = by_class.get(cls, 0) + 1
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for row in badcase_rows(candidate, baseline, private_tasks, options, only_new):
+                handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+                written += 1
+                for cls in row["failure_classes"]:
+                    by_class[cls] = by_class.get(cls, 0) + 1
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"cannot write the export: {exc.strerror or exc}", file=target, field="--export",
+                         fix="choose a writable path for --export") from None
     withheld = sum(len(r.samples) for n, r in candidate.tasks.items() if n in private_tasks)
     return ExportSummary(path=target, written=written, private_withheld=withheld, by_class=by_class)

@@ -41,6 +41,12 @@ def load_anchor_set(path: str | Path) -> AnchorSet:
         raise InputError("anchor set file does not exist", file=str(file)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=str(file), line=exc.lineno, column=exc.colno) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=str(file),
+                         fix="pass the anchor set JSON file (--anchors)") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the anchor set: {exc.strerror or exc}", file=str(file),
+                         fix="pass the anchor set JSON file (--anchors), not a folder") from None
     try:
         return AnchorSet.model_validate(data)
     except ValidationError as exc:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
+from rlgate.errors import InputError
 
 
 @app.command()
@@ -32,6 +33,14 @@ def contamination(
     from rlgate.contract.loader import load_contract
     from rlgate.engine.models import DECISION_ORDER
 
+    # the contract's own bounds (contamination.min_overlap, .ngram); nan fails the comparison too, and would
+    # count no document as contaminated
+    if min_overlap is not None and not 0.0 <= min_overlap <= 1.0:
+        raise InputError(f"{min_overlap} is not a share of a document's n-grams", field="--min-overlap",
+                         fix="give a number in [0, 1], e.g. 0.5 (0: any shared n-gram counts)")
+    if ngram is not None and not 3 <= ngram <= 64:
+        raise InputError(f"an n-gram of {ngram} tokens is outside 3..64", field="--ngram",
+                         fix="give 3 to 64 tokens (13 as in GPT-3 / lm-eval)")
     resolved = load_contract(contract)
     run = None
     if results is not None:

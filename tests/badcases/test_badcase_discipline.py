@@ -151,3 +151,12 @@ def test_manifest_fields_let_badcases_withhold_private_samples_without_a_contrac
     run.provenance.manifest = dict(fields)
     assert private_leaf_tasks(None, [run], _manifest_visibility([run, None])) == {"mmlu_pro", "mmlu_pro_law"}
     assert check_versions(run, run).baseline == fields[MANIFEST_KEY]
+
+
+def test_an_anchor_set_that_is_a_folder_or_binary_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "folder.json").mkdir()
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe{}")
+    for name in ("folder.json", "binary.json"):
+        with pytest.raises(InputError) as info:
+            load_anchor_set(tmp_path / name)
+        assert info.value.file == str(tmp_path / name) and info.value.fix

@@ -64,3 +64,12 @@ def test_missing_export_folder_is_an_input_error(tmp_path: Path) -> None:
     base, cand = _runs()
     with pytest.raises(InputError, match="export folder"):
         export_badcases(tmp_path / "nope" / "bad.jsonl", cand, base, frozenset())
+
+
+def test_export_onto_a_folder_is_an_input_error_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    base, cand = _runs()
+    (tmp_path / "bad.jsonl").mkdir()
+    with pytest.raises(InputError) as info:
+        export_badcases(tmp_path / "bad.jsonl", cand, base, frozenset())
+    assert info.value.file == tmp_path / "bad.jsonl" and info.value.field == "--export" and info.value.fix
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]

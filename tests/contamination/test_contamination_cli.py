@@ -104,3 +104,18 @@ def test_gsm8k_planted_versus_clean_through_the_cli(shared_data: Path, tmp_path:
     result = runner.invoke(app, ["contamination", str(contract), "--train", str(planted)])
     assert result.exit_code == 1
     assert "gsm8k                       1319     1319            25    1.90%" in result.output
+
+
+def test_out_of_range_cli_settings_exit_2_instead_of_passing_the_gate(tmp_path: Path) -> None:
+    """--min-overlap nan or 5 would count no document as contaminated: the max_rate gate would pass."""
+    rng = random.Random(3)
+    tests = [_question(rng) for _ in range(20)]
+    rows = [_question(rng) for _ in range(100)]
+    rows[10] = {"text": tests[0]["question"]}
+    contract = _setup(tmp_path, tests, tests[:1], _write(tmp_path / "train.jsonl", rows))
+    assert runner.invoke(app, ["contamination", str(contract)]).exit_code == 1
+    for option, value in [("--min-overlap", "nan"), ("--min-overlap", "5"), ("--min-overlap", "-1"),
+                          ("--ngram", "0"), ("--ngram", "100")]:
+        result = runner.invoke(app, ["contamination", str(contract), option, value])
+        assert result.exit_code == 2, (option, value, result.output)
+        assert f"{option}: " in result.output and "fix:" in result.output and "Traceback" not in result.output
