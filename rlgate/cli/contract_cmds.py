@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors
+from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors, output_folder
 from rlgate.errors import InputError
 
 INIT_FILES = {
@@ -108,6 +108,7 @@ def init(
     """Scaffold a contract, a suite and a gate policy that validate."""
     from rlgate.contract.loader import load_contract
 
+    output_folder(directory, "DIRECTORY")
     if github:
         from rlgate.scaffold.github import init_github
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from rlgate.cli.app import app
@@ -120,3 +121,13 @@ def test_schema_out_to_a_folder_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert f"{tmp_path}: --out: cannot write" in result.output and "fix:" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("github", [[], ["--github"]])
+def test_init_into_a_file_exits_2_and_leaves_it_alone(tmp_path: Path, github: list[str]) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("keep me", encoding="utf-8")
+    result = runner.invoke(app, ["init", str(taken / "project"), *github])
+    assert result.exit_code == 2, result.output
+    assert f"{taken}: DIRECTORY: is a file" in result.output and "fix:" in result.output
+    assert "Traceback" not in result.output and taken.read_text(encoding="utf-8") == "keep me"
