@@ -28,6 +28,10 @@ __all__ = ["DEFAULT_HISTORY", "HISTORY_SCHEMA_VERSION", "CheckpointHistory", "Ch
 DEFAULT_HISTORY = Path(".rlgate") / "history.sqlite"
 
 
+_WHERE = ("point --history, $RLGATE_HISTORY or the contract's monitor.history at a .sqlite file in a writable "
+          "folder, e.g. .rlgate/history.sqlite")
+
+
 class SQLiteHistory(SQLHistory):
     """The project's history in one SQLite file. Every call is its own transaction on its own connection."""
 
@@ -38,7 +42,8 @@ class SQLiteHistory(SQLHistory):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise InputError(f"cannot create the history folder: {exc.strerror}", file=self.path.parent) from None
+            raise InputError(f"cannot create the history folder: {exc.strerror}", file=self.path.parent,
+                             fix=_WHERE) from None
         self._open()
 
     @contextmanager
@@ -46,7 +51,8 @@ class SQLiteHistory(SQLHistory):
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         except sqlite3.Error as exc:
-            raise InputError(f"cannot open history database: {exc}", file=self.path) from None
+            what = " (it is a folder)" if self.path.is_dir() else ""
+            raise InputError(f"cannot open history database: {exc}{what}", file=self.path, fix=_WHERE) from None
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")

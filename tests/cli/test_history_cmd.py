@@ -145,3 +145,12 @@ def test_import_of_a_folder_or_binary_file_exits_2(tmp_path: Path, content: byte
     assert result.exit_code == 2, result.output
     assert f"{source}: " in result.output and "fix: pass a file written by rlgate history --export" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("where", ["folder", "file/history.sqlite"])
+def test_a_history_path_that_cannot_be_a_database_exits_2_with_a_fix(tmp_path: Path, where: str) -> None:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    result = runner.invoke(app, ["history", "--history", str(tmp_path / where)])
+    assert result.exit_code == 2, result.output
+    assert "fix: point --history" in result.output and "Traceback" not in result.output
