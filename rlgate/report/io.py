@@ -116,8 +116,13 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
     written["junit"] = _write(out / FILES["junit"], render_junit(model))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary and summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(markdown + "\n")
+        try:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(markdown + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot append report.md: {exc.strerror or exc}", file=summary,
+                             field="GITHUB_STEP_SUMMARY", fix="point it at a writable file, or unset it (or pass "
+                             "--no-step-summary to `rlgate report`); every report was written") from None
         written["step_summary"] = Path(summary)
     return written
 

@@ -132,3 +132,15 @@ def test_a_report_file_that_cannot_be_written_exits_2_and_keeps_the_decision(run
     assert f"{run_folder / 'report.html'}: cannot write report.html" in result.output
     assert "fix:" in result.output and "Traceback" not in result.output
     assert (run_folder / "decision.json").read_text(encoding="utf-8") == decision
+
+
+def test_an_unwritable_step_summary_exits_2_after_every_report_is_written(
+        run_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a folder
+    for name in ("report.html", "report.md", "junit.xml"):
+        (run_folder / name).unlink()
+    result = runner.invoke(app, ["report", str(run_folder)])
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path}: GITHUB_STEP_SUMMARY: cannot append report.md" in result.output
+    assert "fix:" in result.output and "Traceback" not in result.output
+    assert all((run_folder / name).is_file() for name in FILES.values())
