@@ -165,10 +165,10 @@ def load_yaml(file: Path) -> YamlDoc:
             raise InputError("file is empty", file=file, line=1, column=1,
                              fix="write a mapping starting with 'schema_version: 1' (see `rlgate init`)")
         _check_aliases(file, node)
-        data = loader.construct_document(node)
-        doc = YamlDoc(file=file, data=data, value_pos={}, key_pos={})
-        if isinstance(data, dict):
+        doc = YamlDoc(file=file, data=None, value_pos={}, key_pos={})
+        if isinstance(node, yaml.MappingNode):  # before constructing, which folds merge keys (<<) into the mapping
             _walk(doc, node, ())
+        data = doc.data = loader.construct_document(node)
     except RecursionError:
         raise InputError("nested too deeply to read (thousands of levels of lists or mappings)", file=file,
                          fix="a contract nests a few levels deep: check for runaway brackets") from None

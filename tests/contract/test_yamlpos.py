@@ -43,3 +43,14 @@ def test_shared_aliases_keep_their_positions(tmp_path: Path) -> None:
     doc = load_yaml(path)
     assert doc.data == {"a": {"t": 0.0, "n": 1}, "b": {"t": 0.0, "n": 1}, "c": [{"t": 0.0, "n": 1}] * 2}
     assert doc.pos_of(("b", "n")).line == 1 and doc.pos_of(("c", 1)).line == 1
+
+
+def test_a_merge_key_override_is_not_a_duplicate_key(tmp_path: Path) -> None:
+    """`{<<: *base, metric: c}` overrides the merged `metric` (YAML merge keys), it does not repeat it."""
+    path = tmp_path / "c.yaml"
+    path.write_text("base: &b {metric: a, max_drop: 0.01}\nother: {<<: *b, metric: c}\n", encoding="utf-8")
+    doc = load_yaml(path)
+    assert doc.data["other"] == {"metric": "c", "max_drop": 0.01}
+    assert doc.pos_of(("other", "metric")).line == 2
+    error = _load(tmp_path, "base: &b {metric: a}\nother: {<<: *b, metric: c, metric: d}\n")
+    assert (error.line, error.message) == (2, "duplicate key 'metric' (first at line 2)")
