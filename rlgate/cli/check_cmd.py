@@ -49,6 +49,8 @@ def check(
     from rlgate.cli.progress import RichProgress, quiet_environment
 
     output_folder(out)
+    if cache is not None:
+        output_folder(cache, "--cache")
     quiet_environment()
     from rlgate.orchestrate import check as run_check
 

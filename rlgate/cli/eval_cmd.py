@@ -66,6 +66,8 @@ def eval_command(
         raise InputError(f"responses file '{responses}' " + ("is a folder" if responses.is_dir() else "does not exist"),
                          file=responses, field="--responses", fix="check the path given to --responses")
     output_folder(out)
+    if cache is not None:
+        output_folder(cache, "--cache")
     cache_dir = cache or default_cache_dir()
     resolved = load_contract(contract)
     tasks = select_tasks(resolved, split, release_gate=False)

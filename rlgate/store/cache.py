@@ -75,7 +75,12 @@ class GenerationCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the cache folder: {exc.strerror or exc}",
+                             file=Path(exc.filename) if exc.filename else self.path.parent,
+                             fix="pass a folder for --cache (or $RLGATE_CACHE_DIR), not a file") from None
         try:
             self._conn = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False,
                                          isolation_level=None)

@@ -180,3 +180,12 @@ def test_a_missing_responses_file_is_refused_before_any_task_loads(tmp_path: Pat
     assert result.exit_code == 2, result.output
     assert f"{tmp_path / name}: --responses: responses file" in result.output and "fix:" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_cache_that_is_a_file_exits_2(tmp_path: Path, shared_data: Path) -> None:
+    (tmp_path / "r.jsonl").write_text('{"task": "gsm8k", "doc_id": 0, "response": "1"}\n')
+    (tmp_path / "taken").write_text("keep me")
+    result = runner.invoke(app, ["eval", str(contract(tmp_path, shared_data)), "--responses", str(tmp_path / "r.jsonl"),
+                                 "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "taken")])
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path / 'taken'}: --cache: is a file" in result.output and "Traceback" not in result.output

@@ -76,3 +76,11 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
     with pytest.raises(InputError, match="schema version 99"):
         GenerationCache(path)
+
+
+def test_a_cache_folder_that_is_a_file_is_a_clear_input_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("keep me", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        GenerationCache(tmp_path / "taken" / "cache.sqlite")
+    assert info.value.file == tmp_path / "taken" and "--cache" in (info.value.fix or "")
+    assert (tmp_path / "taken").read_text(encoding="utf-8") == "keep me"
