@@ -178,7 +178,8 @@ def load_model(out_dir: str | Path) -> ReportModel:
     """The stored report model of a run folder (or one built from decision.json alone)."""
     out = Path(out_dir)
     if not out.is_dir():
-        raise InputError("run folder does not exist", file=out, fix="pass the --out folder of `rlgate gate`/`check`")
+        raise InputError("is a file, not a run folder" if out.exists() else "run folder does not exist", file=out,
+                         fix="pass the --out folder of `rlgate gate`/`check`")
     decision_path, model_path = out / FILES["decision"], out / FILES["model"]
     decision = _validate(Decision, _read_json(decision_path), decision_path) if decision_path.exists() else None
     if model_path.exists():

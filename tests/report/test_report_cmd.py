@@ -85,6 +85,7 @@ def test_user_templates_override_and_broken_ones_exit_2(run_folder: Path, tmp_pa
 
 @pytest.mark.parametrize(("setup", "message"), [
     ("missing", "run folder does not exist"),
+    ("file", "decision.json: is a file, not a run folder"),
     ("empty", "no decision.json or report_model.json in this folder"),
     ("corrupt", "report_model.json:1:2: not valid JSON"),
     ("wrong", "report_model.json: schema_version"),
@@ -93,6 +94,8 @@ def test_bad_run_folders_exit_2(tmp_path: Path, run_folder: Path, setup: str, me
     target = run_folder
     if setup == "missing":
         target = tmp_path / "nope"
+    elif setup == "file":
+        target = run_folder / "decision.json"
     elif setup == "empty":
         target = tmp_path / "empty"
         target.mkdir()
