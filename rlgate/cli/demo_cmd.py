@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
+from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
 from rlgate.errors import InputError
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ def demo(
         raise InputError("--agent, --vlm and --real each choose a demo", field="demo", fix="pass one of them")
     if model is not None and not real:
         raise InputError("--model only applies to the real-model demo", field="--model", fix="add --real")
+    output_folder(out)
     if real:
         _real_demo(out, model)
         return
