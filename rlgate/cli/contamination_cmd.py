@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors
+from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
 from rlgate.errors import InputError
 
 
@@ -41,6 +41,8 @@ def contamination(
     if ngram is not None and not 3 <= ngram <= 64:
         raise InputError(f"an n-gram of {ngram} tokens is outside 3..64", field="--ngram",
                          fix="give 3 to 64 tokens (13 as in GPT-3 / lm-eval)")
+    if out is not None:
+        output_folder(out)
     resolved = load_contract(contract)
     run = None
     if results is not None:

@@ -119,3 +119,15 @@ def test_out_of_range_cli_settings_exit_2_instead_of_passing_the_gate(tmp_path: 
         result = runner.invoke(app, ["contamination", str(contract), option, value])
         assert result.exit_code == 2, (option, value, result.output)
         assert f"{option}: " in result.output and "fix:" in result.output and "Traceback" not in result.output
+
+
+def test_an_out_that_is_a_file_exits_2_before_the_index_is_built(tmp_path: Path) -> None:
+    rng = random.Random(4)
+    tests = [_question(rng) for _ in range(5)]
+    contract = _setup(tmp_path, tests, tests[:1], _write(tmp_path / "train.jsonl", [_question(rng) for _ in range(20)]))
+    taken = tmp_path / "taken"
+    taken.write_text("keep me", encoding="utf-8")
+    result = runner.invoke(app, ["contamination", str(contract), "--out", str(taken)])
+    assert result.exit_code == 2, result.output
+    assert f"{taken}: --out: is a file" in result.output and "n-gram overlap" not in result.output
+    assert taken.read_text(encoding="utf-8") == "keep me"
