@@ -112,8 +112,8 @@ def _check_aliases(file: Path, root: yaml.Node) -> None:
         key = id(node)
         if key in open_nodes:
             pos = _mark(node)
-            raise InputError(f"the {'mapping' if isinstance(node, yaml.MappingNode) else 'list'} anchored at line "
-                             f"{pos.line} contains itself through an alias (a recursive alias)", file=file,
+            raise InputError(f"the {'mapping' if isinstance(node, yaml.MappingNode) else 'list'} anchored here "
+                             "contains itself through an alias (a recursive alias)", file=file,
                              line=pos.line, column=pos.column,
                              fix="remove the alias to its own anchor; a contract holds plain, finite values")
         if key in sizes:
