@@ -62,9 +62,9 @@ def eval_command(
     if responded_only and responses is None:
         raise InputError("--responded-only applies to --responses", field="--responded-only",
                          fix="drop --responded-only or pass --responses FILE")
-    if responses is not None and not responses.is_file():  # before the tasks' data loads (minutes, a download)
-        raise InputError(f"responses file '{responses}' " + ("is a folder" if responses.is_dir() else "does not exist"),
-                         file=responses, field="--responses", fix="check the path given to --responses")
+    if responses is not None and not responses.exists():  # before the tasks' data load (minutes, a download)
+        raise InputError(f"responses file '{responses}' does not exist", file=responses, field="--responses",
+                         fix="check the path given to --responses")
     output_folder(out)
     if cache is not None:
         output_folder(cache, "--cache")

@@ -165,7 +165,7 @@ def test_partial_import_reports_coverage_and_gates_nodata(tmp_path: Path, shared
     assert "coverage candidate 10/20 documents" in gate["reason"] and gate["candidate"] == 0.1
 
 
-@pytest.mark.parametrize("name", ["missing.jsonl", "folder"])
+@pytest.mark.parametrize("name", ["missing.jsonl", "gone/result"])
 def test_a_missing_responses_file_is_refused_before_any_task_loads(tmp_path: Path, shared_data: Path, name: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import rlgate.orchestrate
@@ -174,7 +174,6 @@ def test_a_missing_responses_file_is_refused_before_any_task_loads(tmp_path: Pat
         raise AssertionError("evaluate ran: the tasks' data would load before the missing file is noticed")
 
     monkeypatch.setattr(rlgate.orchestrate, "evaluate", never)
-    (tmp_path / "folder").mkdir()
     result = runner.invoke(app, ["eval", str(contract(tmp_path, shared_data)), "--responses", str(tmp_path / name),
                                  "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c")])
     assert result.exit_code == 2, result.output
