@@ -48,6 +48,7 @@ from rlgate.engine.models import (
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
 from rlgate.engine.scope import scoped_decision
+from rlgate.engine.subtasks import check_subtasks
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
@@ -185,6 +186,7 @@ def decide(
     verdicts: dict[str, GateVerdict] = {}
     coverage: dict[str, dict[str, tuple[int, int]]] = {}
     gaps: dict[str, dict[str, tuple[int, int]]] = {}
+    absent: dict[str, dict[str, list[str]]] = {}
     prepared: list[PreparedRegression] = []
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
     for kind, gate, name in named:
@@ -196,6 +198,7 @@ def decide(
             check_range(gate, ctx)
             coverage[name] = check_coverage(gate, kind, ctx)
             gaps[name] = check_missing(key_of(gate), roles_read(gate), ctx, items)
+            absent[name] = check_subtasks(key_of(gate), roles_read(gate), ctx)
             if kind == "primary":
                 verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
             elif kind == "hard":
@@ -229,6 +232,10 @@ def decide(
             verdicts[name].reason += (" (" + ", ".join(f"{r} {m} of {e} documents without a value"
                                                        for r, (m, e) in gaps[name].items())
                                       + ": values over the rest)")
+        if absent.get(name) and verdicts[name].verdict not in ("nodata", "error"):  # tolerated by min_coverage
+            verdicts[name].details["missing_subtasks"] = absent[name]
+            verdicts[name].reason += (" (" + "; ".join(f"{r} lacks {', '.join(leaves)}" for r, leaves in
+                                                       absent[name].items()) + ": values over the subtasks present)")
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
     for verdict in gates:
         note = _underpowered(verdict)

@@ -309,10 +309,13 @@ def test_one_run_without_samples_uses_the_unpaired_test() -> None:
 
 
 def test_subtask_missing_from_one_run_is_reported() -> None:
+    """With min_coverage tolerating it, a subtask one run lacks is gated on the rest and reported as unpaired
+    (without it the gate is nodata: tests/engine/test_engine_subtasks.py)."""
     groups = {"g": ["g_a", "g_b"]}
     base = make_run({"g_a": {"acc": [1.0, 0.0, 1.0]}, "g_b": {"acc": [1.0, 1.0]}}, groups=groups)
     cand = make_run({"g_a": {"acc": [1.0, 1.0, 1.0]}}, groups={"g": ["g_a"]})
-    d = decide(cfg(regression=[RegressionGate(metric="g/acc", max_drop=0.5)]), base, cand, seed=0, contract_name="x")
+    d = decide(cfg(regression=[RegressionGate(metric="g/acc", max_drop=0.5)], min_coverage=0.5), base, cand,
+               seed=0, contract_name="x")
     missing = next(p for p in d.pairing if p.task == "g_b")
     assert missing.paired == 0 and missing.only_baseline == 2 and "only in the baseline" in missing.examples[0]
     assert one(d).n == 3 and one(d).n_unpaired == 2
