@@ -222,7 +222,11 @@ def replay(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: 
                                    _prefix(candidate, ctx, perms, stopped, False), seed, contract_name,
                                    allow_protocol_mismatch)
         _with_diagnostics(settled, diagnostics)
-        decision_at_stop = _worst(config, diagnostics, worst)
+        # gates the fixed-sample engine found without usable data (corrupt scores, short coverage, missing
+        # subtasks) decide at the stop as well: a sequential check keeps them (`with_settled`)
+        broken = [g for g in full.gates if g.verdict in ("nodata", "error") and g.kind in ("primary", "hard",
+                                                                                          "regression")]
+        decision_at_stop = _worst(config, diagnostics + broken, worst)
     else:  # the last look: the fixed-sample engine on the documents generated (all of them: the full decision)
         last = full if totals[-1] >= grand else decide(
             config, _prefix(baseline, ctx, perms, counts, True), _prefix(candidate, ctx, perms, counts, False),

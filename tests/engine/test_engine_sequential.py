@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from rlgate.contract.models import DiagnosticGate, GateConfig, HardGate, PrimaryGate, RegressionGate, Sequential
 from rlgate.engine import decide
 from rlgate.engine.sequential import order, replay, sequential_lines
-from rlgate.results.models import RunResult
+from rlgate.results.models import CorruptScore, RunResult
 
 N = 2000
 
@@ -126,3 +126,19 @@ def test_the_engine_procedure_rarely_releases_a_drop_beyond_the_margin() -> None
         full = decide(config, base, cand, seed=rep, contract_name="c")
         released += replay(config, base, cand, Sequential(looks=8), full, seed=rep).decision_at_stop == "release"
     assert released / reps <= 0.05 + 3 * (0.05 * 0.95 / reps) ** 0.5
+
+
+def test_an_early_stop_never_hides_gates_without_usable_data() -> None:
+    """Corrupt scores make the fixed-sample gates error; the replay's tracker sees only the finite scores and
+    settles early, but what a sequential check would have decided at the stop still blocks (as the live check,
+    which keeps those verdicts, does)."""
+    base, cand = _pair(0.15)
+    for sample in cand.tasks["t"].samples[:10]:
+        del sample.scores["none"]["acc"]
+    cand.tasks["t"].corrupt = [CorruptScore(doc_id=i, metric="acc", problem="non_finite", value="NaN")
+                               for i in range(10)]
+    config = _config()
+    full = decide(config, base, cand, seed=0, contract_name="c")
+    assert full.decision == "block" and {g.verdict for g in full.gates} == {"error"}
+    r = replay(config, base, cand, Sequential(looks=10), full, seed=0)
+    assert r.stop_look < 10 and r.decision_at_stop == "block" and r.matches_full
