@@ -35,6 +35,9 @@ def _slow_value(sample: SampleRecord, metric: str, filt: str) -> tuple[float, fl
             correct = per["correct"]
             if len(correct) < k:
                 return (math.nan, 0.0)
+            if not all(math.isfinite(v) for v in correct):  # a NaN epoch verdict: corrupt, never a count
+                raise ValueError(f"document {sample.doc_id} has a non-finite per-response verdict under '{filt}' "
+                                 f"({correct}); its run's scores are corrupt: re-score it")
             if match["kind"] == "pass":
                 return (pass_at_k(len(correct), round(sum(correct)), k), 1.0)
             return (maj_at_k(per["answers"], correct, k), 1.0)

@@ -188,6 +188,17 @@ def test_error_in_one_gate_does_not_stop_others() -> None:
     assert d.gates[0].reason.startswith("error: ValueError")
 
 
+def test_a_nan_per_response_verdict_is_a_named_error() -> None:
+    """pass@k over epoch verdicts that hold a NaN (a corrupt scorer verdict): the gate errs and says why."""
+    base = make_run({"t": {"acc": [1.0, 0.0, 1.0]}})
+    cand = make_run({"t": {"acc": [1.0, 1.0, 1.0]}})
+    for sample in cand.tasks["t"].samples:
+        sample.extra["per_response"] = {"none": {"answers": ["a", "b"], "correct": [1.0, math.nan]}}
+    d = decide(cfg(hard=[HardGate(metric="t/pass@2", min=0.5)]), base, cand, seed=0, contract_name="x")
+    assert d.decision == "block" and d.gates[0].verdict == "error"
+    assert "document 0 has a non-finite per-response verdict under 'none'" in d.gates[0].reason
+
+
 def test_policy_is_data_and_extra_gates_join_the_decision() -> None:
     b, c = pair(3000, delta=-0.05, seed=1)
     base, cand = runs({"acc": b}, {"acc": c})
