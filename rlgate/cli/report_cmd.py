@@ -26,7 +26,8 @@ def report(
     from rlgate.report.io import rerender
 
     if template_dir is not None and not template_dir.is_dir():
-        raise InputError("template folder does not exist", file=template_dir, field="--template-dir",
+        raise InputError("is a file, not a template folder" if template_dir.exists() else "template folder does not "
+                         "exist", file=template_dir, field="--template-dir",
                          fix="pass a folder holding report.html.j2 / report.md.j2 / report.css / report.js")
     written = rerender(out_dir, template_dir=template_dir, html_url=html_url, step_summary=step_summary)
     for kind, path in written.items():

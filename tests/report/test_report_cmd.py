@@ -81,6 +81,10 @@ def test_user_templates_override_and_broken_ones_exit_2(run_folder: Path, tmp_pa
     result = runner.invoke(app, ["report", str(run_folder), "--template-dir", str(templates)])
     assert result.exit_code == 2
     assert "report.md.j2:1: template syntax error" in result.output and "Traceback" not in result.output
+    for given, message in ((tmp_path / "nope", "template folder does not exist"),
+                           (templates / "report.md.j2", "is a file, not a template folder")):
+        result = runner.invoke(app, ["report", str(run_folder), "--template-dir", str(given)])
+        assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
 
 
 @pytest.mark.parametrize(("setup", "message"), [
