@@ -45,8 +45,11 @@ def gate(
         # Without a baseline the comparative gates are nodata (never release); hard gates still apply.
         base_run = read_results(baseline_dir, harness=harness) if baseline_dir is not None else None
         cand_run = read_results(candidate, harness=harness)
+        same = baseline_dir is not None and Path(baseline_dir).resolve() == Path(candidate).resolve()
+        notes = [f"the baseline and the candidate are the same results ({candidate}): every comparison is a run "
+                 "against itself"] if same else []
         outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
-                                     sequential=sequential)
+                                     sequential=sequential, warnings=notes)
         decision = outcome.decision
         write_text_atomic(out / "summary.md", decision_markdown(decision))
         typer.echo(decision_table(decision))

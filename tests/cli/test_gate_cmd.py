@@ -68,6 +68,15 @@ def test_research_only_exit_code_and_baseline_from_contract(tmp_path: Path) -> N
     assert decision["decision"] == "research_only" and decision["inputs"][0]["source"] == str(base)
 
 
+def test_a_run_gated_against_itself_is_warned_about(abel: dict[str, Path], tmp_path: Path) -> None:
+    code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(abel["13b"]),
+                      "--baseline", str(abel["13b"]) + "/", "--out", str(tmp_path))
+    assert code == 3 and "decision: RESEARCH_ONLY" in out
+    assert "warning: the baseline and the candidate are the same results" in out
+    decision = json.loads((tmp_path / "decision.json").read_text())
+    assert any("same results" in w for w in decision["warnings"])
+
+
 def test_missing_baseline_is_never_release(abel: dict[str, Path], tmp_path: Path) -> None:
     code, out = _gate(str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(abel["13b"]), "--out", str(tmp_path))
     assert code == 1 and "NODATA" in out
