@@ -92,7 +92,14 @@ class SQLiteHistory(SQLHistory):
             row = cur.execute("SELECT value FROM rlgate_meta WHERE key = 'schema_version'").fetchone()
             if row is not None:
                 return int(row[0])
-        return int(cur.execute("PRAGMA user_version").fetchone()[0])
+        version = int(cur.execute("PRAGMA user_version").fetchone()[0])
+        if version == 0:  # only a new, empty file may become a history; never another application's database
+            tables = [r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                                "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            if tables:
+                raise InputError(f"not an rlgate history: an SQLite database of something else (tables: "
+                                 f"{', '.join(tables[:5])})", file=self.path, fix=_WHERE)
+        return version
 
     def _after_migration(self, cur: sqlite3.Connection, version: int) -> None:
         cur.execute(f"PRAGMA user_version = {int(version)}")  # what rlgate before schema 2 checks

@@ -113,3 +113,19 @@ def test_default_history_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (tmp_path / "contracts").mkdir()
     assert default_history_path(tmp_path / "contracts" / "c.yaml") == tmp_path / ".rlgate" / "history.sqlite"
     assert default_history_path(tmp_path / "c.yaml") == tmp_path / ".rlgate" / "history.sqlite"
+
+
+def test_a_foreign_sqlite_database_is_refused_not_taken_over(tmp_path: Path) -> None:
+    """Another application's SQLite file (or rlgate's generation cache) is not an empty history: opening it must not
+    add rlgate's tables to it and go on as if no checkpoint had been gated (consultation counts would start at 0)."""
+    path = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(InputError, match="not an rlgate history") as info:
+        CheckpointHistory(path)
+    assert info.value.file == path
+    conn = sqlite3.connect(path)
+    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["users"]
+    conn.close()
