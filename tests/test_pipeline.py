@@ -207,3 +207,20 @@ def test_samples_file_shorter_than_n_samples_never_releases(gsm8k_pair: dict[str
     assert found[:2] == [("block", "nodata")] * 2
     assert "the candidate run answered 40 of 120 documents of gsm8k" in found[2][1]
     assert "missing e.g. gsm8k:40, gsm8k:41, gsm8k:42" in found[2][1]
+
+
+def test_regating_a_checkpoint_without_a_step_in_its_name_keeps_its_place(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checkpoints named without a step get the next free position; gating one again must not move it behind the
+    checkpoints gated after it (the cross-checkpoint rules read the history in that order)."""
+    from rlgate.store.open import open_history
+
+    monkeypatch.setenv("RLGATE_HISTORY", str(tmp_path / "h.sqlite"))
+    contract = _contract(tmp_path, "monitor: {training_run: run-1}\n")
+    resolved = load_contract(contract)
+    base = make_run({"t": {"acc": [0.0, 1.0, 0.0, 1.0]}})
+    cand = make_run({"t": {"acc": [1.0, 1.0, 0.0, 1.0]}})
+    for i, name in enumerate(["models/alpha", "models/beta", "models/alpha"]):
+        decide_and_report(resolved, base, cand, tmp_path / f"out{i}", checkpoint=name)
+    store = open_history(tmp_path / "h.sqlite")
+    assert [(r.step, r.checkpoint) for r in store.history("run-1")] == [(0, "models/alpha"), (1, "models/beta")]

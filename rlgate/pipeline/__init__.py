@@ -60,10 +60,12 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
         from rlgate.monitor.report import MonitorReport
 
         step = step if step is not None else checkpoint_step(checkpoint)
-        if step is None:
-            step = len(history.history(run))
+        name = checkpoint or decision.inputs[-1].source
+        if step is None:  # no step in the name: its place when gated before, else the next one
+            records = history.history(run)
+            step = next((r.step for r in records if r.checkpoint == name), len(records))
         report = monitor.report if monitor is not None else None
-        record_gated_checkpoint(history, run, step, checkpoint or decision.inputs[-1].source, decision,
+        record_gated_checkpoint(history, run, step, name, decision,
                                 extra_metrics=training_metrics(report if isinstance(report, MonitorReport) else None),
                                 contract=resolved.name)
     return warnings
