@@ -134,11 +134,14 @@ class SQLHistory:
             self._upsert(cur, rec)
         return rec
 
-    def _upsert(self, cur: Cursor, rec: CheckpointRecord) -> None:
+    def _upsert(self, cur: Cursor, rec: CheckpointRecord, newer_only: bool = False) -> None:
+        """Insert or replace a checkpoint's record; `newer_only` keeps a stored record gated at the same time or
+        later (an import never replaces a newer gate with an older copy)."""
+        keep_newer = " WHERE excluded.recorded_at > checkpoints.recorded_at" if newer_only else ""
         self._q(cur, f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (run, checkpoint) DO UPDATE SET step = excluded.step, metrics = excluded.metrics, "
                 "decision = excluded.decision, extra = excluded.extra, recorded_at = excluded.recorded_at, "
-                "contract = excluded.contract", _record_row(rec))
+                f"contract = excluded.contract{keep_newer}", _record_row(rec))
 
     def history(self, run: str) -> list[CheckpointRecord]:
         """A run's checkpoints in training order (step, then time of recording)."""
@@ -224,11 +227,11 @@ class SQLHistory:
                 [CounterRecord(run=r[0], key=r[1], value=int(r[2]), updated_at=float(r[3])) for r in counters])
 
     def load(self, checkpoints: Sequence[CheckpointRecord], counters: Sequence[CounterRecord]) -> None:
-        """Copy records in, in one transaction: checkpoints keep their times, counters take the larger value
-        (importing the same export twice changes nothing)."""
+        """Copy records in, in one transaction: checkpoints keep their times (the newer record of a checkpoint
+        held on both sides wins), counters take the larger value (importing the same export twice changes nothing)."""
         with self._write() as cur:
             for rec in checkpoints:
-                self._upsert(cur, rec)
+                self._upsert(cur, rec, newer_only=True)
             for c in counters:
                 self._q(cur, "INSERT INTO counters (run, key, value, updated_at) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT (run, key) DO UPDATE SET value = CASE WHEN excluded.value > counters.value "

@@ -1,0 +1,37 @@
+"""`rlgate history --export` / `--import` (rlgate.store.transfer): an import adds what the target lacks and never
+replaces a newer record of the same checkpoint with an older one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlgate.store.open import open_history
+from rlgate.store.protocol import HistoryStore
+from rlgate.store.transfer import export_history, import_history
+
+
+def _stores(tmp_path: Path, pg_url: str | None) -> tuple[HistoryStore, HistoryStore]:
+    source = open_history(tmp_path / "source.sqlite")
+    target = open_history(pg_url) if pg_url else open_history(tmp_path / "target.sqlite")
+    return source, target
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_older_export_never_overwrites_a_newer_gate_of_the_same_checkpoint(
+        tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
+    pg_url = request.getfixturevalue("pg_url") if backend == "postgres" else None
+    source, target = _stores(tmp_path, pg_url)
+    source.record("run", 100, "ckpt-100", {"m": 0.7}, "release", contract="c")  # gated first, copied away
+    source.record("run", 200, "ckpt-200", {"m": 0.6}, "release", contract="c")
+    export_history(source, tmp_path / "old.json")
+    target.record("run", 100, "ckpt-100", {"m": 0.2}, "block", contract="c")  # gated again later: the newer gate
+    import_history(target, tmp_path / "old.json")
+    kept = {r.checkpoint: (r.decision, r.metrics) for r in target.history("run")}
+    assert kept == {"ckpt-100": ("block", {"m": 0.2}), "ckpt-200": ("release", {"m": 0.6})}
+    export_history(target, tmp_path / "new.json")  # and the newer record does replace an older one
+    import_history(source, tmp_path / "new.json")
+    assert {r.checkpoint: r.decision for r in source.history("run")} == {"ckpt-100": "block", "ckpt-200": "release"}
+    source.close()
+    target.close()
