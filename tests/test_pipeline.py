@@ -224,3 +224,19 @@ def test_regating_a_checkpoint_without_a_step_in_its_name_keeps_its_place(tmp_pa
         decide_and_report(resolved, base, cand, tmp_path / f"out{i}", checkpoint=name)
     store = open_history(tmp_path / "h.sqlite")
     assert [(r.step, r.checkpoint) for r in store.history("run-1")] == [(0, "models/alpha"), (1, "models/beta")]
+
+
+def test_one_checkpoint_spelled_with_a_trailing_slash_is_recorded_once(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rlgate check --checkpoint ckpt/step_10/` passes the text as typed, `rlgate gate --candidate` a Path: both
+    name one checkpoint, which the history must hold once (else the rules compare it with itself)."""
+    from rlgate.store.open import open_history
+
+    monkeypatch.setenv("RLGATE_HISTORY", str(tmp_path / "h.sqlite"))
+    resolved = load_contract(_contract(tmp_path, "monitor: {training_run: run-1}\n"))
+    base = make_run({"t": {"acc": [0.0, 1.0, 0.0, 1.0]}})
+    cand = make_run({"t": {"acc": [1.0, 1.0, 0.0, 1.0]}})
+    for i, name in enumerate(["ckpt/step_9", "ckpt/step_10/", "./ckpt/step_10", "ckpt/step_10"]):
+        decide_and_report(resolved, base, cand, tmp_path / f"out{i}", checkpoint=name)
+    store = open_history(tmp_path / "h.sqlite")
+    assert [(r.step, r.checkpoint) for r in store.history("run-1")] == [(9, "ckpt/step_9"), (10, "ckpt/step_10")]

@@ -61,6 +61,8 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
 
         step = step if step is not None else checkpoint_step(checkpoint)
         name = checkpoint or decision.inputs[-1].source
+        if "://" not in name:  # one spelling per folder: `check` passes the text as typed, `gate` a Path
+            name = str(Path(name))
         if step is None:  # no step in the name: its place when gated before, else the next one
             records = history.history(run)
             step = next((r.step for r in records if r.checkpoint == name), len(records))
