@@ -91,11 +91,14 @@ class SQLiteHistory(SQLHistory):
         if cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rlgate_meta'").fetchone():
             row = cur.execute("SELECT value FROM rlgate_meta WHERE key = 'schema_version'").fetchone()
             if row is not None:
-                return int(row[0])
+                return self._version_value(row[0])
         version = int(cur.execute("PRAGMA user_version").fetchone()[0])
         if version == 0:  # only a new, empty file may become a history; never another application's database
             tables = [r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                                 "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            if tables and set(tables) <= {"checkpoints", "counters", "rlgate_meta"}:
+                raise InputError("the history has rlgate's tables but no schema version: it is damaged",
+                                 file=self.path, fix="restore it from a backup or an --export copy")
             if tables:
                 raise InputError(f"not an rlgate history: an SQLite database of something else (tables: "
                                  f"{', '.join(tables[:5])})", file=self.path, fix=_WHERE)

@@ -108,5 +108,5 @@ class PostgresHistory(SQLHistory):
         if cur.execute("SELECT to_regclass('rlgate_meta')").fetchone()[0] is not None:
             row = cur.execute("SELECT value FROM rlgate_meta WHERE key = 'schema_version'").fetchone()
             if row is not None:
-                return int(row[0])
+                return self._version_value(row[0])
         return 1 if cur.execute("SELECT to_regclass('checkpoints')").fetchone()[0] is not None else 0

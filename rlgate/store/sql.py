@@ -113,6 +113,15 @@ class SQLHistory:
                         "DO UPDATE SET value = excluded.value", (str(HISTORY_SCHEMA_VERSION),))
                 self._after_migration(cur, HISTORY_SCHEMA_VERSION)
 
+    def _version_value(self, value: object) -> int:
+        """The stored `rlgate_meta.schema_version` as a number; anything else is a damaged store, not a traceback."""
+        try:
+            return int(str(value))
+        except ValueError:
+            raise InputError(f"the history at {self.location} has the unreadable schema version {str(value)!r}: "
+                             "it is damaged", field="RLGATE_HISTORY / monitor.history",
+                             fix="restore it from a backup or an --export copy") from None
+
     def _migration_lock(self) -> AbstractContextManager[object]:
         """Serialise concurrent first openers, held around the whole migration transaction (SQLite's
         write transaction already does this)."""

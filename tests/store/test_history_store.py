@@ -129,3 +129,17 @@ def test_a_foreign_sqlite_database_is_refused_not_taken_over(tmp_path: Path) -> 
     conn = sqlite3.connect(path)
     assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["users"]
     conn.close()
+
+
+@pytest.mark.parametrize("damage", ["UPDATE rlgate_meta SET value = 'abc' WHERE key = 'schema_version'",
+                                    "DELETE FROM rlgate_meta"])
+def test_a_damaged_schema_version_is_an_input_error(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "h.sqlite"
+    CheckpointHistory(path).record("r", 1, "ckpt-1", {"m": 0.5}, "release")
+    conn = sqlite3.connect(path)
+    conn.execute(damage)
+    conn.execute("PRAGMA user_version = 0")
+    conn.commit()
+    conn.close()
+    with pytest.raises(InputError, match="damaged"):
+        CheckpointHistory(path)
