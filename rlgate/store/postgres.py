@@ -87,6 +87,12 @@ class PostgresHistory(SQLHistory):
             raise InputError(f"the PostgreSQL history at {self.address} failed: {self._clean(str(exc)).strip()}",
                              field=SETTING, fix="check that the server is up and reachable, then run again"
                              ) from None
+        except self._psycopg.Error as exc:  # refused rights, a table of the same name that is not rlgate's, ...
+            text = " ".join(line.strip() for line in self._clean(str(exc)).splitlines() if line.strip())
+            raise InputError(f"the PostgreSQL history at {self.address} (database '{self.database}') failed: "
+                             f"{text or type(exc).__name__}", field=SETTING,
+                             fix=f"give rlgate a database of its own (createdb rlgate) in which user "
+                             f"'{self.user}' may create tables, and name it in the URL") from None
 
     def _read(self) -> Any:
         return self._tx()
@@ -109,4 +115,12 @@ class PostgresHistory(SQLHistory):
             row = cur.execute("SELECT value FROM rlgate_meta WHERE key = 'schema_version'").fetchone()
             if row is not None:
                 return self._version_value(row[0])
-        return 1 if cur.execute("SELECT to_regclass('checkpoints')").fetchone()[0] is not None else 0
+        if cur.execute("SELECT to_regclass('checkpoints')").fetchone()[0] is None:
+            return 0
+        columns = {r[0] for r in cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = "
+                                             "'checkpoints' AND table_schema = current_schema()").fetchall()}
+        if not {"run", "checkpoint", "step", "metrics"} <= columns:  # never migrate another application's table
+            raise InputError(f"the PostgreSQL database '{self.database}' at {self.address} has a table 'checkpoints' "
+                             "that is not rlgate's (no run, checkpoint, step and metrics columns)", field=SETTING,
+                             fix="give rlgate a database of its own (createdb rlgate) and name it in the URL")
+        return 1

@@ -146,3 +146,39 @@ def test_concurrent_gate_jobs_lose_nothing(store_url: str) -> None:
         assert r.decision == ("release" if i % 2 else "block") and r.contract == "c"
     expected = {"test_private": WORKERS * CHECKPOINTS, **{f"private_w{w}": CHECKPOINTS for w in range(WORKERS)}}
     assert db.consultations("team-run") == expected
+
+
+def test_a_foreign_checkpoints_table_is_refused_and_left_alone(pg_url: str) -> None:
+    """A shared database may hold another tool's `checkpoints` table: rlgate must not alter it, nor fail later
+    with a psycopg traceback; the error names the database and the fix (exit 2)."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE checkpoints (id INTEGER, path TEXT)")
+    with pytest.raises(InputError, match="not rlgate's") as info:
+        open_history(pg_url)
+    assert info.value.fix and "createdb" in info.value.fix
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        columns = conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'checkpoints' "
+                               "ORDER BY ordinal_position").fetchall()
+    assert [c[0] for c in columns] == ["id", "path"]
+
+
+def test_a_user_without_the_right_to_create_tables_gets_an_input_error(pg_url: str) -> None:
+    import uuid
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    role = f"ro_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'secret-ro'")
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    parts = urlsplit(pg_url)
+    url = urlunsplit((parts.scheme, f"{role}:secret-ro@{parts.hostname}:{parts.port}", parts.path, "", ""))
+    with pytest.raises(InputError, match="permission denied") as info:
+        open_history(url)
+    assert "secret-ro" not in str(info.value) and role in str(info.value.fix)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP OWNED BY {role}")
+        conn.execute(f"DROP ROLE {role}")
