@@ -94,10 +94,15 @@ def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None
     """The overview of every run (or one), restricted to the contract's checkpoints when one is given."""
     targets = targets_from_contract(resolved) if resolved is not None else None
     runs = [training_run] if training_run else store.runs()
+    if not training_run:  # consultations are counted even where no checkpoint is recorded (no monitor.training_run)
+        from rlgate.badcases.discipline import training_run_of
+
+        counted = training_run_of(resolved) if resolved is not None else "default"
+        runs += [counted] if counted not in runs else []
     out: list[RunOverview] = []
     for run in runs:
         records = contract_records(store, run, resolved)
-        if not records:
+        if not records and not store.consultations(run):
             continue
         rows = [_row(r, targets) for r in records]
         primary = targets.primary if targets is not None else next((r.primary_metric for r in rows

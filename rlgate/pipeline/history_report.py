@@ -28,6 +28,8 @@ def history_trend(store: HistoryStore, resolved: ResolvedContract | None = None,
     overview = build_overview(store, resolved, training_run)
     runs = []
     for run in overview.runs:
+        if not run.checkpoints:  # consultations alone (no training run recorded): the text and JSON list them
+            continue
         markers = [TrendMarker.model_validate(f.model_dump(include=set(TrendMarker.model_fields)))
                    for f in run.rules_fired]
         primary = next((c.primary_metric for c in run.checkpoints if c.primary_metric), None)

@@ -154,3 +154,20 @@ def test_a_history_path_that_cannot_be_a_database_exits_2_with_a_fix(tmp_path: P
     result = runner.invoke(app, ["history", "--history", str(tmp_path / where)])
     assert result.exit_code == 2, result.output
     assert "fix: point --history" in result.output and "Traceback" not in result.output
+
+
+def test_consultations_without_a_training_run_are_listed_against_their_budget(project: Path, tmp_path: Path) -> None:
+    """Without monitor.training_run no checkpoint is recorded, but each gate still counts a consultation of the
+    private split (in run 'default'): `rlgate history` must show them over budget, not 'no gated checkpoints'."""
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(CONTRACT.replace("monitor: {training_run: grpo-1, logs: [train.csv]}",
+                                         "monitor: {history: h.sqlite}"))
+    for i in range(4):
+        result = runner.invoke(app, ["gate", str(contract), "--candidate", str(project / "checkpoint-200"),
+                                     "--baseline", str(project / "base"), "--out", str(tmp_path / f"out{i}")])
+        assert result.exit_code in (0, 1, 3), result.output
+    listed = runner.invoke(app, ["history", "--contract", str(contract)])
+    assert listed.exit_code == 0, listed.output
+    assert "private split gsm8k: consulted 4 of budget 3 OVER BUDGET" in listed.output
+    page = runner.invoke(app, ["history", "--contract", str(contract), "--html", str(tmp_path / "h.html")])
+    assert page.exit_code == 0, page.output
