@@ -108,7 +108,7 @@ def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None
         primary = targets.primary if targets is not None else next((r.primary_metric for r in rows
                                                                     if r.primary_metric), None)
         higher = targets.primary_higher_is_better if targets is not None else True
-        best = store.best(run, primary, higher) if primary else None
+        best = _best(records, primary, higher) if primary else None
         overview = RunOverview(run=run, checkpoints=rows, best=best.checkpoint if best else None)
         if targets is not None:
             if policy is None and resolved is not None:
@@ -121,6 +121,14 @@ def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None
         overview.consultations = _consultations(store, run, resolved)
         out.append(overview)
     return HistoryOverview(history=store.location, contract=resolved.name if resolved else None, runs=out)
+
+
+def _best(records: list[CheckpointRecord], metric: str, higher_is_better: bool) -> CheckpointRecord | None:
+    """The listed checkpoint with the best value of `metric`, the earliest on ties (as `HistoryStore.best`, but
+    among the contract's own checkpoints only)."""
+    scored = [r for r in records if metric in r.metrics and r.metrics[metric] == r.metrics[metric]]
+    sign = 1.0 if higher_is_better else -1.0
+    return max(scored, key=lambda r: (sign * r.metrics[metric], -r.step)) if scored else None
 
 
 def _consultations(store: HistoryStore, run: str, resolved: ResolvedContract | None) -> list[Consultation]:

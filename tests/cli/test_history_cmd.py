@@ -171,3 +171,24 @@ def test_consultations_without_a_training_run_are_listed_against_their_budget(pr
     assert "private split gsm8k: consulted 4 of budget 3 OVER BUDGET" in listed.output
     page = runner.invoke(app, ["history", "--contract", str(contract), "--html", str(tmp_path / "h.html")])
     assert page.exit_code == 0, page.output
+
+
+def test_the_best_checkpoint_is_one_of_the_contracts_own(tmp_path: Path) -> None:
+    """With --contract only its checkpoints are listed; the best must be one of them, not a checkpoint that another
+    contract gated in the same training run."""
+    from rlgate.store.open import open_history
+
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(CONTRACT.replace("monitor: {training_run: grpo-1, logs: [train.csv]}",
+                                         "monitor: {training_run: grpo-1, history: h.sqlite}"))
+    store = open_history(tmp_path / "h.sqlite")
+    metric = "gsm8k/exact_match/flexible-extract"
+    store.record("grpo-1", 100, "ckpt-100", {metric: 0.9}, "release", contract="another_contract")
+    store.record("grpo-1", 200, "ckpt-200", {metric: 0.6}, "release", contract="grpo_gsm8k")
+    store.record("grpo-1", 300, "ckpt-300", {metric: 0.5}, "release", contract="grpo_gsm8k")
+    store.close()
+    result = runner.invoke(app, ["history", "--contract", str(contract), "--json"])
+    assert result.exit_code == 0, result.output
+    [run] = json.loads(result.output)["runs"]
+    assert [c["checkpoint"] for c in run["checkpoints"]] == ["ckpt-200", "ckpt-300"]
+    assert run["best"] == "ckpt-200"
