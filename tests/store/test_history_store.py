@@ -141,5 +141,5 @@ def test_a_damaged_schema_version_is_an_input_error(tmp_path: Path, damage: str)
     conn.execute("PRAGMA user_version = 0")
     conn.commit()
     conn.close()
-    with pytest.raises(InputError, match="damaged"):
+    with pytest.raises(InputError, match="it is damaged"):
         CheckpointHistory(path)
