@@ -25,8 +25,11 @@ class HistoryExport(BaseModel):
 
 def export_history(store: HistoryStore, path: Path) -> tuple[int, int]:
     checkpoints, counters = store.dump()
+    # json, not model_dump_json: pydantic writes a NaN or infinite metric as null, which no import accepts back
+    text = json.dumps(HistoryExport(checkpoints=checkpoints, counters=counters).model_dump(), indent=1,
+                      allow_nan=True, ensure_ascii=False)
     try:
-        write_text_atomic(path, HistoryExport(checkpoints=checkpoints, counters=counters).model_dump_json(indent=1))
+        write_text_atomic(path, text)
     except OSError as exc:
         raise InputError(f"cannot write the export: {exc.strerror or exc}", file=path, field="--export",
                          fix="name a file in a writable folder, e.g. --export history.json") from None

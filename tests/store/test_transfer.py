@@ -35,3 +35,21 @@ def test_an_older_export_never_overwrites_a_newer_gate_of_the_same_checkpoint(
     assert {r.checkpoint: r.decision for r in source.history("run")} == {"ckpt-100": "block", "ckpt-200": "release"}
     source.close()
     target.close()
+
+
+def test_a_nan_or_infinite_metric_survives_export_and_import(tmp_path: Path) -> None:
+    """A metric without a value (NaN) is stored as such; its export must import back, not be refused as
+    'not a history export' (pydantic writes NaN as null)."""
+    import math
+
+    source, target = _stores(tmp_path, None)
+    source.record("run", 1, "ckpt-1", {"m": float("nan"), "cost/tokens": float("inf"), "k": 0.5}, "block",
+                  extra={"gates": {"m": {"ci": [float("nan"), 1.0]}}}, contract="c")
+    source.bump_counter("run", "private_consultations:t", 2)
+    assert export_history(source, tmp_path / "h.json") == (1, 1)
+    assert import_history(target, tmp_path / "h.json") == (1, 1)
+    [rec] = target.history("run")
+    assert math.isnan(rec.metrics["m"]) and rec.metrics["cost/tokens"] == math.inf and rec.metrics["k"] == 0.5
+    assert math.isnan(rec.extra["gates"]["m"]["ci"][0])
+    assert (rec.decision, rec.contract, rec.step) == ("block", "c", 1)
+    assert target.consultations("run") == {"t": 2}
