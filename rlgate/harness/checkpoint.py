@@ -24,10 +24,15 @@ if TYPE_CHECKING:  # annotations only: importing the cache module (dataclasses, 
 
 WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "*.pt", "*.pth", "*.gguf")
 INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
-#: Files besides weights that change what the model generates.
+#: Files besides weights that change what the model generates: config, tokenizer (fast and slow),
+#: chat templates, a VLM's image processor (processor_config.json nests it in transformers 5).
 BEHAVIOUR_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                    "special_tokens_map.json", "tokenizer.model", "vocab.json", "merges.txt", "chat_template.jinja",
-                   "chat_template.json", "adapter_config.json")
+                   "chat_template.json", "adapter_config.json", "added_tokens.json", "vocab.txt", "spiece.model",
+                   "sentencepiece.bpe.model", "preprocessor_config.json", "processor_config.json",
+                   "video_preprocessor_config.json")
+#: Behaviour files by pattern: remote code (trust_remote_code) and named chat templates.
+BEHAVIOUR_GLOBS = ("*.py", "additional_chat_templates/*.jinja")
 #: inspect's scripted mock model (e.g. `mockllm/toolbox-baseline`): no weights to check
 SCRIPTED_PREFIX = "mockllm/"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -156,7 +161,8 @@ def check_local(folder: Path, *, source: str, lora_base: str | None, cache: Gene
         raise InputError(f"checkpoint '{source}' has no weights (no *.safetensors or pytorch_model*.bin)", file=folder,
                          fix="copy the weight files into the folder or point at the folder that has them")
     weights_hash = _digest_folder(folder, weights, cache)
-    behaviour = [folder / n for n in BEHAVIOUR_FILES if (folder / n).is_file()]
+    behaviour = [folder / n for n in BEHAVIOUR_FILES if (folder / n).is_file()]  # this order: older keys still hit
+    behaviour += sorted({p for g in BEHAVIOUR_GLOBS for p in folder.glob(g) if p.is_file()} - set(behaviour))
     fingerprint = hashlib.sha256(f"{weights_hash}\n{_digest_folder(folder, behaviour, cache)}".encode()).hexdigest()
     if base_info is not None:
         fingerprint = hashlib.sha256(f"{fingerprint}\nbase:{base_info.fingerprint}".encode()).hexdigest()

@@ -115,3 +115,25 @@ def test_served_model_name_for_the_openai_backend(tmp_path: Path) -> None:
     assert info.kind == "served" and info.fingerprint.startswith("served:")  # type: ignore[attr-defined]
     other = inspect("my-served-model", tmp_path, backend="openai", served_url="http://other/v1")
     assert other.fingerprint != info.fingerprint  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("name", "before", "after"), [
+    # a VLM's image processor (transformers 5 nests it in processor_config.json; older saves write
+    # preprocessor_config.json): other pixels reach the model, so other answers
+    ("processor_config.json", {"image_processor": {"image_mean": [0.5, 0.5, 0.5]}, "patch_size": 8},
+     {"image_processor": {"image_mean": [0.0, 0.0, 0.0]}, "patch_size": 8}),
+    ("preprocessor_config.json", {"size": {"shortest_edge": 32}}, {"size": {"shortest_edge": 64}}),
+    ("added_tokens.json", {"<tool>": 480}, {"<tool>": 481}),
+    ("modeling_tiny.py", {"code": "v1"}, {"code": "v2"}),  # remote code run with trust_remote_code
+])
+def test_a_changed_processor_or_tokenizer_file_changes_the_fingerprint(tmp_path: Path, name: str, before: dict,
+                                                                       after: dict) -> None:
+    """Same weights, other preprocessing: a cached answer of the old files must not be reused."""
+    folder = fake_checkpoint(tmp_path / "ckpt")
+    (folder / name).write_text(json.dumps(before))
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        first = inspect(folder, tmp_path, cache=cache)
+        (folder / name).write_text(json.dumps(after))
+        second = inspect(folder, tmp_path, cache=cache)
+    assert first.weights_hash == second.weights_hash  # type: ignore[attr-defined]
+    assert first.fingerprint != second.fingerprint  # type: ignore[attr-defined]
