@@ -58,7 +58,7 @@ class CheckpointInfo:
 def _sha256_file(path: Path, cache: GenerationCache | None) -> str:
     stat = path.stat()
     if cache is not None:
-        known = cache.file_digest(path.resolve(), stat.st_size, stat.st_mtime_ns)
+        known = cache.file_digest(path.resolve(), stat)
         if known:
             return known
     digest = hashlib.sha256()
@@ -67,7 +67,7 @@ def _sha256_file(path: Path, cache: GenerationCache | None) -> str:
             digest.update(block)
     value = digest.hexdigest()
     if cache is not None:
-        cache.remember_digest(path.resolve(), stat.st_size, stat.st_mtime_ns, value)
+        cache.remember_digest(path.resolve(), stat, value)
     return value
 
 

@@ -105,8 +105,8 @@ def test_identical_weights_share_the_weights_hash_and_the_cache_memoises(tmp_pat
         assert ia.weights_hash == ib.weights_hash != ic.weights_hash  # type: ignore[attr-defined]
         # the tokenizer changes what the model generates, so it is part of the fingerprint
         assert ia.fingerprint != ib.fingerprint  # type: ignore[attr-defined]
-        assert cache.file_digest((a / "model.safetensors").resolve(), 9,
-                                 (a / "model.safetensors").stat().st_mtime_ns) is not None
+        assert cache.file_digest((a / "model.safetensors").resolve(),
+                                 (a / "model.safetensors").stat()) is not None
         assert inspect(a, tmp_path, cache=cache).fingerprint == ia.fingerprint  # type: ignore[attr-defined]
 
 
@@ -136,4 +136,29 @@ def test_a_changed_processor_or_tokenizer_file_changes_the_fingerprint(tmp_path:
         (folder / name).write_text(json.dumps(after))
         second = inspect(folder, tmp_path, cache=cache)
     assert first.weights_hash == second.weights_hash  # type: ignore[attr-defined]
+    assert first.fingerprint != second.fingerprint  # type: ignore[attr-defined]
+
+
+def test_weights_replaced_in_place_with_the_old_mtime_are_hashed_again(tmp_path: Path) -> None:
+    """Same path, same size, same mtime (`cp -p`, `rsync -a`, `tar x`, a reproducible image build): new weights.
+
+    The memoised digest must not stand in for the new content, or the new checkpoint would be gated
+    on the old one's cached answers.
+    """
+    import os
+    import time
+
+    folder = fake_checkpoint(tmp_path / "ckpt", weights=b"weights-1")
+    weights = folder / "model.safetensors"
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        first = inspect(folder, tmp_path, cache=cache)
+        old = weights.stat()
+        time.sleep(0.05)  # past the kernel's timestamp tick, as any real re-save is
+        replacement = tmp_path / "new.safetensors"
+        replacement.write_bytes(b"weights-2")
+        os.utime(replacement, ns=(old.st_atime_ns, old.st_mtime_ns))
+        shutil.copy2(replacement, weights)  # cp -p: content and mtime of the source
+        assert weights.stat().st_mtime_ns == old.st_mtime_ns and weights.stat().st_size == old.st_size
+        second = inspect(folder, tmp_path, cache=cache)
+    assert first.weights_hash != second.weights_hash  # type: ignore[attr-defined]
     assert first.fingerprint != second.fingerprint  # type: ignore[attr-defined]
