@@ -243,8 +243,12 @@ def check_hub(repo_id: str, *, lora_base: str | None, cache: GenerationCache | N
 
 
 def inspect_checkpoint(ref: str, *, backend: str, lora_base: str | None = None, cache: GenerationCache | None = None,
-                       work_dir: Path, served_url: str | None = None, chat_template: bool = False) -> CheckpointInfo:
-    """Check a checkpoint reference (local folder, GGUF file, HF id, or a served model name) and fingerprint it."""
+                       work_dir: Path, served_url: str | None = None, chat_template: bool = False,
+                       served_model: str | None = None) -> CheckpointInfo:
+    """Check a checkpoint reference (local folder, GGUF file, HF id, or a served model name) and fingerprint it.
+
+    `served_model`: the name the openai backend asks the server for when it is not `ref`
+    (protocol.openai.model)."""
     from rlgate.harness.gguf import resolve_gguf
 
     path = Path(ref).expanduser()
@@ -262,7 +266,8 @@ def inspect_checkpoint(ref: str, *, backend: str, lora_base: str | None = None, 
         return CheckpointInfo(ref, "served", ref, f"scripted:{digest}", None, notes=[
             f"'{ref}' is a scripted inspect mockllm policy (tests and demos), not a model"])
     if backend == "openai":
-        digest = hashlib.sha256(f"{served_url}\n{ref}".encode()).hexdigest()
+        asked = f"{served_url}\n{ref}" + (f"\nmodel={served_model}" if served_model and served_model != ref else "")
+        digest = hashlib.sha256(asked.encode()).hexdigest()
         return CheckpointInfo(ref, "served", ref, f"served:{digest}", None, notes=[
             f"'{ref}' is a served model name: rlgate cannot hash its weights, so cached answers are keyed by the "
             "server URL and model name; clear the cache if the server's model changes under the same name"])

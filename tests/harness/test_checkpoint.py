@@ -162,3 +162,18 @@ def test_weights_replaced_in_place_with_the_old_mtime_are_hashed_again(tmp_path:
         second = inspect(folder, tmp_path, cache=cache)
     assert first.weights_hash != second.weights_hash  # type: ignore[attr-defined]
     assert first.fingerprint != second.fingerprint  # type: ignore[attr-defined]
+
+
+def test_the_served_model_the_contract_names_is_part_of_the_fingerprint(write_contract) -> None:  # type: ignore[no-untyped-def]
+    """openai backend: protocol.openai.model is the model the server is asked for; another one, other answers."""
+    from rlgate.contract.loader import load_contract
+    from rlgate.orchestrate import check_checkpoint
+
+    prints = []
+    for model in ("policy-step-100", "policy-step-200", None):
+        openai = {"base_url": "http://127.0.0.1:8000/v1", **({"model": model} if model else {})}
+        contract = write_contract([{"task": "gsm8k", "split": "test_public"}],
+                                  protocol={"backend": "openai", "openai": openai})
+        info = check_checkpoint(load_contract(contract), "candidate", cache_dir=contract.parent / "cache")
+        prints.append(info.fingerprint)
+    assert len(set(prints)) == 3
