@@ -158,14 +158,17 @@ class GenerationCache:
         """Store one response in its own transaction (durable once this returns)."""
         self.put_many(scope, [(request_hash, occurrence, generation)])
 
-    def put_many(self, scope: Scope, rows: Iterable[tuple[str, int, CachedGeneration]]) -> None:
+    def put_many(self, scope: Scope, rows: Iterable[tuple[str, int, CachedGeneration]], *,
+                 replace: bool = False) -> None:
+        """Store responses in one transaction; `replace` overwrites rows already stored under the same keys."""
         now = time.time()
         values = [(scope.fingerprint, scope.task_hash, scope.protocol_hash, req, occ, gen.response, gen.tokens_in,
                    gen.tokens_out, now) for req, occ, gen in rows]
         if not values:
             return
         with self._tx() as conn:
-            conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", values)
+            conn.executemany(f"INSERT OR {'REPLACE' if replace else 'IGNORE'} INTO generations "
+                             "VALUES (?,?,?,?,?,?,?,?,?)", values)
 
     def count(self, fingerprint: str | None = None) -> int:
         with self._lock:
