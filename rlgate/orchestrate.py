@@ -60,7 +60,7 @@ def check_checkpoint(resolved: ResolvedContract, ref: str, *, cache_dir: Path, l
     with GenerationCache(cache_dir / "cache.sqlite") as cache:
         return inspect_checkpoint(ref, backend=protocol.backend, lora_base=lora_base, cache=cache,
                                   work_dir=cache_dir, served_url=protocol.openai.base_url,
-                                  chat_template=protocol.chat_template)
+                                  served_model=protocol.openai.model, chat_template=protocol.chat_template)
 
 
 def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *, cache_dir: Path,

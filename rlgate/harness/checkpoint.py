@@ -24,10 +24,15 @@ if TYPE_CHECKING:  # annotations only: importing the cache module (dataclasses, 
 
 WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "*.pt", "*.pth", "*.gguf")
 INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
-#: Files besides weights that change what the model generates.
+#: Files besides weights that change what the model generates: config, tokenizer (fast and slow),
+#: chat templates, a VLM's image processor (processor_config.json nests it in transformers 5).
 BEHAVIOUR_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                    "special_tokens_map.json", "tokenizer.model", "vocab.json", "merges.txt", "chat_template.jinja",
-                   "chat_template.json", "adapter_config.json")
+                   "chat_template.json", "adapter_config.json", "added_tokens.json", "vocab.txt", "spiece.model",
+                   "sentencepiece.bpe.model", "preprocessor_config.json", "processor_config.json",
+                   "video_preprocessor_config.json")
+#: Behaviour files by pattern: remote code (trust_remote_code) and named chat templates.
+BEHAVIOUR_GLOBS = ("*.py", "additional_chat_templates/*.jinja")
 #: inspect's scripted mock model (e.g. `mockllm/toolbox-baseline`): no weights to check
 SCRIPTED_PREFIX = "mockllm/"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -53,7 +58,7 @@ class CheckpointInfo:
 def _sha256_file(path: Path, cache: GenerationCache | None) -> str:
     stat = path.stat()
     if cache is not None:
-        known = cache.file_digest(path.resolve(), stat.st_size, stat.st_mtime_ns)
+        known = cache.file_digest(path.resolve(), stat)
         if known:
             return known
     digest = hashlib.sha256()
@@ -62,7 +67,7 @@ def _sha256_file(path: Path, cache: GenerationCache | None) -> str:
             digest.update(block)
     value = digest.hexdigest()
     if cache is not None:
-        cache.remember_digest(path.resolve(), stat.st_size, stat.st_mtime_ns, value)
+        cache.remember_digest(path.resolve(), stat, value)
     return value
 
 
@@ -156,7 +161,8 @@ def check_local(folder: Path, *, source: str, lora_base: str | None, cache: Gene
         raise InputError(f"checkpoint '{source}' has no weights (no *.safetensors or pytorch_model*.bin)", file=folder,
                          fix="copy the weight files into the folder or point at the folder that has them")
     weights_hash = _digest_folder(folder, weights, cache)
-    behaviour = [folder / n for n in BEHAVIOUR_FILES if (folder / n).is_file()]
+    behaviour = [folder / n for n in BEHAVIOUR_FILES if (folder / n).is_file()]  # this order: older keys still hit
+    behaviour += sorted({p for g in BEHAVIOUR_GLOBS for p in folder.glob(g) if p.is_file()} - set(behaviour))
     fingerprint = hashlib.sha256(f"{weights_hash}\n{_digest_folder(folder, behaviour, cache)}".encode()).hexdigest()
     if base_info is not None:
         fingerprint = hashlib.sha256(f"{fingerprint}\nbase:{base_info.fingerprint}".encode()).hexdigest()
@@ -237,8 +243,12 @@ def check_hub(repo_id: str, *, lora_base: str | None, cache: GenerationCache | N
 
 
 def inspect_checkpoint(ref: str, *, backend: str, lora_base: str | None = None, cache: GenerationCache | None = None,
-                       work_dir: Path, served_url: str | None = None, chat_template: bool = False) -> CheckpointInfo:
-    """Check a checkpoint reference (local folder, GGUF file, HF id, or a served model name) and fingerprint it."""
+                       work_dir: Path, served_url: str | None = None, chat_template: bool = False,
+                       served_model: str | None = None) -> CheckpointInfo:
+    """Check a checkpoint reference (local folder, GGUF file, HF id, or a served model name) and fingerprint it.
+
+    `served_model`: the name the openai backend asks the server for when it is not `ref`
+    (protocol.openai.model)."""
     from rlgate.harness.gguf import resolve_gguf
 
     path = Path(ref).expanduser()
@@ -256,7 +266,8 @@ def inspect_checkpoint(ref: str, *, backend: str, lora_base: str | None = None, 
         return CheckpointInfo(ref, "served", ref, f"scripted:{digest}", None, notes=[
             f"'{ref}' is a scripted inspect mockllm policy (tests and demos), not a model"])
     if backend == "openai":
-        digest = hashlib.sha256(f"{served_url}\n{ref}".encode()).hexdigest()
+        asked = f"{served_url}\n{ref}" + (f"\nmodel={served_model}" if served_model and served_model != ref else "")
+        digest = hashlib.sha256(asked.encode()).hexdigest()
         return CheckpointInfo(ref, "served", ref, f"served:{digest}", None, notes=[
             f"'{ref}' is a served model name: rlgate cannot hash its weights, so cached answers are keyed by the "
             "server URL and model name; clear the cache if the server's model changes under the same name"])

@@ -11,6 +11,7 @@ and a process killed with SIGKILL loses at most the response it was writing.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -41,6 +42,14 @@ CREATE TABLE IF NOT EXISTS file_digests (
     path TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS file_stats (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
     sha256 TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS file_facts (
@@ -149,14 +158,17 @@ class GenerationCache:
         """Store one response in its own transaction (durable once this returns)."""
         self.put_many(scope, [(request_hash, occurrence, generation)])
 
-    def put_many(self, scope: Scope, rows: Iterable[tuple[str, int, CachedGeneration]]) -> None:
+    def put_many(self, scope: Scope, rows: Iterable[tuple[str, int, CachedGeneration]], *,
+                 replace: bool = False) -> None:
+        """Store responses in one transaction; `replace` overwrites rows already stored under the same keys."""
         now = time.time()
         values = [(scope.fingerprint, scope.task_hash, scope.protocol_hash, req, occ, gen.response, gen.tokens_in,
                    gen.tokens_out, now) for req, occ, gen in rows]
         if not values:
             return
         with self._tx() as conn:
-            conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", values)
+            conn.executemany(f"INSERT OR {'REPLACE' if replace else 'IGNORE'} INTO generations "
+                             "VALUES (?,?,?,?,?,?,?,?,?)", values)
 
     def count(self, fingerprint: str | None = None) -> int:
         with self._lock:
@@ -166,18 +178,24 @@ class GenerationCache:
                                           (fingerprint,)).fetchone()[0])
 
     # ------------------------------------------------------------------ file digests
-    def file_digest(self, path: Path, size: int, mtime_ns: int) -> str | None:
-        """A memoised sha256 of a file, valid while its size and mtime are unchanged."""
+    def file_digest(self, path: Path, stat: os.stat_result) -> str | None:
+        """A memoised sha256 of a file, valid while its size, mtime, ctime and inode are unchanged.
+
+        Size and mtime alone are not enough: `cp -p`, `rsync -a`, `tar x` and reproducible image
+        builds give new content the old mtime. ctime cannot be set back, and a replaced file has a
+        new inode. (`file_stats` supersedes the size+mtime `file_digests` of older versions.)
+        """
         with self._lock:
-            row = self._conn.execute("SELECT size, mtime_ns, sha256 FROM file_digests WHERE path=?",
+            row = self._conn.execute("SELECT size, mtime_ns, ctime_ns, inode, sha256 FROM file_stats WHERE path=?",
                                      (str(path),)).fetchone()
-        if row and row[0] == size and row[1] == mtime_ns:
-            return str(row[2])
+        if row and tuple(row[:4]) == (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino):
+            return str(row[4])
         return None
 
-    def remember_digest(self, path: Path, size: int, mtime_ns: int, sha256: str) -> None:
+    def remember_digest(self, path: Path, stat: os.stat_result, sha256: str) -> None:
         with self._tx() as conn:
-            conn.execute("INSERT OR REPLACE INTO file_digests VALUES (?,?,?,?)", (str(path), size, mtime_ns, sha256))
+            conn.execute("INSERT OR REPLACE INTO file_stats VALUES (?,?,?,?,?,?)",
+                         (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, sha256))
 
     # ------------------------------------------------------------------ facts about a file's content
     def file_fact(self, sha256: str, kind: str) -> str | None:

@@ -105,8 +105,8 @@ def test_identical_weights_share_the_weights_hash_and_the_cache_memoises(tmp_pat
         assert ia.weights_hash == ib.weights_hash != ic.weights_hash  # type: ignore[attr-defined]
         # the tokenizer changes what the model generates, so it is part of the fingerprint
         assert ia.fingerprint != ib.fingerprint  # type: ignore[attr-defined]
-        assert cache.file_digest((a / "model.safetensors").resolve(), 9,
-                                 (a / "model.safetensors").stat().st_mtime_ns) is not None
+        assert cache.file_digest((a / "model.safetensors").resolve(),
+                                 (a / "model.safetensors").stat()) is not None
         assert inspect(a, tmp_path, cache=cache).fingerprint == ia.fingerprint  # type: ignore[attr-defined]
 
 
@@ -115,3 +115,65 @@ def test_served_model_name_for_the_openai_backend(tmp_path: Path) -> None:
     assert info.kind == "served" and info.fingerprint.startswith("served:")  # type: ignore[attr-defined]
     other = inspect("my-served-model", tmp_path, backend="openai", served_url="http://other/v1")
     assert other.fingerprint != info.fingerprint  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("name", "before", "after"), [
+    # a VLM's image processor (transformers 5 nests it in processor_config.json; older saves write
+    # preprocessor_config.json): other pixels reach the model, so other answers
+    ("processor_config.json", {"image_processor": {"image_mean": [0.5, 0.5, 0.5]}, "patch_size": 8},
+     {"image_processor": {"image_mean": [0.0, 0.0, 0.0]}, "patch_size": 8}),
+    ("preprocessor_config.json", {"size": {"shortest_edge": 32}}, {"size": {"shortest_edge": 64}}),
+    ("added_tokens.json", {"<tool>": 480}, {"<tool>": 481}),
+    ("modeling_tiny.py", {"code": "v1"}, {"code": "v2"}),  # remote code run with trust_remote_code
+])
+def test_a_changed_processor_or_tokenizer_file_changes_the_fingerprint(tmp_path: Path, name: str, before: dict,
+                                                                       after: dict) -> None:
+    """Same weights, other preprocessing: a cached answer of the old files must not be reused."""
+    folder = fake_checkpoint(tmp_path / "ckpt")
+    (folder / name).write_text(json.dumps(before))
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        first = inspect(folder, tmp_path, cache=cache)
+        (folder / name).write_text(json.dumps(after))
+        second = inspect(folder, tmp_path, cache=cache)
+    assert first.weights_hash == second.weights_hash  # type: ignore[attr-defined]
+    assert first.fingerprint != second.fingerprint  # type: ignore[attr-defined]
+
+
+def test_weights_replaced_in_place_with_the_old_mtime_are_hashed_again(tmp_path: Path) -> None:
+    """Same path, same size, same mtime (`cp -p`, `rsync -a`, `tar x`, a reproducible image build): new weights.
+
+    The memoised digest must not stand in for the new content, or the new checkpoint would be gated
+    on the old one's cached answers.
+    """
+    import os
+    import time
+
+    folder = fake_checkpoint(tmp_path / "ckpt", weights=b"weights-1")
+    weights = folder / "model.safetensors"
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        first = inspect(folder, tmp_path, cache=cache)
+        old = weights.stat()
+        time.sleep(0.05)  # past the kernel's timestamp tick, as any real re-save is
+        replacement = tmp_path / "new.safetensors"
+        replacement.write_bytes(b"weights-2")
+        os.utime(replacement, ns=(old.st_atime_ns, old.st_mtime_ns))
+        shutil.copy2(replacement, weights)  # cp -p: content and mtime of the source
+        assert weights.stat().st_mtime_ns == old.st_mtime_ns and weights.stat().st_size == old.st_size
+        second = inspect(folder, tmp_path, cache=cache)
+    assert first.weights_hash != second.weights_hash  # type: ignore[attr-defined]
+    assert first.fingerprint != second.fingerprint  # type: ignore[attr-defined]
+
+
+def test_the_served_model_the_contract_names_is_part_of_the_fingerprint(write_contract) -> None:  # type: ignore[no-untyped-def]
+    """openai backend: protocol.openai.model is the model the server is asked for; another one, other answers."""
+    from rlgate.contract.loader import load_contract
+    from rlgate.orchestrate import check_checkpoint
+
+    prints = []
+    for model in ("policy-step-100", "policy-step-200", None):
+        openai = {"base_url": "http://127.0.0.1:8000/v1", **({"model": model} if model else {})}
+        contract = write_contract([{"task": "gsm8k", "split": "test_public"}],
+                                  protocol={"backend": "openai", "openai": openai})
+        info = check_checkpoint(load_contract(contract), "candidate", cache_dir=contract.parent / "cache")
+        prints.append(info.fingerprint)
+    assert len(set(prints)) == 3

@@ -104,3 +104,27 @@ def test_a_rerun_into_the_same_folder_replaces_the_previous_files(real_slices: d
     assert len(list((tmp_path / "run").rglob("results_*.json"))) == 1
     assert len(list((tmp_path / "run").rglob("samples_gsm8k_*.jsonl"))) == 1
     assert out.results_file.exists()
+
+
+def test_chat_template_on_a_tokenizer_without_one_exits_2_naming_the_field(tiny_checkpoint: Path, tmp_path: Path,
+                                                                           shared_data: Path) -> None:
+    """protocol.chat_template: true with a template-less tokenizer: one located error, no traceback."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from rlgate.cli.app import app
+
+    assert "chat_template" not in json.loads((tiny_checkpoint / "tokenizer_config.json").read_text())
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"schema_version": 1, "name": "s", "tasks": [
+        {"task": "gsm8k", "split": "test_public", "num_fewshot": 0,
+         "data_files": str(shared_data / "gsm8k/test.jsonl")}]}))
+    (tmp_path / "contract.yaml").write_text(yaml.safe_dump({
+        "schema_version": 1, "name": "chat", "baseline": {"checkpoint": "x"},
+        "protocol": {"backend": "hf", "limit": 1, "chat_template": True, "sampling": {"max_tokens": 4},
+                     "hf": {"device": "cpu", "dtype": "float32"}},
+        "splits": {"test_public": {"visibility": "nightly"}}, "suites": ["suite.yaml"],
+        "gates": {"primary": {"metric": "gsm8k/exact_match/flexible-extract"}}}))
+    result = CliRunner().invoke(app, ["eval", str(tmp_path / "contract.yaml"), "--checkpoint", str(tiny_checkpoint),
+                                      "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    assert result.exit_code == 2, result.output
+    assert "protocol.chat_template" in result.output and "Traceback" not in result.output

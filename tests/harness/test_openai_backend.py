@@ -95,3 +95,57 @@ def test_openai_backend_counts_failures_and_caches_the_rest(write_contract: Cont
     second = evaluate(resolved, tasks, tmp_path / "run2", cache_dir=cache, checkpoint=info, limit=6)
     assert len(server.prompts) == 1 and docs[2] in server.prompts[0]  # only the failed request again
     assert second.manifest.tasks[0].drops.errored == 0 and second.manifest.tasks[0].cached == 5
+
+
+def test_samples_answered_out_of_order_rerun_from_the_cache_in_the_same_order(write_contract: ContractFactory,
+                                                                              shared_data: Path,
+                                                                              tmp_path: Path) -> None:
+    """n samples of one prompt answered concurrently finish in any order; the cache keeps each where the run used it.
+
+    lm-eval's per-response hook reports completions as they finish; a re-run from the cache must
+    give every document the very samples, in the very order, the live run scored.
+    """
+    import time
+
+    arrivals: dict[str, int] = {}
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompt = body["prompt"] if isinstance(body["prompt"], str) else body["prompt"][0]
+            with lock:
+                k = arrivals[prompt] = arrivals.get(prompt, -1) + 1
+            time.sleep(0.3 - 0.1 * k)  # the first to arrive finishes last
+            data = json.dumps({"choices": [{"index": 0, "text": f" sample {k}", "finish_reason": "stop"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        contract = write_contract(
+            [{"task": "gsm8k", "split": "test_public", "num_fewshot": 0,
+              "data_files": str(shared_data / "gsm8k/test.jsonl")}],
+            protocol={"backend": "openai", "sampling": {"temperature": 0.7, "n": 3, "max_tokens": 16},
+                      "openai": {"base_url": f"http://127.0.0.1:{httpd.server_address[1]}/v1", "model": "fake",
+                                 "concurrency": 4}})
+        resolved = load_contract(contract)
+        tasks = select_tasks(resolved, None, release_gate=False)
+        info = check_checkpoint(resolved, "fake-served-model", cache_dir=tmp_path / "cache")
+        runs = []
+        for name in ("live", "cached"):
+            out = evaluate(resolved, tasks, tmp_path / name, cache_dir=tmp_path / "cache", checkpoint=info, limit=2)
+            lines = next((tmp_path / name).rglob("samples_gsm8k_*.jsonl")).read_text().splitlines()
+            runs.append({(s["doc_id"], s["filter"]): s["resps"] for s in map(json.loads, lines)})
+            assert out.manifest.tasks[0].generated == (6 if name == "live" else 0)
+    finally:
+        httpd.shutdown()
+    assert sorted(runs[0][(0, "flexible-extract")][0]) == [" sample 0", " sample 1", " sample 2"]
+    assert runs[1] == runs[0]

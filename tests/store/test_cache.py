@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -54,12 +56,19 @@ def test_wal_mode_and_visible_to_another_process(tmp_path: Path) -> None:
         assert cache.get_many(SCOPE, [("child", 0)])[("child", 0)].response == "from child"
 
 
-def test_file_digest_memo_is_invalidated_by_size_or_mtime(tmp_path: Path) -> None:
+def _stat(size: int = 10, mtime: int = 5, ctime: int = 7, inode: int = 3) -> os.stat_result:
+    return SimpleNamespace(st_size=size, st_mtime_ns=mtime, st_ctime_ns=ctime, st_ino=inode)  # type: ignore[return-value]
+
+
+def test_file_digest_memo_is_invalidated_by_size_mtime_ctime_or_inode(tmp_path: Path) -> None:
     with GenerationCache(tmp_path / "c.sqlite") as cache:
-        cache.remember_digest(Path("/x"), 10, 5, "abc")
-        assert cache.file_digest(Path("/x"), 10, 5) == "abc"
-        assert cache.file_digest(Path("/x"), 11, 5) is None
-        assert cache.file_digest(Path("/x"), 10, 6) is None
+        cache.remember_digest(Path("/x"), _stat(), "abc")
+        assert cache.file_digest(Path("/x"), _stat()) == "abc"
+        assert cache.file_digest(Path("/x"), _stat(size=11)) is None
+        assert cache.file_digest(Path("/x"), _stat(mtime=6)) is None
+        # new content given the old mtime (cp -p, rsync -a, tar x) still has a new ctime; a replaced file a new inode
+        assert cache.file_digest(Path("/x"), _stat(ctime=8)) is None
+        assert cache.file_digest(Path("/x"), _stat(inode=4)) is None
 
 
 def test_not_a_database_is_a_clear_input_error(tmp_path: Path) -> None:

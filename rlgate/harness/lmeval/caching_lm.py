@@ -4,8 +4,9 @@ lm-eval hands every request of a request type to one call; this wrapper splits t
 (for per-task progress, wall time and token counts), answers what the cache holds, and sends only
 the misses to the real backend. Each response is written to the cache the moment the backend
 reports it (through lm-eval's own cache hook, which HF reports per batch and the API backends per
-request) and again, idempotently, when the call returns; a run killed at any point resumes with
-exactly the requests it had not finished. When everything is cached the real model is never built.
+request) and again when the call returns, then under the keys of the requests the backend returned them
+for (the hook files identical requests in the order they finished); a run killed at any point resumes
+with exactly the requests it had not finished. When everything is cached the real model is never built.
 """
 
 from __future__ import annotations
@@ -303,8 +304,10 @@ class CachingLM(LM):
         for (inst, _, _), result in zip(items, raw, strict=True):
             text = _encode_result(reqtype, result)
             gens.append(CachedGeneration(text, *self.count_tokens(inst.args, text, reqtype)))
+        # replace what the hook stored: it files identical requests (n samples of a prompt) in the order
+        # they finished, which concurrent backends do not keep; this is the order the run scored them in
         self.cache.put_many(scope, [(key, occ, gen) for (_, key, occ), gen in zip(items, gens, strict=True)
-                                    if gen is not None])
+                                    if gen is not None], replace=True)
         if len(items) > reported:
             self.progress.advanced(task, len(items) - reported)
         return gens

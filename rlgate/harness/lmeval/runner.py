@@ -110,7 +110,13 @@ def _tokenizer_loader(path: str, trust_remote_code: bool, gguf_file: str | None 
         from transformers import AutoTokenizer
 
         if not gguf_file:
-            return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+            tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+            if not getattr(tokenizer, "chat_template", None):  # transformers has no default template to fall back on
+                raise InputError(f"the contract applies a chat template (protocol.chat_template: true), and the "
+                                 f"tokenizer of '{path}' has none (no chat_template.jinja, nor chat_template in "
+                                 "tokenizer_config.json)", file=path, field="protocol.chat_template",
+                                 fix="set protocol.chat_template: false, or save the tokenizer with its chat template")
+            return tokenizer
         if saved is not None and (saved / "tokenizer_config.json").is_file():
             return AutoTokenizer.from_pretrained(str(saved))
         tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, gguf_file=gguf_file)

@@ -240,11 +240,11 @@ def _dataset_identity(cfg: dict[str, Any], digests: GenerationCache | None) -> t
         for split, path in sorted(files.items()):
             file = Path(path)
             stat = file.stat()
-            digest = digests.file_digest(file.resolve(), stat.st_size, stat.st_mtime_ns) if digests else None
+            digest = digests.file_digest(file.resolve(), stat) if digests else None
             if digest is None:
                 digest = hashlib.sha256(file.read_bytes()).hexdigest()
                 if digests:
-                    digests.remember_digest(file.resolve(), stat.st_size, stat.st_mtime_ns, digest)
+                    digests.remember_digest(file.resolve(), stat, digest)
             parts.append(f"{split}={digest}")
         desc = ", ".join(f"{s}: {p}" for s, p in sorted(files.items()))
         return desc, hashlib.sha256("\n".join(parts).encode()).hexdigest()
