@@ -24,6 +24,16 @@ pytest.importorskip("lm_eval")
 pytest.importorskip("aiohttp")
 
 
+
+def _reply_json(handler: BaseHTTPRequestHandler, body: object) -> None:
+    """Answer a request of the local test server with a JSON body."""
+    data = json.dumps(body).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
 class FakeServer:
     def __init__(self) -> None:
         self.prompts: list[str] = []
@@ -42,12 +52,7 @@ class FakeServer:
                     return
                 choices = [{"index": i, "text": " She has 3 + 4 = 7.\n#### 7", "finish_reason": "stop"}
                            for i in range(len(prompts))]
-                data = json.dumps({"choices": choices, "model": body.get("model")}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                _reply_json(self, {"choices": choices, "model": body.get("model")})
 
             def log_message(self, *args: object) -> None:
                 return None
@@ -117,12 +122,7 @@ def test_samples_answered_out_of_order_rerun_from_the_cache_in_the_same_order(wr
             with lock:
                 k = arrivals[prompt] = arrivals.get(prompt, -1) + 1
             time.sleep(0.3 - 0.1 * k)  # the first to arrive finishes last
-            data = json.dumps({"choices": [{"index": 0, "text": f" sample {k}", "finish_reason": "stop"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            _reply_json(self, {"choices": [{"index": 0, "text": f" sample {k}", "finish_reason": "stop"}]})
 
         def log_message(self, *args: object) -> None:
             return None
