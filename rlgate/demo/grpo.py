@@ -100,7 +100,7 @@ def train(base: Path, prompts: list[tuple[str, str]], out: Path, final: Path, se
         * settings.generations, num_generations=settings.generations,
         max_completion_length=settings.max_completion_tokens, learning_rate=settings.learning_rate,
         beta=settings.beta, temperature=settings.temperature, logging_steps=1, save_steps=settings.save_steps,
-        save_total_limit=2, report_to=[], use_cpu=True, bf16=False, fp16=False, seed=settings.seed,
+        save_total_limit=1, report_to=[], use_cpu=True, bf16=False, fp16=False, seed=settings.seed,
         data_seed=settings.seed, dataloader_num_workers=0, disable_tqdm=True, log_completions=False)
     trainer = GRPOTrainer(model=str(base), reward_funcs=[correctness_reward, format_reward], args=config,
                           train_dataset=dataset, callbacks=[_Progress()])

@@ -133,10 +133,11 @@ def build(root: Path, model: Path, settings: RealDemoSettings, log: Callable[[st
     stamp = ckpt_dir / "build.json"
     wanted = {"version": BUILD_VERSION, "settings": asdict(settings), "model": str(model.resolve())}
     built = json.loads(stamp.read_text(encoding="utf-8")) if stamp.is_file() else {}
+    runs = ckpt_dir / "grpo"
     if built.get("build") == wanted and built.get("finished") and (paths.candidate / "trainer_state.json").is_file():
         log(f"reusing the GRPO run in {ckpt_dir}")
+        drop_resume_checkpoints(runs, log)  # left by a run stopped while removing them, or by an older rlgate
         return paths
-    runs = ckpt_dir / "grpo"
     if built.get("build") != wanted:  # another model or other settings: nothing of the old run may be resumed
         shutil.rmtree(ckpt_dir, ignore_errors=True)
         ckpt_dir.mkdir(parents=True)
@@ -149,7 +150,18 @@ def build(root: Path, model: Path, settings: RealDemoSettings, log: Callable[[st
         f"(reward: correct final answer 1, `#### N` line {grpo.FORMAT_REWARD})")
     stats = grpo.train(paths.baseline, prompts, runs, paths.candidate, g, log=log)
     stamp.write_text(json.dumps({"build": wanted, "finished": True, "stats": stats}, indent=2), encoding="utf-8")
+    drop_resume_checkpoints(runs, log)
     return paths
+
+
+def drop_resume_checkpoints(runs: Path, log: Callable[[str], None]) -> None:
+    """Remove TRL's `checkpoint-N` folders once the run is stamped finished: they only serve to resume a killed
+    run, and each holds the weights plus twice their size in optimizer state (1.5 GB for SmolLM2-135M)."""
+    if not runs.is_dir():
+        return
+    size = sum(f.stat().st_size for f in runs.rglob("*") if f.is_file())
+    shutil.rmtree(runs)
+    log(f"removed the GRPO run's resume checkpoints ({size / 2**30:.1f} GiB): the trained model is in candidate/")
 
 
 def run_real_demo(out: Path, *, model: Path | None = None, settings: RealDemoSettings | None = None,

@@ -73,9 +73,12 @@ def test_demo_flags_that_do_not_go_together_exit_2(args: list[str], tmp_path: Pa
     assert "Traceback" not in result.output
 
 
+class _Killed(Exception):
+    """Stands for the process being killed mid-run."""
+
+
 @pytest.mark.slow
-def test_real_demo_trains_with_trl_then_checks_reuses_and_resumes(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_real_demo_trains_with_trl_resumes_a_killed_run_checks_and_reuses(tmp_path: Path) -> None:
     pytest.importorskip("trl")
     pytest.importorskip("lm_eval")
     from rlgate.demo.real import RealDemoSettings, run_real_demo
@@ -84,15 +87,25 @@ def test_real_demo_trains_with_trl_then_checks_reuses_and_resumes(tmp_path: Path
     settings = RealDemoSettings(gsm8k_test=4, gsm8k_train=8, mmlu_per_category=1, ifeval_test=3, max_tokens=12,
                                 batch_size=8, grpo=GrpoSettings(steps=2, prompts_per_step=1, generations=2,
                                                                 max_completion_tokens=12, save_steps=1))
+    runs = tmp_path / "real" / "checkpoints" / "grpo"
+
+    def killed_at_step_2(line: str) -> None:  # TRL logs step 2 before it saves checkpoint-2
+        if line.startswith("GRPO step 2/2"):
+            raise _Killed
+    with pytest.raises(_Killed):
+        run_real_demo(tmp_path / "real", model=gguf, settings=settings, log=killed_at_step_2)
+    assert sorted(p.name for p in runs.glob("checkpoint-*")) == ["checkpoint-1"]
+
     logs: list[str] = []
     paths, result = run_real_demo(tmp_path / "real", model=gguf, settings=settings, log=logs.append)
-
-    assert any(line.startswith("GRPO step 2/2: reward") for line in logs), logs
+    assert any("resuming the GRPO run from checkpoint-1" in line for line in logs), logs
+    assert [line.split(":")[0] for line in logs if line.startswith("GRPO step")] == ["GRPO step 2/2"]
     state = json.loads((paths.candidate / "trainer_state.json").read_text())
     steps = [entry for entry in state["log_history"] if "reward" in entry]
     assert [entry["step"] for entry in steps] == [1, 2]
     assert {"kl", "entropy", "rewards/correctness_reward/mean", "rewards/format_reward/mean"} <= set(steps[0])
     assert (paths.candidate / "model.safetensors").is_file() and (paths.baseline / "model.safetensors").is_file()
+    assert not runs.exists() and any("removed the GRPO run's resume checkpoints" in line for line in logs)
 
     decision = json.loads(result.reports["decision"].read_text())
     assert decision["decision"] in ("release", "research_only", "block")
@@ -112,13 +125,32 @@ def test_real_demo_trains_with_trl_then_checks_reuses_and_resumes(tmp_path: Path
     assert again.baseline is not None and not again.baseline.model_loaded and not again.candidate.model_loaded
     assert again.decision.decision == result.decision.decision
 
-    # a run killed after its last saved step: it resumes from the checkpoint instead of training again
-    stamp = paths.root / "checkpoints" / "build.json"
-    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "finished": False}))
-    (paths.candidate / "trainer_state.json").unlink()
-    logs.clear()
-    run_real_demo(tmp_path / "real", model=gguf, settings=settings, log=logs.append)
-    assert any("resuming the GRPO run from checkpoint-2" in line for line in logs), logs
-    assert not any(line.startswith("GRPO step") for line in logs), logs
-    resumed = json.loads((paths.candidate / "trainer_state.json").read_text())
-    assert [e["step"] for e in resumed["log_history"] if "reward" in e] == [1, 2]
+
+def test_a_run_killed_after_its_last_save_is_finished_from_that_checkpoint(tmp_path: Path) -> None:
+    from rlgate.demo import grpo
+
+    last = tmp_path / "grpo" / "checkpoint-2"
+    last.mkdir(parents=True)
+    (tmp_path / "grpo" / "checkpoint-1").mkdir()  # no trainer_state.json: a save cut short, never resumed from
+    (last / "trainer_state.json").write_text(json.dumps({"global_step": 2, "log_history": [{"step": 2}]}))
+    for name in ("model.safetensors", "config.json", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        (last / name).write_bytes(b"x")
+    logs: list[str] = []
+    stats = grpo.train(tmp_path / "base", [], tmp_path / "grpo", tmp_path / "candidate", GrpoSettings(steps=2),
+                       log=logs.append)
+    assert stats == {"train_seconds": 0.0, "steps": 2}
+    assert logs == ["resuming the GRPO run from checkpoint-2: it had already finished"]
+    assert sorted(p.name for p in (tmp_path / "candidate").iterdir()) == [
+        "config.json", "model.safetensors", "trainer_state.json"]
+
+
+def test_resume_checkpoints_are_removed_with_their_size_named(tmp_path: Path) -> None:
+    from rlgate.demo.real import drop_resume_checkpoints
+
+    (tmp_path / "grpo" / "checkpoint-1").mkdir(parents=True)
+    (tmp_path / "grpo" / "checkpoint-1" / "optimizer.pt").write_bytes(b"x" * (2**30 // 8))
+    logs: list[str] = []
+    drop_resume_checkpoints(tmp_path / "grpo", logs.append)
+    drop_resume_checkpoints(tmp_path / "grpo", logs.append)  # already gone: nothing to say
+    assert not (tmp_path / "grpo").exists()
+    assert logs == ["removed the GRPO run's resume checkpoints (0.1 GiB): the trained model is in candidate/"]

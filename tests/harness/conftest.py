@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.real_model import require_real_gguf
 
 ContractFactory = Callable[..., Path]
 
@@ -38,3 +39,11 @@ def write_contract(tmp_path: Path) -> ContractFactory:
         return root / "contract.yaml"
 
     return make
+
+
+@pytest.fixture(scope="session")
+def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SmolLM2 dequantised once per session: each copy is half a gigabyte of float32 weights."""
+    from rlgate.harness.gguf import gguf_to_folder
+
+    return gguf_to_folder(require_real_gguf(), tmp_path_factory.mktemp("smollm2") / "model")

@@ -19,7 +19,6 @@ pytest.importorskip("inspect_ai")
 pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 
-from fixtures.real_model import require_real_gguf
 
 from rlgate.cli.app import app
 from rlgate.demo.agent import TASK_FILE
@@ -29,12 +28,6 @@ pytestmark = pytest.mark.slow
 runner = CliRunner()
 LIMIT = 2
 
-
-@pytest.fixture(scope="module")
-def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from rlgate.harness.gguf import gguf_to_folder
-
-    return gguf_to_folder(require_real_gguf(), tmp_path_factory.mktemp("smollm2") / "model")
 
 
 def test_toolbox_runs_live_through_inspect_hf_provider(smollm2_folder: Path, tmp_path: Path) -> None:

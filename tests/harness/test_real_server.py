@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fixtures.real_model import require_real_gguf
 from fixtures.real_server import TransformersServer
 
 pytest.importorskip("lm_eval")
@@ -31,12 +30,6 @@ pytest.importorskip("deepeval")
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture(scope="module")
-def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from rlgate.harness.gguf import gguf_to_folder
-
-    return gguf_to_folder(require_real_gguf(), tmp_path_factory.mktemp("smollm2") / "model")
 
 
 @pytest.fixture(scope="module")
