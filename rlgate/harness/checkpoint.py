@@ -45,7 +45,7 @@ class CheckpointInfo:
     """A checked checkpoint: what to load, its fingerprint, and what rlgate changed or noticed."""
 
     source: str
-    kind: Literal["local", "hub", "served"]
+    kind: Literal["local", "served"]
     load_path: str
     fingerprint: str
     weights_hash: str | None
@@ -238,8 +238,26 @@ def check_hub(repo_id: str, *, lora_base: str | None, cache: GenerationCache | N
         raise InputError(f"checkpoint '{repo_id}' is not a local folder or in the HF cache, and the Hub could not be "
                          f"reached ({type(exc).__name__})",
                          fix="pass a local path, or download the model first") from None
-    sha = info.sha or "unknown"
-    return CheckpointInfo(repo_id, "hub", repo_id, f"hub:{repo_id}@{sha}", f"hub:{repo_id}@{sha}", lora_base=lora_base)
+    # Download the revision asked about now and gate that folder: handing lm-eval the bare id would let it fetch
+    # whatever the repository holds when it loads, which a push in between makes another model.
+    try:
+        local = snapshot_download(repo_id, revision=info.sha, ignore_patterns=_hub_ignore_patterns(info))
+    except Exception as exc:  # network, disk, gated repositories
+        raise InputError(f"checkpoint '{repo_id}' could not be downloaded from the Hugging Face Hub "
+                         f"({type(exc).__name__}: {str(exc)[:200]})",
+                         fix="download it first (huggingface-cli download) and pass the folder, or set HF_TOKEN "
+                             "for a gated model") from None
+    return check_local(Path(local), source=repo_id, lora_base=lora_base, cache=cache, work_dir=work_dir)
+
+
+def _hub_ignore_patterns(info: object) -> list[str]:
+    """Files transformers does not load: other formats' weights, and `.bin` where safetensors exist."""
+    names = [str(getattr(s, "rfilename", "")) for s in getattr(info, "siblings", None) or []]
+    ignore = ["*.onnx", "*.onnx_data", "onnx/*", "*.gguf", "*.h5", "*.msgpack", "*.ot", "*.tflite", "*.mlmodel",
+              "coreml/*", "openvino/*", "original/*"]
+    if any(name.endswith(".safetensors") for name in names):
+        ignore += ["*.bin", "*.pt", "*.pth"]
+    return ignore
 
 
 def inspect_checkpoint(ref: str, *, backend: str, lora_base: str | None = None, cache: GenerationCache | None = None,

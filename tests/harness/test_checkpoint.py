@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -177,3 +178,62 @@ def test_the_served_model_the_contract_names_is_part_of_the_fingerprint(write_co
         info = check_checkpoint(load_contract(contract), "candidate", cache_dir=contract.parent / "cache")
         prints.append(info.fingerprint)
     assert len(set(prints)) == 3
+
+
+def _fake_hub(monkeypatch: pytest.MonkeyPatch, folders: dict[str, Path], files: list[str]) -> list[dict[str, object]]:
+    """The Hub as `check_hub` sees it: model_info names the current revision; snapshot_download serves folders."""
+    import huggingface_hub
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    calls: list[dict[str, object]] = []
+    current = list(folders)[-1]
+
+    info = SimpleNamespace(sha=current, siblings=[SimpleNamespace(rfilename=name) for name in files])
+
+    def snapshot_download(repo_id: str, **kwargs: object) -> str:
+        calls.append({"repo_id": repo_id, **kwargs})
+        if kwargs.get("local_files_only"):
+            raise LocalEntryNotFoundError("not cached")
+        return str(folders[str(kwargs["revision"])])
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.HfApi, "model_info", lambda self, repo_id, timeout=None: info)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    return calls
+
+
+def test_a_hub_id_is_gated_on_the_revision_it_was_fingerprinted_at(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    old = fake_checkpoint(tmp_path / "rev-old", weights=b"old")
+    new = fake_checkpoint(tmp_path / "rev-new", weights=b"new")
+    calls = _fake_hub(monkeypatch, {"old": old, "new": new}, ["model.safetensors", "pytorch_model.bin"])
+    info = inspect("org/model", tmp_path)
+    # lm-eval loads the downloaded folder of the revision fingerprinted, never the bare id (which a push between
+    # the check and the load would turn into another model)
+    assert info.kind == "local" and info.load_path == str(new)  # type: ignore[attr-defined]
+    assert info.source == "org/model"  # type: ignore[attr-defined]
+    assert info.fingerprint == inspect(new, tmp_path).fingerprint  # type: ignore[attr-defined]
+    assert calls[-1]["revision"] == "new"
+    assert "*.bin" in calls[-1]["ignore_patterns"] and "*.gguf" in calls[-1]["ignore_patterns"]  # type: ignore[operator]
+
+
+def test_a_hub_model_with_only_bin_weights_downloads_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _fake_hub(monkeypatch, {"r1": fake_checkpoint(tmp_path / "r1")}, ["pytorch_model.bin", "config.json"])
+    inspect("org/model", tmp_path)
+    assert "*.bin" not in calls[-1]["ignore_patterns"]  # type: ignore[operator]
+
+
+def test_a_failed_hub_download_is_one_located_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub
+
+    _fake_hub(monkeypatch, {"r1": tmp_path / "unused"}, [])
+
+    def refuse(repo_id: str, **kwargs: object) -> str:
+        if kwargs.get("local_files_only"):
+            raise FileNotFoundError(repo_id)
+        raise PermissionError("401 Client Error: gated repository")
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", refuse)
+    with pytest.raises(InputError, match=r"could not be downloaded.*gated repository") as err:
+        inspect("org/model", tmp_path)
+    assert "HF_TOKEN" in (err.value.fix or "")
