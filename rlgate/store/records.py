@@ -1,12 +1,19 @@
-"""What the history stores: gated checkpoints (one model for every backend) and the schema version."""
+"""What the history stores: gated checkpoints (one model for every backend) and the schema version.
+
+Schema 3 keys a record by (run, checkpoint, contract): the contract is the contract's `name:` (what
+`rlgate history --contract` selects by), so a checkpoint gated under two contracts keeps both verdicts, and an
+edited contract of the same name re-gating a checkpoint replaces its own earlier record. Records stored before
+schema 2 carry the contract "" (unknown).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-HISTORY_SCHEMA_VERSION = 2
+HISTORY_SCHEMA_VERSION = 3
 
 
 class CheckpointRecord(BaseModel):
@@ -23,7 +30,15 @@ class CheckpointRecord(BaseModel):
     decision: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
     recorded_at: float
-    contract: str = ""
+    contract: str = Field("", description="the name of the contract it was gated under (\"\": recorded before "
+                          "rlgate stored contracts)")
+
+
+def of_contract(records: Sequence[CheckpointRecord], contract: str) -> list[CheckpointRecord]:
+    """The records a contract gated, plus unlabelled ones from before labels of checkpoints it has no record of
+    (a checkpoint it gated again since is listed once, with its own record)."""
+    own = {r.checkpoint for r in records if r.contract == contract}
+    return [r for r in records if r.contract == contract or (r.contract == "" and r.checkpoint not in own)]
 
 
 class CounterRecord(BaseModel):

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from rlgate.errors import InputError
-from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord
+from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord, of_contract
 
 #: version -> statements that bring a store from the version before to this one (never edited once released)
 MIGRATIONS: dict[int, list[str]] = {
@@ -30,6 +30,18 @@ MIGRATIONS: dict[int, list[str]] = {
     2: [  # the contract each checkpoint was gated under (`rlgate history --contract`); the version table
         "ALTER TABLE checkpoints ADD COLUMN contract TEXT NOT NULL DEFAULT ''",
         "CREATE TABLE IF NOT EXISTS rlgate_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ],
+    3: [  # one record per (run, checkpoint, contract): a second contract's gate no longer replaces the first's.
+        # Neither backend can change a primary key in place: copy into a new table (same transaction), swap.
+        "CREATE TABLE checkpoints_v3 (run TEXT NOT NULL, checkpoint TEXT NOT NULL, step BIGINT NOT NULL,"
+        " metrics TEXT NOT NULL, decision TEXT, extra TEXT NOT NULL DEFAULT '{}',"
+        " recorded_at DOUBLE PRECISION NOT NULL, contract TEXT NOT NULL DEFAULT '',"
+        " PRIMARY KEY (run, checkpoint, contract))",
+        "INSERT INTO checkpoints_v3 (run, checkpoint, step, metrics, decision, extra, recorded_at, contract)"
+        " SELECT run, checkpoint, step, metrics, decision, extra, recorded_at, contract FROM checkpoints",
+        "DROP TABLE checkpoints",
+        "ALTER TABLE checkpoints_v3 RENAME TO checkpoints",
+        "CREATE INDEX IF NOT EXISTS checkpoints_by_step ON checkpoints (run, step)",
     ],
 }
 assert max(MIGRATIONS) == HISTORY_SCHEMA_VERSION
@@ -135,7 +147,8 @@ class SQLHistory:
     def record(self, run: str, step: int, checkpoint: str, metrics: Mapping[str, float],
                decision: str | None = None, extra: Mapping[str, Any] | None = None,
                contract: str | None = None) -> CheckpointRecord:
-        """Store a gated checkpoint; gating the same checkpoint again replaces its record."""
+        """Store a gated checkpoint under its contract; gating it again under the same contract replaces that
+        record, under another contract adds one (each contract's verdict is kept)."""
         rec = CheckpointRecord(run=run, checkpoint=checkpoint, step=step,
                                metrics={k: float(v) for k, v in metrics.items()}, decision=decision,
                                extra=dict(extra or {}), recorded_at=time.time(), contract=contract or "")
@@ -144,13 +157,13 @@ class SQLHistory:
         return rec
 
     def _upsert(self, cur: Cursor, rec: CheckpointRecord, newer_only: bool = False) -> None:
-        """Insert or replace a checkpoint's record; `newer_only` keeps a stored record gated at the same time or
+        """Insert or replace the record of a checkpoint under a contract; `newer_only` keeps a stored record gated at the same time or
         later (an import never replaces a newer gate with an older copy)."""
         keep_newer = " WHERE excluded.recorded_at > checkpoints.recorded_at" if newer_only else ""
         self._q(cur, f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run, checkpoint) DO UPDATE SET step = excluded.step, metrics = excluded.metrics, "
-                "decision = excluded.decision, extra = excluded.extra, recorded_at = excluded.recorded_at, "
-                f"contract = excluded.contract{keep_newer}", _record_row(rec))
+                "ON CONFLICT (run, checkpoint, contract) DO UPDATE SET step = excluded.step, metrics = excluded.metrics, "
+                "decision = excluded.decision, extra = excluded.extra, "
+                f"recorded_at = excluded.recorded_at{keep_newer}", _record_row(rec))
 
     def history(self, run: str) -> list[CheckpointRecord]:
         """A run's checkpoints in training order (step, then time of recording)."""
@@ -165,9 +178,12 @@ class SQLHistory:
             rows = self._q(cur, "SELECT DISTINCT run FROM checkpoints ORDER BY run").fetchall()
         return [r[0] for r in rows if not str(r[0]).startswith(JUDGE_PREFIX)]
 
-    def best(self, run: str, metric: str, higher_is_better: bool = True) -> CheckpointRecord | None:
-        """The run's checkpoint with the best value of `metric` (the earliest one on ties)."""
-        scored = [r for r in self.history(run) if metric in r.metrics and r.metrics[metric] == r.metrics[metric]]
+    def best(self, run: str, metric: str, higher_is_better: bool = True,
+             contract: str | None = None) -> CheckpointRecord | None:
+        """The run's checkpoint with the best value of `metric` (the earliest one on ties), among the records of
+        `contract` (and unlabelled ones from before labels) when given."""
+        records = self.history(run) if contract is None else of_contract(self.history(run), contract)
+        scored = [r for r in records if metric in r.metrics and r.metrics[metric] == r.metrics[metric]]
         if not scored:
             return None
         sign = 1.0 if higher_is_better else -1.0
