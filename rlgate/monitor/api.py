@@ -103,14 +103,20 @@ class HistoryCheck:
     checkpoints: int
 
 
-def history_findings(history: HistoryStore, run: str, targets: HistoryTargets, policy: MonitorPolicy) -> list[Finding]:
+def history_findings(history: HistoryStore, run: str, targets: HistoryTargets, policy: MonitorPolicy,
+                     contract: str | None = None) -> list[Finding]:
     """Cross-checkpoint findings for one training run (a new, empty store has none)."""
-    return check_history(history, run, targets, policy).findings
+    return check_history(history, run, targets, policy, contract).findings
 
 
-def check_history(history: HistoryStore, run: str, targets: HistoryTargets, policy: MonitorPolicy) -> HistoryCheck:
-    """Cross-checkpoint findings and rule statuses for one training run (a new, empty store has none)."""
+def check_history(history: HistoryStore, run: str, targets: HistoryTargets, policy: MonitorPolicy,
+                  contract: str | None = None) -> HistoryCheck:
+    """Cross-checkpoint findings and rule statuses for one training run (a new, empty store has none), on the
+    checkpoints `contract` gated when given (another contract's records of a checkpoint would count it twice)."""
+    from rlgate.store.records import of_contract
+
     records = history.history(run)
+    records = records if contract is None else of_contract(records, contract)
     findings, statuses = evaluate_history_with_status(records, targets, policy)
     return HistoryCheck(findings, statuses, len(records))
 
@@ -134,13 +140,13 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
     if spec.training_run:
         targets = targets_from_contract(resolved)
         if history is not None:
-            checked = check_history(history, spec.training_run, targets, policy)
+            checked = check_history(history, spec.training_run, targets, policy, resolved.name)
         else:
             from rlgate.store.open import open_contract_history
 
             store = open_contract_history(resolved)
             try:
-                checked = check_history(store, spec.training_run, targets, policy)
+                checked = check_history(store, spec.training_run, targets, policy, resolved.name)
             finally:
                 store.close()
     mapping = {**spec.metrics, **(metrics or {})}

@@ -17,7 +17,7 @@ from rlgate.monitor.findings import Finding
 from rlgate.monitor.history_rules import HistoryTargets, evaluate_history, targets_from_contract
 from rlgate.monitor.policy import MonitorPolicy
 from rlgate.store.protocol import HistoryStore
-from rlgate.store.records import CheckpointRecord
+from rlgate.store.records import CheckpointRecord, of_contract
 
 OVERVIEW_SCHEMA_VERSION = 1
 
@@ -50,6 +50,9 @@ class Consultation(_Model):
 
 class RunOverview(_Model):
     run: str
+    contract: str | None = Field(None, description="without --contract, a run whose checkpoints were gated under "
+                                 "several contracts is listed once per contract: this one (\"\": unlabelled records "
+                                 "from before rlgate stored contracts)")
     checkpoints: list[CheckpointRow]
     best: str | None = Field(None, description="checkpoint with the best primary metric")
     rules_fired: list[Finding] = Field(default_factory=empty_list)
@@ -84,9 +87,22 @@ def _row(rec: CheckpointRecord, targets: HistoryTargets | None) -> CheckpointRow
                          metrics=rec.metrics, intervals=intervals, recorded_at=rec.recorded_at)
 
 
-def contract_records(store: HistoryStore, run: str, resolved: ResolvedContract | None = None) -> list[CheckpointRecord]:
-    """The run's stored checkpoints; with a contract, only those it gated (and unlabelled ones from before labels)."""
-    return [r for r in store.history(run) if resolved is None or r.contract in ("", resolved.name)]
+def contract_records(store: HistoryStore, run: str, resolved: ResolvedContract | None = None,
+                     contract: str | None = None) -> list[CheckpointRecord]:
+    """The run's stored checkpoints; with a contract (or a contract name), only those it gated (and unlabelled ones
+    from before labels)."""
+    name = resolved.name if resolved is not None else contract
+    records = store.history(run)
+    return records if name is None else of_contract(records, name)
+
+
+def _by_contract(records: list[CheckpointRecord]) -> list[tuple[str | None, list[CheckpointRecord]]]:
+    """A run's records, one group per contract when several contracts gated it (one verdict per checkpoint and
+    contract: a best or a rule across contracts would compare different gates)."""
+    names = sorted({r.contract for r in records})
+    if len(names) <= 1:
+        return [(None, records)]
+    return [(name, [r for r in records if r.contract == name]) for name in names]
 
 
 def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None, training_run: str | None = None,
@@ -104,23 +120,31 @@ def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None
         records = contract_records(store, run, resolved)
         if not records and not store.consultations(run):
             continue
-        rows = [_row(r, targets) for r in records]
-        primary = targets.primary if targets is not None else next((r.primary_metric for r in rows
-                                                                    if r.primary_metric), None)
-        higher = targets.primary_higher_is_better if targets is not None else True
-        best = _best(records, primary, higher) if primary else None
-        overview = RunOverview(run=run, checkpoints=rows, best=best.checkpoint if best else None)
-        if targets is not None:
-            if policy is None and resolved is not None:
-                from rlgate.monitor.api import contract_policy
+        for i, (contract, group) in enumerate(_by_contract(records) if resolved is None else [(None, records)]):
+            overview = _run_overview(run, contract, group, targets)
+            if targets is not None:
+                if policy is None and resolved is not None:
+                    from rlgate.monitor.api import contract_policy
 
-                policy = contract_policy(resolved)[0]  # the thresholds the contract gates with
-            overview.rules_fired = evaluate_history(records, targets, policy or MonitorPolicy())
-        else:
-            overview.rules_note = "pass --contract to evaluate the cross-checkpoint rules with its gate directions"
-        overview.consultations = _consultations(store, run, resolved)
-        out.append(overview)
+                    policy = contract_policy(resolved)[0]  # the thresholds the contract gates with
+                overview.rules_fired = evaluate_history(group, targets, policy or MonitorPolicy())
+            else:
+                overview.rules_note = "pass --contract to evaluate the cross-checkpoint rules with its gate directions"
+            if i == 0:  # consultations are counted per training run, whichever contract consulted
+                overview.consultations = _consultations(store, run, resolved)
+            out.append(overview)
     return HistoryOverview(history=store.location, contract=resolved.name if resolved else None, runs=out)
+
+
+def _run_overview(run: str, contract: str | None, records: list[CheckpointRecord],
+                  targets: HistoryTargets | None) -> RunOverview:
+    """A run's (or one contract's part of a run's) rows and best checkpoint."""
+    rows = [_row(r, targets) for r in records]
+    primary = targets.primary if targets is not None else next((r.primary_metric for r in rows
+                                                                if r.primary_metric), None)
+    higher = targets.primary_higher_is_better if targets is not None else True
+    best = _best(records, primary, higher) if primary else None
+    return RunOverview(run=run, contract=contract, checkpoints=rows, best=best.checkpoint if best else None)
 
 
 def _best(records: list[CheckpointRecord], metric: str, higher_is_better: bool) -> CheckpointRecord | None:
@@ -150,7 +174,8 @@ def render_text(overview: HistoryOverview) -> str:
     if not overview.runs:
         lines.append("no gated checkpoints yet")
     for run in overview.runs:
-        lines.append(f"\ntraining run {run.run}: {len(run.checkpoints)} gated checkpoint(s)")
+        part = "" if run.contract is None else f", contract {run.contract or '(unlabelled, from before schema 2)'}"
+        lines.append(f"\ntraining run {run.run}{part}: {len(run.checkpoints)} gated checkpoint(s)")
         for row in run.checkpoints:
             value = "n/a" if row.primary_value is None else f"{row.primary_value:.4f}"
             ci = f" [{row.primary_interval[0]:+.4f}, {row.primary_interval[1]:+.4f}]" if row.primary_interval else ""

@@ -63,9 +63,9 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
         name = checkpoint or decision.inputs[-1].source
         if "://" not in name:  # one spelling per folder: `check` passes the text as typed, `gate` a Path
             name = str(Path(name))
-        if step is None:  # no step in the name: its place when gated before, else the next one
+        if step is None:  # no step in the name: its place when gated before (under any contract), else the next one
             records = history.history(run)
-            step = next((r.step for r in records if r.checkpoint == name), len(records))
+            step = next((r.step for r in records if r.checkpoint == name), len({r.checkpoint for r in records}))
         report = monitor.report if monitor is not None else None
         record_gated_checkpoint(history, run, step, name, decision,
                                 extra_metrics=training_metrics(report if isinstance(report, MonitorReport) else None),

@@ -33,7 +33,8 @@ def history_trend(store: HistoryStore, resolved: ResolvedContract | None = None,
         markers = [TrendMarker.model_validate(f.model_dump(include=set(TrendMarker.model_fields)))
                    for f in run.rules_fired]
         primary = next((c.primary_metric for c in run.checkpoints if c.primary_metric), None)
-        runs.append(trend_run(run.run, contract_records(store, run.run, resolved), markers=markers, best=run.best,
+        records = contract_records(store, run.run, resolved, run.contract)
+        runs.append(trend_run(run.run, records, contract=run.contract, markers=markers, best=run.best,
                               primary=primary, rules_note=run.rules_note,
                               consultations=[TrendConsultation.model_validate(c.model_dump())
                                              for c in run.consultations]))

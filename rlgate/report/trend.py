@@ -85,6 +85,8 @@ class TrendConsultation(_Model):
 
 class TrendRun(_Model):
     run: str
+    contract: str | None = Field(None, description="the contract of these checkpoints when the run's were gated "
+                                 "under several (one trend per contract)")
     checkpoints: list[TrendCheckpoint]
     series: list[TrendSeries]
     markers: list[TrendMarker] = Field(default_factory=empty_list)
@@ -170,8 +172,9 @@ def trend_series(records: Sequence[CheckpointRecord]) -> list[TrendSeries]:
     return sorted(out, key=lambda s: (rank.get(s.kind or "", len(rank)), s.metric))
 
 
-def trend_run(run: str, records: Sequence[CheckpointRecord], *, markers: Sequence[TrendMarker] = (),
-              best: str | None = None, primary: str | None = None, rules_note: str | None = None,
+def trend_run(run: str, records: Sequence[CheckpointRecord], *, contract: str | None = None,
+              markers: Sequence[TrendMarker] = (), best: str | None = None, primary: str | None = None,
+              rules_note: str | None = None,
               consultations: Sequence[TrendConsultation] = ()) -> TrendRun:
     """The trend of one training run from its stored records (any order) and the findings on them."""
     ordered = sorted(records, key=lambda r: (r.step, r.recorded_at))
@@ -181,5 +184,5 @@ def trend_run(run: str, records: Sequence[CheckpointRecord], *, markers: Sequenc
     series = trend_series(ordered)
     if primary is None:
         primary = next((s.metric for s in series if s.kind == "primary"), None)
-    return TrendRun(run=run, checkpoints=checkpoints, series=series, markers=list(markers), best=best,
-                    primary=primary, rules_note=rules_note, consultations=list(consultations))
+    return TrendRun(run=run, contract=contract, checkpoints=checkpoints, series=series, markers=list(markers),
+                    best=best, primary=primary, rules_note=rules_note, consultations=list(consultations))

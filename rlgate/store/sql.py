@@ -157,12 +157,12 @@ class SQLHistory:
         return rec
 
     def _upsert(self, cur: Cursor, rec: CheckpointRecord, newer_only: bool = False) -> None:
-        """Insert or replace the record of a checkpoint under a contract; `newer_only` keeps a stored record gated at the same time or
-        later (an import never replaces a newer gate with an older copy)."""
+        """Insert or replace the record of a checkpoint under a contract; `newer_only` keeps a stored record gated
+        at the same time or later (an import never replaces a newer gate with an older copy)."""
         keep_newer = " WHERE excluded.recorded_at > checkpoints.recorded_at" if newer_only else ""
         self._q(cur, f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run, checkpoint, contract) DO UPDATE SET step = excluded.step, metrics = excluded.metrics, "
-                "decision = excluded.decision, extra = excluded.extra, "
+                "ON CONFLICT (run, checkpoint, contract) DO UPDATE SET step = excluded.step, "
+                "metrics = excluded.metrics, decision = excluded.decision, extra = excluded.extra, "
                 f"recorded_at = excluded.recorded_at{keep_newer}", _record_row(rec))
 
     def history(self, run: str) -> list[CheckpointRecord]:

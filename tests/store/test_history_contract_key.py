@@ -52,7 +52,8 @@ def test_a_second_contract_on_the_same_checkpoint_keeps_the_first_verdict(store_
         ("ckpt-300", "instruct_safety", "block"), ("ckpt-300", "math_rlvr", "release")]
     db.record("grpo", 300, "ckpt-300", {"gsm8k/acc": 0.8}, "research_only", contract="math_rlvr")  # re-gate
     kept = {r.contract: (r.decision, r.metrics) for r in db.history("grpo")}
-    assert kept == {"math_rlvr": ("research_only", {"gsm8k/acc": 0.8}), "instruct_safety": ("block", {"ifeval/acc": 0.3})}
+    assert kept == {"math_rlvr": ("research_only", {"gsm8k/acc": 0.8}),
+                    "instruct_safety": ("block", {"ifeval/acc": 0.3})}
     db.record("grpo", 400, "ckpt-400", {"gsm8k/acc": 0.75}, "release", contract="math_rlvr")
     best = db.best("grpo", "gsm8k/acc", contract="math_rlvr")
     assert best is not None and (best.checkpoint, best.contract) == ("ckpt-300", "math_rlvr")
