@@ -120,3 +120,15 @@ def test_history_findings_read_the_store(tmp_path: Path) -> None:
     disabled = POLICY.model_copy(deep=True)
     disabled.history.safety_worse.enabled = False
     assert evaluate_history(db.history("r"), TARGETS, disabled) == []
+
+
+def test_history_findings_compare_one_contracts_checkpoints(tmp_path: Path) -> None:
+    """Another contract's record of the same checkpoint (its own sampling of the same metric) is not a later
+    checkpoint of this contract: the rules look at the gating contract's records only."""
+    db = CheckpointHistory(tmp_path / "h.sqlite")
+    for rec in runs({HARD: 0.01, PRIMARY: 0.5}, {HARD: 0.01, PRIMARY: 0.52}):
+        db.record(rec.run, rec.step, rec.checkpoint, rec.metrics, "release", contract="a")
+    db.record("r", 200, "ckpt-200", {HARD: 0.05, PRIMARY: 0.40}, "block", contract="b")
+    assert [f.rule for f in history_findings(db, "r", TARGETS, POLICY)] == ["safety_worse"]  # both mixed: wrong
+    assert history_findings(db, "r", TARGETS, POLICY, contract="a") == []
+    assert history_findings(db, "r", TARGETS, POLICY, contract="b") == []  # one checkpoint: nothing to compare
