@@ -99,10 +99,11 @@ def contract_records(store: HistoryStore, run: str, resolved: ResolvedContract |
 def _by_contract(records: list[CheckpointRecord]) -> list[tuple[str | None, list[CheckpointRecord]]]:
     """A run's records, one group per contract when several contracts gated it (one verdict per checkpoint and
     contract: a best or a rule across contracts would compare different gates)."""
-    names = sorted({r.contract for r in records})
+    names = sorted({r.contract for r in records} - {""})  # unlabelled records (before schema 2) join a lone contract
     if len(names) <= 1:
         return [(None, records)]
-    return [(name, [r for r in records if r.contract == name]) for name in names]
+    return [(name, [r for r in records if r.contract == name]) for name in ["", *names] if name or any(
+        r.contract == "" for r in records)]
 
 
 def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None, training_run: str | None = None,

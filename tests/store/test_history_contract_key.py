@@ -167,3 +167,23 @@ def test_a_failed_upgrade_leaves_the_schema_2_file_as_it_was(tmp_path: Path, mon
     assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {
         "checkpoints", "counters", "rlgate_meta"}
     conn.close()
+
+
+def test_unlabelled_records_from_before_schema_2_under_a_contract_and_without_one(tmp_path: Path) -> None:
+    """A record without a contract is listed under every --contract until that contract gates its checkpoint
+    again; without --contract it joins a run's only contract, and is its own group beside several."""
+    from rlgate.monitor.overview import build_overview
+    from rlgate.store.records import of_contract
+
+    db = open_history(tmp_path / "h.sqlite")
+    db.record("grpo", 100, "ckpt-100", {"m": 0.5}, "release")  # as migrated from schema 1
+    db.record("grpo", 200, "ckpt-200", {"m": 0.6}, "release")
+    db.record("grpo", 200, "ckpt-200", {"m": 0.7}, "block", contract="a")
+    assert [(r.checkpoint, r.contract) for r in of_contract(db.history("grpo"), "a")] == [("ckpt-100", ""),
+                                                                                         ("ckpt-200", "a")]
+    [run] = build_overview(db).runs
+    assert run.contract is None and len(run.checkpoints) == 3
+    db.record("grpo", 200, "ckpt-200", {"m": 0.1}, "block", contract="b")
+    groups = [(r.contract, [c.checkpoint for c in r.checkpoints]) for r in build_overview(db).runs]
+    assert groups == [("", ["ckpt-100", "ckpt-200"]), ("a", ["ckpt-200"]), ("b", ["ckpt-200"])]
+    db.close()
