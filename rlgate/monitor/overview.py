@@ -102,8 +102,9 @@ def _by_contract(records: list[CheckpointRecord]) -> list[tuple[str | None, list
     names = sorted({r.contract for r in records} - {""})  # unlabelled records (before schema 2) join a lone contract
     if len(names) <= 1:
         return [(None, records)]
-    return [(name, [r for r in records if r.contract == name]) for name in ["", *names] if name or any(
-        r.contract == "" for r in records)]
+    groups: list[tuple[str | None, list[CheckpointRecord]]] = [
+        (name, [r for r in records if r.contract == name]) for name in ["", *names]]
+    return [(name, group) for name, group in groups if group]
 
 
 def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None, training_run: str | None = None,
