@@ -1,6 +1,6 @@
 """The embedded history backend: one SQLite file per project, safe under concurrent writers.
 
-Every gated checkpoint is recorded with its metrics and decision, by training run and step, so rules
+Every gated checkpoint is recorded with its metrics and decision, by training run, step and contract, so rules
 can look across checkpoints (best so far, consecutive drops, rollback target). Counters serve other
 layers (consultations of a private split per training run, judge drift checks). Schema and queries are
 shared with the PostgreSQL backend (rlgate.store.sql); open either through `rlgate.store.open_history`.
