@@ -114,18 +114,35 @@ def _check_migrated(url: str) -> None:
     assert open_history(url).schema_version() == 3  # opening again is a no-op
 
 
-def test_a_schema_2_sqlite_file_is_upgraded_in_place_keeping_every_row(tmp_path: Path) -> None:
-    path = tmp_path / "v2.sqlite"
-    conn = sqlite3.connect(path)
-    for statement in SCHEMA_2:
-        conn.execute(statement)
-    conn.executemany(INSERT + "(?, ?, ?, ?, ?, ?, ?, ?)", ROWS_2)
-    conn.execute("INSERT INTO counters VALUES ('grpo', 'private_consultations:gsm8k', 2, 3.0)")
-    conn.execute("PRAGMA user_version = 2")
-    conn.commit()
-    conn.close()
-    _check_migrated(str(path))
-    conn = sqlite3.connect(path)
+def _schema_2_store(url: str) -> None:
+    """A store exactly as rlgate schema 2 left it, holding ROWS_2 and one consultation counter."""
+    counter = "INSERT INTO counters VALUES ('grpo', 'private_consultations:gsm8k', 2, 3.0)"
+    if "://" not in url:
+        conn = sqlite3.connect(url)
+        for statement in SCHEMA_2:
+            conn.execute(statement)
+        conn.executemany(INSERT + "(?, ?, ?, ?, ?, ?, ?, ?)", ROWS_2)
+        conn.execute(counter)
+        conn.execute("PRAGMA user_version = 2")
+        conn.commit()
+        conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as pg:
+        for statement in SCHEMA_2:
+            pg.execute(statement)
+        with pg.cursor() as cur:
+            cur.executemany(INSERT + "(%s, %s, %s, %s, %s, %s, %s, %s)", ROWS_2)
+        pg.execute(counter)
+
+
+def test_a_schema_2_store_is_upgraded_in_place_keeping_every_row(store_url: str) -> None:
+    _schema_2_store(store_url)
+    _check_migrated(store_url)
+    if "://" in store_url:
+        return
+    conn = sqlite3.connect(store_url)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 3  # what rlgate before schema 2 checks
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
@@ -133,40 +150,32 @@ def test_a_schema_2_sqlite_file_is_upgraded_in_place_keeping_every_row(tmp_path:
     conn.close()
 
 
-def test_a_schema_2_postgres_store_is_upgraded_in_place_keeping_every_row(pg_url: str) -> None:
-    import psycopg
-
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        for statement in SCHEMA_2:
-            conn.execute(statement)
-        with conn.cursor() as cur:
-            cur.executemany(INSERT + "(%s, %s, %s, %s, %s, %s, %s, %s)", ROWS_2)
-        conn.execute("INSERT INTO counters VALUES ('grpo', 'private_consultations:gsm8k', 2, 3.0)")
-    _check_migrated(pg_url)
-
-
-def test_a_failed_upgrade_leaves_the_schema_2_file_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                             ) -> None:
-    """The upgrade is one transaction: a statement failing half-way leaves every row and the old key."""
+def test_a_failed_upgrade_leaves_the_schema_2_store_as_it_was(store_url: str, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """The upgrade is one transaction: a statement failing half-way (after the old table was dropped) leaves every
+    row, the old key and version 2."""
     from rlgate.store import sql
 
-    path = tmp_path / "v2.sqlite"
-    conn = sqlite3.connect(path)
-    for statement in SCHEMA_2:
-        conn.execute(statement)
-    conn.executemany(INSERT + "(?, ?, ?, ?, ?, ?, ?, ?)", ROWS_2)
-    conn.execute("PRAGMA user_version = 2")
-    conn.commit()
-    conn.close()
+    _schema_2_store(store_url)
     monkeypatch.setitem(sql.MIGRATIONS, 3, [*sql.MIGRATIONS[3][:-1], "SELECT no_such_function()"])
     with pytest.raises(InputError):
-        open_history(path)
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM rlgate_meta").fetchone()[0] == "2"
-    assert conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == len(ROWS_2)
-    assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {
-        "checkpoints", "counters", "rlgate_meta"}
-    conn.close()
+        open_history(store_url)
+    monkeypatch.undo()
+    if "://" in store_url:
+        import psycopg
+
+        with psycopg.connect(store_url, autocommit=True) as conn:
+            tables = {r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables "
+                                                 "WHERE table_schema = current_schema()")}
+            version = conn.execute("SELECT value FROM rlgate_meta").fetchone()[0]
+            count = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
+    else:
+        with sqlite3.connect(store_url) as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = conn.execute("SELECT value FROM rlgate_meta").fetchone()[0]
+            count = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
+    assert (tables, version, count) == ({"checkpoints", "counters", "rlgate_meta"}, "2", len(ROWS_2))
+    _check_migrated(store_url)  # and the next opening upgrades it
 
 
 def test_unlabelled_records_from_before_schema_2_under_a_contract_and_without_one(tmp_path: Path) -> None:
