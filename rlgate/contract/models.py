@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from rlgate.contract.base import RELEASE_GATE_ONLY, SCHEMA_VERSION, DecisionName, StrictModel, Visibility
 from rlgate.contract.judge_policy import JudgeSpec
+from rlgate.contract.margins import no_negative_margin
 from rlgate.contract.protocol import (
     MULTIMODAL_BACKENDS,
     AgentBudget,
@@ -150,12 +151,15 @@ class _GateBase(StrictModel):
 class PrimaryGate(_GateBase):
     """The improvement the checkpoint exists for."""
 
-    min_delta: float = Field(0.0, description="smallest improvement that counts, in the metric's units")
+    min_delta: float = Field(0.0, ge=0.0, description="smallest improvement that counts, in the metric's units "
+                             "(not negative: a tolerated drop is a regression gate's max_drop)")
     require: Literal["significance", "lower_bound"] = "significance"
     max_drop: float = Field(
         0.0, ge=0.0,
         description="a significant drop (one-sided p < alpha) larger than this is `primary_regression` "
         "(block by default) instead of `primary_fail`; in the metric's units, 0: any significant drop")
+
+    _margins = field_validator("min_delta", "max_drop", mode="before")(no_negative_margin)
 
 
 class HardGate(_GateBase):
@@ -175,6 +179,7 @@ class RegressionGate(_GateBase):
     """A capability that must not drop against the baseline."""
 
     max_drop: float = Field(ge=0.0, description="largest tolerated drop, in the metric's units")
+    _margin = field_validator("max_drop", mode="before")(no_negative_margin)
     test: Literal["three_way", "significance", "non_inferiority"] = Field(
         "three_way", description="three_way (default): pass only when non-inferiority is shown (Holm-adjusted "
         "lower bound >= -max_drop), fail on a significant drop larger than max_drop, else "

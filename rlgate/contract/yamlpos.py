@@ -290,7 +290,7 @@ def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[Ba
     message = first["msg"].removeprefix("Value error, ")
     if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
         message = f"{message}; got {shown}"
-    fix = _TYPE_FIXES.get(kind)
+    fix = first.get("ctx", {}).get("fix") or _TYPE_FIXES.get(kind)  # a validator's own fix comes first
     if kind == "literal_error" and "expected" in first.get("ctx", {}):
         fix = f"use one of {first['ctx']['expected']}"
     return doc.error(path, message + more, fix)

@@ -102,6 +102,16 @@ CASES: list[tuple[str, str, str, str]] = [
     ("not_a_mapping", "- a\n- b\n", "c.yaml:1:1", "top level is a list, not a mapping"),
     ("binary_file", "", "c.yaml:1:4", "is a binary file, not YAML (NUL byte)"),
     ("no_gates", BASE.split("gates:")[0] + "gates: {alpha: 0.05}\n", "c.yaml:8:8", "gates: the contract has no gates"),
+    ("negative_min_delta", BASE.replace("min_delta: 0.02", "min_delta: -0.02"), "c.yaml:9:68",
+     "gates.primary.min_delta: min_delta is the smallest improvement that counts, so it cannot be negative (-0.02 "
+     "would count a drop as an improvement)\n  fix: write min_delta: 0 or more; to tolerate a drop of up to "
+     "0.02, use a regression gate: regression: [{metric: gsm8k/exact_match/flexible-extract, max_drop: 0.02}]"),
+    ("negative_max_drop", BASE.replace("max_drop: 0.01", "max_drop: -0.01"), "c.yaml:11:58",
+     "gates.regression[0].max_drop: max_drop is the largest tolerated drop, so it cannot be negative\n  fix: write "
+     "max_drop: 0 or more; to require an improvement of at least 0.01, make the metric the primary gate's "
+     "min_delta"),
+    ("negative_primary_max_drop", BASE.replace("min_delta: 0.02", "min_delta: 0.02, max_drop: -0.01"),
+     "c.yaml:9:84", "fix: write max_drop: 0 or more; to require an improvement of at least 0.01, set min_delta: 0.01"),
     ("release_on_nodata", BASE.replace("gates:\n", "gates:\n  decision: {nodata: release}\n"), "c.yaml:9:13",
      "gates.decision: decision.nodata cannot be 'release': missing or broken data never releases"),
 ]
