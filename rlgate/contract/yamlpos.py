@@ -71,11 +71,35 @@ def _mark(node: yaml.Node) -> Pos:
     return Pos(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+_STR, _MERGE = "tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"
+_KEY_KINDS = {"tag:yaml.org,2002:null": "YAML's null", "tag:yaml.org,2002:int": "a number",
+              "tag:yaml.org,2002:float": "a number", "tag:yaml.org,2002:timestamp": "a date"}
+
+
+def _check_key(file: Path, key_node: yaml.Node, path: PathKey) -> None:
+    """Every key of a contract, suite or policy is a name; `null:`, `~:`, `on:` or `1:` would reach pydantic as
+    None, True or 1 and come back as "Keys should be strings" with no line of its own."""
+    if isinstance(key_node, yaml.ScalarNode) and key_node.tag in (_STR, _MERGE):
+        return
+    pos = _mark(key_node)
+    if not isinstance(key_node, yaml.ScalarNode):
+        raise InputError("a key here is a list or mapping, not a name", file=file, line=pos.line,
+                         column=pos.column, field=dotted(path) or None, fix="write the key's name")
+    text = str(key_node.value)
+    kind = _KEY_KINDS.get(key_node.tag, f"the tag {key_node.tag}")
+    if key_node.tag == "tag:yaml.org,2002:bool":  # true/false, yes/no, on/off in YAML 1.1
+        kind = f"YAML's boolean {str(text.lower() in ('true', 'yes', 'on', 'y')).lower()}"
+    raise InputError(f"the key '{text}' reads as {kind}, not a name", file=file, line=pos.line, column=pos.column,
+                     field=dotted([*path, text]), fix=f"write the key's name, or quote it ('{text}':) if you mean "
+                     "the word")
+
+
 def _walk(doc: YamlDoc, node: yaml.Node, path: PathKey) -> None:
     doc.value_pos[path] = _mark(node)
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, Pos] = {}
         for key_node, value_node in node.value:
+            _check_key(doc.file, key_node, path)
             key = str(key_node.value)
             if key in seen:
                 first = seen[key]

@@ -112,6 +112,16 @@ CASES: list[tuple[str, str, str, str]] = [
      "min_delta"),
     ("negative_primary_max_drop", BASE.replace("min_delta: 0.02", "min_delta: 0.02, max_drop: -0.01"),
      "c.yaml:9:84", "fix: write max_drop: 0 or more; to require an improvement of at least 0.01, set min_delta: 0.01"),
+    ("null_key", BASE.replace("gates:\n", "gates:\n  null: {metric: x}\n"), "c.yaml:9:3",
+     "gates.null: the key 'null' reads as YAML's null, not a name\n  fix: write the key's name, or quote it "
+     "('null':) if you mean the word"),
+    ("tilde_key", BASE.replace("name: t\n", "name: t\n~: 3\n"), "c.yaml:3:1",
+     "~: the key '~' reads as YAML's null, not a name"),
+    ("boolean_key", BASE.replace("gates:\n", "gates:\n  on: 1\n"), "c.yaml:9:3",
+     "gates.on: the key 'on' reads as YAML's boolean true, not a name\n  fix: write the key's name, or quote it "
+     "('on':) if you mean the word"),
+    ("number_key", BASE.replace("gates:\n", "gates:\n  1: 1\n"), "c.yaml:9:3",
+     "gates.1: the key '1' reads as a number, not a name"),
     ("release_on_nodata", BASE.replace("gates:\n", "gates:\n  decision: {nodata: release}\n"), "c.yaml:9:13",
      "gates.decision: decision.nodata cannot be 'release': missing or broken data never releases"),
 ]
