@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rlgate.contract.kinds import check_kind
 from rlgate.contract.models import (
     RELEASE_GATE_ONLY,
     Contract,
@@ -185,6 +186,7 @@ def _load_policy_chain(doc: YamlDoc, loc: PathKey, relative: str, stack: list[Pa
         names = " -> ".join(p.name for p in [*stack, target])
         raise doc.error(loc, f"reference cycle between files: {names}", "remove one of the 'use:' references")
     policy_doc = load_yaml(target)
+    check_kind(policy_doc, "gate policy", doc, loc, relative)
     policy = _validate(GatePolicy, policy_doc)
     out_files.append(target)
     chain: list[tuple[GateSettings, YamlDoc, PathKey]] = []
@@ -370,6 +372,7 @@ def load_contract(path: str | Path) -> ResolvedContract:
     """Load, resolve and check a contract; raises InputError on the first problem."""
     file = Path(path).resolve()
     doc = load_yaml(file)
+    check_kind(doc, "contract")
     contract: Contract = _validate(Contract, doc)
     suites: list[tuple[Suite, YamlDoc, PathKey]] = []
     suite_files: list[Path] = []
@@ -382,6 +385,7 @@ def load_contract(path: str | Path) -> ResolvedContract:
             raise doc.error(("suites", index), "reference cycle between files: the contract lists itself as a suite",
                             "point at a suite file")
         suite_doc = load_yaml(target)
+        check_kind(suite_doc, "suite", doc, ("suites", index), item)
         suite_files.append(target)
         suites.append((_validate(Suite, suite_doc), suite_doc, ()))
     trusted = [_ref_path(doc, ("trusted_task_paths", i), p, "trusted task path")

@@ -217,3 +217,38 @@ def test_content_hash_covers_suites_and_gate_policies(tmp_path: Path) -> None:
     assert after_suite != before
     (tmp_path / "policy.yaml").write_text((tmp_path / "policy.yaml").read_text().replace("0.05", "0.01"))
     assert load_contract(tmp_path / "c.yaml").content_hash() not in (before, after_suite)
+
+
+def test_gates_use_pointing_at_a_contract_or_suite(project: Path) -> None:
+    _write(project, "other.yaml", BASE)
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", BASE.replace("gates:\n", "gates:\n  use: other.yaml\n")))
+    assert str(info.value) == (
+        f"{project}/c.yaml:9:8: gates.use: 'other.yaml' is a contract (it has baseline, splits, suites, gates), "
+        "not a gate policy\n  fix: gates.use takes a gate policy file such as gates/release_default.yaml "
+        "(schema_version, name and gate settings: alpha, decision, primary, regression, ...); to share another "
+        "contract's gates, move them into such a file and point both contracts' gates.use at it")
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", BASE.replace("gates:\n", "gates:\n  use: suite.yaml\n")))
+    assert str(info.value).startswith(f"{project}/c.yaml:9:8: gates.use: 'suite.yaml' is a suite (it has tasks), "
+                                      "not a gate policy\n  fix: gates.use takes a gate policy file")
+
+
+def test_suite_entry_pointing_at_a_contract_or_policy(project: Path) -> None:
+    _write(project, "other.yaml", BASE)
+    _write(project, "p.yaml", "schema_version: 1\nname: p\nalpha: 0.01\n")
+    for target, kind in (("other.yaml", "a contract (it has baseline, splits, suites, gates)"),
+                         ("p.yaml", "a gate policy (it has alpha)")):
+        with pytest.raises(InputError) as info:
+            load_contract(_write(project, "c.yaml", BASE.replace("suites: [suite.yaml]", f"suites: [{target}]")))
+        assert str(info.value) == (
+            f"{project}/c.yaml:7:10: suites[0]: '{target}' is {kind}, not a suite\n  fix: list suite files here "
+            "(schema_version, name, tasks) such as suites/llm_core_regression.yaml, or write the suite inline")
+
+
+def test_validating_a_suite_or_policy_instead_of_the_contract(project: Path) -> None:
+    with pytest.raises(InputError) as info:
+        load_contract(project / "suite.yaml")
+    assert str(info.value) == (
+        f"{project}/suite.yaml:1:1: this file is a suite (it has tasks), not a contract\n  fix: pass the contract "
+        "that lists it under suites: (a contract has baseline, splits, suites, gates; `rlgate init` writes one)")
