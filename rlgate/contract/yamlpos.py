@@ -287,10 +287,32 @@ def suggest(word: str, options: Sequence[str]) -> str | None:
     return found[0] if found else None
 
 
+def _branch_errors(errors: list[Any]) -> list[Any]:
+    """Drop a union member's "not this type" when another member of the same union got further.
+
+    `suites: [{...inline suite...}]` is `str | Suite`: a typo inside the suite also fails the str
+    member ("Input should be a valid string; got dict"), which pydantic lists first.
+    """
+    def deeper(error: Any) -> bool:
+        loc = tuple(error["loc"])
+        return any(len(other["loc"]) > len(loc) and tuple(other["loc"][:len(loc) - 1]) == loc[:-1]
+                   for other in errors)
+
+    def member(error: Any) -> bool:  # the loc ends in a union member's tag, e.g. ('suites', 0, 'str')
+        tag = error["loc"][-1] if error["loc"] else None
+        return isinstance(tag, str) and (tag[:1].isupper() or tag in ("str", "int", "float", "bool"))
+
+    kept = [e for e in errors if not (str(e["type"]).endswith("_type") and member(e) and deeper(e))] or errors
+    # a misspelled key is also a missing one: "unknown key 'taks', did you mean 'tasks'?" says both
+    typo = [e for e in kept if e["type"] == "extra_forbidden" and kept[0]["type"] == "missing"
+            and tuple(e["loc"][:-1]) == tuple(kept[0]["loc"][:-1])]
+    return [*typo, *(e for e in kept if e not in typo)]
+
+
 def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel],
                               base: PathKey = ()) -> InputError:
     """The first pydantic error as one located, actionable InputError."""
-    errors = exc.errors(include_url=False)
+    errors = _branch_errors(exc.errors(include_url=False))
     first = errors[0]
     path = _clean_loc(doc, first["loc"], base)
     more = f" (and {len(errors) - 1} more error(s))" if len(errors) > 1 else ""

@@ -122,6 +122,12 @@ CASES: list[tuple[str, str, str, str]] = [
      "('on':) if you mean the word"),
     ("number_key", BASE.replace("gates:\n", "gates:\n  1: 1\n"), "c.yaml:9:3",
      "gates.1: the key '1' reads as a number, not a name"),
+    ("inline_suite_wrong_type", BASE.replace("suites: [suite.yaml]", "suites:\n  - {schema_version: 1, name: s, "
+                                             "tasks: [{task: gsm8k, split: test_public, limit: lots}]}"), "c.yaml:8:83",
+     "suites[0].tasks[0].limit: Input should be a valid integer, unable to parse string as an integer; got 'lots'\n"
+     "  fix: write a whole number"),
+    ("inline_suite_typo", BASE.replace("suites: [suite.yaml]", "suites:\n  - {schema_version: 1, name: s, taks: []}"),
+     "c.yaml:8:34", "suites[0].taks: unknown key 'taks' (and 1 more error(s))\n  fix: did you mean 'tasks'?"),
     ("release_on_nodata", BASE.replace("gates:\n", "gates:\n  decision: {nodata: release}\n"), "c.yaml:9:13",
      "gates.decision: decision.nodata cannot be 'release': missing or broken data never releases"),
 ]
