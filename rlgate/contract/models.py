@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from rlgate.contract.base import RELEASE_GATE_ONLY, SCHEMA_VERSION, DecisionName, StrictModel, Visibility
 from rlgate.contract.judge_policy import JudgeSpec
@@ -171,7 +172,9 @@ class HardGate(_GateBase):
     @model_validator(mode="after")
     def _has_bound(self) -> HardGate:
         if self.max is None and self.min is None:
-            raise ValueError("a hard gate needs 'max' or 'min'")
+            raise PydanticCustomError("missing_bound", "a hard gate needs 'max' or 'min'", {
+                "fix": "add max: X (the candidate's value must be at most X) or min: X (at least X), in the "
+                       "metric's units"})
         return self
 
 
@@ -198,7 +201,10 @@ class DiagnosticGate(_GateBase):
     @model_validator(mode="after")
     def _has_bound(self) -> DiagnosticGate:
         if all(v is None for v in (self.max_relative_increase, self.max_relative_decrease, self.max, self.min)):
-            raise ValueError("a diagnostic needs max_relative_increase, max_relative_decrease, max or min")
+            raise PydanticCustomError(
+                "missing_bound", "a diagnostic needs max_relative_increase, max_relative_decrease, max or min",
+                {"fix": "add max_relative_increase: 0.3 (at most 30 % above the baseline), max_relative_decrease, "
+                        "max or min"})
         return self
 
 

@@ -333,6 +333,17 @@ def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[Ba
                          f"add '{name}:' here")
     got = first.get("input")
     shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
+    if kind == "literal_error" and path and path[-1] == "schema_version":
+        return doc.error(path, f"this rlgate reads schema_version {first['ctx']['expected']}, not {shown}{more}",
+                         f"write schema_version: {first['ctx']['expected']}, or use a newer rlgate if the file was "
+                         "written for one")
+    if kind in ("model_type", "model_attributes_type"):  # not "instance of PrimaryGate": name the keys it needs
+        owner = _model_at(model, [p for p in path[len(base):]])
+        needed = [n for n, f in owner.model_fields.items() if f.is_required()] if owner else []
+        example = ", ".join(f"{n}: ..." for n in needed)
+        return doc.error(path, f"expected a mapping of keys; got {shown}{more}",
+                         f"write a mapping with {', '.join(needed)}, e.g. {{{example}}}" if needed
+                         else _TYPE_FIXES[kind])
     message = first["msg"].removeprefix("Value error, ")
     if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
         message = f"{message}; got {shown}"

@@ -128,6 +128,20 @@ CASES: list[tuple[str, str, str, str]] = [
      "  fix: write a whole number"),
     ("inline_suite_typo", BASE.replace("suites: [suite.yaml]", "suites:\n  - {schema_version: 1, name: s, taks: []}"),
      "c.yaml:8:34", "suites[0].taks: unknown key 'taks' (and 1 more error(s))\n  fix: did you mean 'tasks'?"),
+    ("hard_gate_without_bound", BASE.replace("regression:\n", "hard:\n    - {metric: gsm8k/response_length_mean}\n"
+                                             "  regression:\n"), "c.yaml:11:7",
+     "gates.hard[0]: a hard gate needs 'max' or 'min'\n  fix: add max: X (the candidate's value must be at most X) "
+     "or min: X (at least X), in the metric's units"),
+    ("diagnostic_without_bound", BASE.replace("regression:\n", "diagnostics:\n    - {metric: "
+                                              "gsm8k/response_length_mean}\n  regression:\n"), "c.yaml:11:7",
+     "fix: add max_relative_increase: 0.3 (at most 30 % above the baseline), max_relative_decrease, max or min"),
+    ("newer_schema_version", BASE.replace("schema_version: 1", "schema_version: 2"), "c.yaml:1:17",
+     "schema_version: this rlgate reads schema_version 1, not 2\n  fix: write schema_version: 1, or use a newer "
+     "rlgate if the file was written for one"),
+    ("gate_not_a_mapping", BASE.replace("primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.02}",
+                                        "primary: gsm8k/exact_match/flexible-extract"), "c.yaml:9:12",
+     "gates.primary: expected a mapping of keys; got 'gsm8k/exact_match/flexible-extract'\n  fix: write a mapping "
+     "with metric, e.g. {metric: ...}"),
     ("release_on_nodata", BASE.replace("gates:\n", "gates:\n  decision: {nodata: release}\n"), "c.yaml:9:13",
      "gates.decision: decision.nodata cannot be 'release': missing or broken data never releases"),
 ]
