@@ -40,6 +40,9 @@ def _fix(expected: str, kind: str, field: str) -> str:
                  f"{field} at it") if kind == "contract" else ""
         return (f"{field} takes a gate policy file such as gates/release_default.yaml (schema_version, name and "
                 f"gate settings: alpha, decision, primary, regression, ...){share}")
+    if expected == "monitor policy":
+        return ("monitor.policy takes a monitor threshold file such as gates/monitor_default.yaml (window, rules, "
+                "history)" + ("; a gate policy belongs under gates.use" if kind == "gate policy" else ""))
     if expected == "suite":
         return ("list suite files here (schema_version, name, tasks) such as suites/llm_core_regression.yaml, "
                 "or write the suite inline")
