@@ -169,19 +169,22 @@ def find_relative(base_file: Path, relative: str) -> Path | None:
     return None
 
 
-def _ref_path(doc: YamlDoc, loc: PathKey, relative: str, what: str) -> Path:
+def _ref_path(doc: YamlDoc, loc: PathKey, relative: str, what: str, *, yaml_file: bool = False) -> Path:
     target = find_relative(doc.file, relative)
     if target is None:
         looked = (doc.file.parent / relative).resolve()
         raise doc.error(loc, f"{what} '{relative}' does not exist (looked for {looked} and in the folders above)",
                         "fix the path; it is relative to the file that names it or to the project root")
+    if yaml_file and target.is_dir():  # `suites: [""]` finds the contract's own folder
+        raise doc.error(loc, f"{what} '{relative}' is a folder ({target}), not a YAML file",
+                        f"name the {what}'s .yaml file")
     return target
 
 
 def _load_policy_chain(doc: YamlDoc, loc: PathKey, relative: str, stack: list[Path],
                        out_files: list[Path]) -> list[tuple[GateSettings, YamlDoc, PathKey]]:
     """Gate policies from the root of a `use:` chain down to `relative` (cycles are errors)."""
-    target = _ref_path(doc, loc, relative, "gate policy")
+    target = _ref_path(doc, loc, relative, "gate policy", yaml_file=True)
     if target in stack:
         names = " -> ".join(p.name for p in [*stack, target])
         raise doc.error(loc, f"reference cycle between files: {names}", "remove one of the 'use:' references")
@@ -380,7 +383,7 @@ def load_contract(path: str | Path) -> ResolvedContract:
         if isinstance(item, Suite):
             suites.append((item, doc, ("suites", index)))
             continue
-        target = _ref_path(doc, ("suites", index), item, "suite file")
+        target = _ref_path(doc, ("suites", index), item, "suite file", yaml_file=True)
         if target == file:
             raise doc.error(("suites", index), "reference cycle between files: the contract lists itself as a suite",
                             "point at a suite file")

@@ -272,3 +272,15 @@ def test_validating_a_suite_or_policy_instead_of_the_contract(project: Path) -> 
     assert str(info.value) == (
         f"{project}/suite.yaml:1:1: this file is a suite (it has tasks), not a contract\n  fix: pass the contract "
         "that lists it under suites: (a contract has baseline, splits, suites, gates; `rlgate init` writes one)")
+
+
+@pytest.mark.parametrize(("text", "where", "what"), [
+    (BASE.replace("suites: [suite.yaml]", 'suites: [""]'), "7:10: suites[0]: suite file ''", "suite file"),
+    (BASE.replace("gates:\n", "gates:\n  use: .\n"), "9:8: gates.use: gate policy '.'", "gate policy"),
+])
+def test_a_folder_named_as_a_yaml_file_is_located_in_the_contract(project: Path, text: str, where: str,
+                                                                   what: str) -> None:
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", text))
+    assert str(info.value).startswith(f"{project}/c.yaml:{where} is a folder ({project}), not a YAML file"), info.value
+    assert info.value.fix == f"name the {what}'s .yaml file"
