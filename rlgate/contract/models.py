@@ -124,7 +124,7 @@ class Suite(StrictModel):
     """A named, versioned list of tasks."""
 
     schema_version: Literal[1]
-    name: str
+    name: str = Field(min_length=1)
     version: str = "1"
     description: str = ""
     tasks: list[TaskEntry] = Field(min_length=1)
@@ -272,7 +272,7 @@ class GatePolicy(GateSettings):
     model_config = ConfigDict(defer_build=True)
 
     schema_version: Literal[1]
-    name: str
+    name: str = Field(min_length=1)
     description: str = ""
 
 
@@ -351,7 +351,7 @@ class Contract(StrictModel):
     """What a checkpoint must show to ship, and under which protocol it is measured."""
 
     schema_version: Literal[1]
-    name: str
+    name: str = Field(min_length=1)
     description: str = ""
     baseline: Baseline
     protocol: Protocol = Field(default_factory=Protocol)

@@ -278,6 +278,7 @@ _TYPE_FIXES = {
     "less_than": "use a smaller value",
     "less_than_equal": "use a smaller value",
     "too_short": "add at least one entry",
+    "string_too_short": "write a name (it labels reports, history and run manifests)",
 }
 
 
@@ -345,7 +346,7 @@ def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[Ba
                          f"write a mapping with {', '.join(needed)}, e.g. {{{example}}}" if needed
                          else _TYPE_FIXES[kind])
     message = first["msg"].removeprefix("Value error, ")
-    if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
+    if kind.endswith(("_type", "_parsing")) or kind in ("literal_error", "string_too_short"):
         message = f"{message}; got {shown}"
     fix = first.get("ctx", {}).get("fix") or _TYPE_FIXES.get(kind)  # a validator's own fix comes first
     if kind == "literal_error" and "expected" in first.get("ctx", {}):

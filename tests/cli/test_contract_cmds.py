@@ -147,3 +147,12 @@ def test_validate_checks_the_monitor_policy_file(repo_root: Path, tmp_path: Path
     result = runner.invoke(app, ["validate", str(contract)])
     assert result.exit_code == 2, result.output
     assert expected in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("kind", ["suite", "gate-policy"])
+def test_committed_suite_and_gate_policy_schemas_are_current(repo_root: Path, kind: str) -> None:
+    result = runner.invoke(app, ["schema", "--kind", kind])
+    assert result.exit_code == 0, result.output
+    committed = repo_root / "docs" / "schema" / f"{kind}.v1.json"
+    assert json.loads(committed.read_text(encoding="utf-8")) == json.loads(result.output), \
+        f"run: rlgate schema --kind {kind} --out {committed}"

@@ -142,6 +142,9 @@ CASES: list[tuple[str, str, str, str]] = [
                                         "primary: gsm8k/exact_match/flexible-extract"), "c.yaml:9:12",
      "gates.primary: expected a mapping of keys; got 'gsm8k/exact_match/flexible-extract'\n  fix: write a mapping "
      "with metric, e.g. {metric: ...}"),
+    ("empty_name", BASE.replace("name: t", 'name: ""'), "c.yaml:2:7",
+     "name: String should have at least 1 character; got ''\n  fix: write a name (it labels reports, history and "
+     "run manifests)"),
     ("release_on_nodata", BASE.replace("gates:\n", "gates:\n  decision: {nodata: release}\n"), "c.yaml:9:13",
      "gates.decision: decision.nodata cannot be 'release': missing or broken data never releases"),
 ]
