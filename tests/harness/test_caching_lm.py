@@ -26,7 +26,8 @@ class Backend(LM):
         self.sent = 0
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
-        raise NotImplementedError
+        self.sent += len(requests)
+        return ["4"] * len(requests)
 
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         self.sent += len(requests)
@@ -38,7 +39,8 @@ class Backend(LM):
 
 
 def _requests(reqtype: str) -> list[Instance]:
-    args: Any = (("Q: 2+2?", " 4"), ("Q: 2+2?", " 5")) if reqtype == "loglikelihood" else (("some text",),)
+    args: Any = {"loglikelihood": (("Q: 2+2?", " 4"), ("Q: 2+2?", " 5")), "loglikelihood_rolling": (("some text",),),
+                 "generate_until": (("Q: 2+2?", {"until": []}),)}[reqtype]
     return [Instance(reqtype, {}, a, i, ("mmlu_toy", 0, 1)) for i, a in enumerate(args)]
 
 
@@ -49,8 +51,8 @@ def _lm(cache: GenerationCache, backend: Backend) -> CachingLM:
 @pytest.mark.parametrize(("reqtype", "stored"), [
     ("loglikelihood", "not json"), ("loglikelihood", '{"logprob": -1}'), ("loglikelihood", "[-1.5]"),
     ("loglikelihood", '["x", true]'), ("loglikelihood", "[-1.5, 2]"), ("loglikelihood_rolling", "[-1.5, true]"),
-    ("loglikelihood_rolling", '"-7"')])
-def test_corrupt_loglikelihood_entry_is_a_located_error(tmp_path: Path, reqtype: str, stored: str) -> None:
+    ("loglikelihood_rolling", '"-7"'), ("generate_until", b"\x004")])
+def test_corrupt_loglikelihood_entry_is_a_located_error(tmp_path: Path, reqtype: str, stored: str | bytes) -> None:
     path = tmp_path / "cache.sqlite"
     backend = Backend()
     with GenerationCache(path) as cache:
