@@ -159,6 +159,12 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
     cache_dir = cache_dir or default_cache_dir()
     resolved = load_contract(contract)
     tasks = select_tasks(resolved, None, release_gate=True)
+    from rlgate.pipeline.sources import MonitorSource
+
+    if MonitorSource().applies(resolved):
+        from rlgate.monitor.api import contract_policy
+
+        contract_policy(resolved)  # read at decision time; a broken policy file is an error before the runs
     warnings: list[str] = []
     candidate_info = check_checkpoint(resolved, checkpoint, cache_dir=cache_dir, lora_base=lora_base)
     baseline_info = None

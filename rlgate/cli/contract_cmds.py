@@ -31,6 +31,10 @@ def validate(
     from rlgate.contract.summary import contract_summary
 
     resolved = load_contract(contract)
+    if resolved.contract.monitor and resolved.contract.monitor.policy:  # a file it references, read by the monitor
+        from rlgate.monitor.api import contract_policy
+
+        contract_policy(resolved)
     typer.echo(contract_summary(resolved))
     agent_tasks = [t for t in resolved.tasks if t.harness == "inspect"]
     if agent_tasks:

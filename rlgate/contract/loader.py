@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rlgate.contract.kinds import check_kind
 from rlgate.contract.models import (
     RELEASE_GATE_ONLY,
     Contract,
@@ -168,23 +169,27 @@ def find_relative(base_file: Path, relative: str) -> Path | None:
     return None
 
 
-def _ref_path(doc: YamlDoc, loc: PathKey, relative: str, what: str) -> Path:
+def _ref_path(doc: YamlDoc, loc: PathKey, relative: str, what: str, *, yaml_file: bool = False) -> Path:
     target = find_relative(doc.file, relative)
     if target is None:
         looked = (doc.file.parent / relative).resolve()
         raise doc.error(loc, f"{what} '{relative}' does not exist (looked for {looked} and in the folders above)",
                         "fix the path; it is relative to the file that names it or to the project root")
+    if yaml_file and target.is_dir():  # `suites: [""]` finds the contract's own folder
+        raise doc.error(loc, f"{what} '{relative}' is a folder ({target}), not a YAML file",
+                        f"name the {what}'s .yaml file")
     return target
 
 
 def _load_policy_chain(doc: YamlDoc, loc: PathKey, relative: str, stack: list[Path],
                        out_files: list[Path]) -> list[tuple[GateSettings, YamlDoc, PathKey]]:
     """Gate policies from the root of a `use:` chain down to `relative` (cycles are errors)."""
-    target = _ref_path(doc, loc, relative, "gate policy")
+    target = _ref_path(doc, loc, relative, "gate policy", yaml_file=True)
     if target in stack:
         names = " -> ".join(p.name for p in [*stack, target])
         raise doc.error(loc, f"reference cycle between files: {names}", "remove one of the 'use:' references")
     policy_doc = load_yaml(target)
+    check_kind(policy_doc, "gate policy", doc, loc, relative)
     policy = _validate(GatePolicy, policy_doc)
     out_files.append(target)
     chain: list[tuple[GateSettings, YamlDoc, PathKey]] = []
@@ -370,6 +375,7 @@ def load_contract(path: str | Path) -> ResolvedContract:
     """Load, resolve and check a contract; raises InputError on the first problem."""
     file = Path(path).resolve()
     doc = load_yaml(file)
+    check_kind(doc, "contract")
     contract: Contract = _validate(Contract, doc)
     suites: list[tuple[Suite, YamlDoc, PathKey]] = []
     suite_files: list[Path] = []
@@ -377,11 +383,12 @@ def load_contract(path: str | Path) -> ResolvedContract:
         if isinstance(item, Suite):
             suites.append((item, doc, ("suites", index)))
             continue
-        target = _ref_path(doc, ("suites", index), item, "suite file")
+        target = _ref_path(doc, ("suites", index), item, "suite file", yaml_file=True)
         if target == file:
             raise doc.error(("suites", index), "reference cycle between files: the contract lists itself as a suite",
                             "point at a suite file")
         suite_doc = load_yaml(target)
+        check_kind(suite_doc, "suite", doc, ("suites", index), item)
         suite_files.append(target)
         suites.append((_validate(Suite, suite_doc), suite_doc, ()))
     trusted = [_ref_path(doc, ("trusted_task_paths", i), p, "trusted task path")

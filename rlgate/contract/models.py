@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from rlgate.contract.base import RELEASE_GATE_ONLY, SCHEMA_VERSION, DecisionName, StrictModel, Visibility
 from rlgate.contract.judge_policy import JudgeSpec
+from rlgate.contract.margins import no_negative_margin
 from rlgate.contract.protocol import (
     MULTIMODAL_BACKENDS,
     AgentBudget,
@@ -122,7 +124,7 @@ class Suite(StrictModel):
     """A named, versioned list of tasks."""
 
     schema_version: Literal[1]
-    name: str
+    name: str = Field(min_length=1)
     version: str = "1"
     description: str = ""
     tasks: list[TaskEntry] = Field(min_length=1)
@@ -150,12 +152,15 @@ class _GateBase(StrictModel):
 class PrimaryGate(_GateBase):
     """The improvement the checkpoint exists for."""
 
-    min_delta: float = Field(0.0, description="smallest improvement that counts, in the metric's units")
+    min_delta: float = Field(0.0, ge=0.0, description="smallest improvement that counts, in the metric's units "
+                             "(not negative: a tolerated drop is a regression gate's max_drop)")
     require: Literal["significance", "lower_bound"] = "significance"
     max_drop: float = Field(
         0.0, ge=0.0,
         description="a significant drop (one-sided p < alpha) larger than this is `primary_regression` "
         "(block by default) instead of `primary_fail`; in the metric's units, 0: any significant drop")
+
+    _margins = field_validator("min_delta", "max_drop", mode="before")(no_negative_margin)
 
 
 class HardGate(_GateBase):
@@ -167,7 +172,9 @@ class HardGate(_GateBase):
     @model_validator(mode="after")
     def _has_bound(self) -> HardGate:
         if self.max is None and self.min is None:
-            raise ValueError("a hard gate needs 'max' or 'min'")
+            raise PydanticCustomError("missing_bound", "a hard gate needs 'max' or 'min'", {
+                "fix": "add max: X (the candidate's value must be at most X) or min: X (at least X), in the "
+                       "metric's units"})
         return self
 
 
@@ -175,6 +182,7 @@ class RegressionGate(_GateBase):
     """A capability that must not drop against the baseline."""
 
     max_drop: float = Field(ge=0.0, description="largest tolerated drop, in the metric's units")
+    _margin = field_validator("max_drop", mode="before")(no_negative_margin)
     test: Literal["three_way", "significance", "non_inferiority"] = Field(
         "three_way", description="three_way (default): pass only when non-inferiority is shown (Holm-adjusted "
         "lower bound >= -max_drop), fail on a significant drop larger than max_drop, else "
@@ -193,7 +201,10 @@ class DiagnosticGate(_GateBase):
     @model_validator(mode="after")
     def _has_bound(self) -> DiagnosticGate:
         if all(v is None for v in (self.max_relative_increase, self.max_relative_decrease, self.max, self.min)):
-            raise ValueError("a diagnostic needs max_relative_increase, max_relative_decrease, max or min")
+            raise PydanticCustomError(
+                "missing_bound", "a diagnostic needs max_relative_increase, max_relative_decrease, max or min",
+                {"fix": "add max_relative_increase: 0.3 (at most 30 % above the baseline), max_relative_decrease, "
+                        "max or min"})
         return self
 
 
@@ -261,7 +272,7 @@ class GatePolicy(GateSettings):
     model_config = ConfigDict(defer_build=True)
 
     schema_version: Literal[1]
-    name: str
+    name: str = Field(min_length=1)
     description: str = ""
 
 
@@ -340,7 +351,7 @@ class Contract(StrictModel):
     """What a checkpoint must show to ship, and under which protocol it is measured."""
 
     schema_version: Literal[1]
-    name: str
+    name: str = Field(min_length=1)
     description: str = ""
     baseline: Baseline
     protocol: Protocol = Field(default_factory=Protocol)

@@ -71,11 +71,35 @@ def _mark(node: yaml.Node) -> Pos:
     return Pos(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+_STR, _MERGE = "tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"
+_KEY_KINDS = {"tag:yaml.org,2002:null": "YAML's null", "tag:yaml.org,2002:int": "a number",
+              "tag:yaml.org,2002:float": "a number", "tag:yaml.org,2002:timestamp": "a date"}
+
+
+def _check_key(file: Path, key_node: yaml.Node, path: PathKey) -> None:
+    """Every key of a contract, suite or policy is a name; `null:`, `~:`, `on:` or `1:` would reach pydantic as
+    None, True or 1 and come back as "Keys should be strings" with no line of its own."""
+    if isinstance(key_node, yaml.ScalarNode) and key_node.tag in (_STR, _MERGE):
+        return
+    pos = _mark(key_node)
+    if not isinstance(key_node, yaml.ScalarNode):
+        raise InputError("a key here is a list or mapping, not a name", file=file, line=pos.line,
+                         column=pos.column, field=dotted(path) or None, fix="write the key's name")
+    text = str(key_node.value)
+    kind = _KEY_KINDS.get(key_node.tag, f"the tag {key_node.tag}")
+    if key_node.tag == "tag:yaml.org,2002:bool":  # true/false, yes/no, on/off in YAML 1.1
+        kind = f"YAML's boolean {str(text.lower() in ('true', 'yes', 'on', 'y')).lower()}"
+    raise InputError(f"the key '{text}' reads as {kind}, not a name", file=file, line=pos.line, column=pos.column,
+                     field=dotted([*path, text]), fix=f"write the key's name, or quote it ('{text}':) if you mean "
+                     "the word")
+
+
 def _walk(doc: YamlDoc, node: yaml.Node, path: PathKey) -> None:
     doc.value_pos[path] = _mark(node)
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, Pos] = {}
         for key_node, value_node in node.value:
+            _check_key(doc.file, key_node, path)
             key = str(key_node.value)
             if key in seen:
                 first = seen[key]
@@ -254,6 +278,7 @@ _TYPE_FIXES = {
     "less_than": "use a smaller value",
     "less_than_equal": "use a smaller value",
     "too_short": "add at least one entry",
+    "string_too_short": "write a name (it labels reports, history and run manifests)",
 }
 
 
@@ -263,10 +288,32 @@ def suggest(word: str, options: Sequence[str]) -> str | None:
     return found[0] if found else None
 
 
+def _branch_errors(errors: list[Any]) -> list[Any]:
+    """Drop a union member's "not this type" when another member of the same union got further.
+
+    `suites: [{...inline suite...}]` is `str | Suite`: a typo inside the suite also fails the str
+    member ("Input should be a valid string; got dict"), which pydantic lists first.
+    """
+    def deeper(error: Any) -> bool:
+        loc = tuple(error["loc"])
+        return any(len(other["loc"]) > len(loc) and tuple(other["loc"][:len(loc) - 1]) == loc[:-1]
+                   for other in errors)
+
+    def member(error: Any) -> bool:  # the loc ends in a union member's tag, e.g. ('suites', 0, 'str')
+        tag = error["loc"][-1] if error["loc"] else None
+        return isinstance(tag, str) and (tag[:1].isupper() or tag in ("str", "int", "float", "bool"))
+
+    kept = [e for e in errors if not (str(e["type"]).endswith("_type") and member(e) and deeper(e))] or errors
+    # a misspelled key is also a missing one: "unknown key 'taks', did you mean 'tasks'?" says both
+    typo = [e for e in kept if e["type"] == "extra_forbidden" and kept[0]["type"] == "missing"
+            and tuple(e["loc"][:-1]) == tuple(kept[0]["loc"][:-1])]
+    return [*typo, *(e for e in kept if e not in typo)]
+
+
 def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel],
                               base: PathKey = ()) -> InputError:
     """The first pydantic error as one located, actionable InputError."""
-    errors = exc.errors(include_url=False)
+    errors = _branch_errors(exc.errors(include_url=False))
     first = errors[0]
     path = _clean_loc(doc, first["loc"], base)
     more = f" (and {len(errors) - 1} more error(s))" if len(errors) > 1 else ""
@@ -287,10 +334,21 @@ def validation_to_input_error(exc: ValidationError, doc: YamlDoc, model: type[Ba
                          f"add '{name}:' here")
     got = first.get("input")
     shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
+    if kind == "literal_error" and path and path[-1] == "schema_version":
+        return doc.error(path, f"this rlgate reads schema_version {first['ctx']['expected']}, not {shown}{more}",
+                         f"write schema_version: {first['ctx']['expected']}, or use a newer rlgate if the file was "
+                         "written for one")
+    if kind in ("model_type", "model_attributes_type"):  # not "instance of PrimaryGate": name the keys it needs
+        owner = _model_at(model, [p for p in path[len(base):]])
+        needed = [n for n, f in owner.model_fields.items() if f.is_required()] if owner else []
+        example = ", ".join(f"{n}: ..." for n in needed)
+        return doc.error(path, f"expected a mapping of keys; got {shown}{more}",
+                         f"write a mapping with {', '.join(needed)}, e.g. {{{example}}}" if needed
+                         else _TYPE_FIXES[kind])
     message = first["msg"].removeprefix("Value error, ")
-    if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
+    if kind.endswith(("_type", "_parsing")) or kind in ("literal_error", "string_too_short"):
         message = f"{message}; got {shown}"
-    fix = _TYPE_FIXES.get(kind)
+    fix = first.get("ctx", {}).get("fix") or _TYPE_FIXES.get(kind)  # a validator's own fix comes first
     if kind == "literal_error" and "expected" in first.get("ctx", {}):
         fix = f"use one of {first['ctx']['expected']}"
     return doc.error(path, message + more, fix)

@@ -6,6 +6,7 @@ the decision seed and the metric name, so adding or reordering gates never chang
 
 from __future__ import annotations
 
+import difflib
 import math
 import zlib
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ class GateContext:
             raise NoData(f"the {role} run has no task '{key.task}'")
         if found.aggregate is None:
             raise NoData(f"the {role} run does not report {key.metric}/{key.filter} for {key.task}"
-                         + _hint(key))
+                         + (_hint(key) or _reported(run, key)))
         if not math.isfinite(found.aggregate):  # a reported NaN / inf aggregate (no samples to check)
             raise ValueError(f"the {role} run reports a non-finite {key.metric}/{key.filter} for {key.task} "
                              f"({found.aggregate}); its results file is corrupt")
@@ -177,6 +178,20 @@ def _sample_shortfall(run: RunResult, key: MetricKey) -> tuple[int, int, list[st
         if all(type(d) is int and 0 <= d < task.n_samples for d in ids):  # lm-eval's 0..n-1: name the gaps
             missing += [f"{leaf}:{d}" for d in range(task.n_samples) if d not in ids][:3]
     return (answered, expected, missing[:3]) if answered < expected else None
+
+
+def _reported(run: RunResult, key: MetricKey) -> str:
+    """What the task does report, so a misspelled gate metric is fixed from the reason, not by opening the files."""
+    leaves = run.leaves(key.task)
+    task = run.tasks.get(key.task) or (run.tasks[leaves[0]] if leaves else None)
+    names = sorted(f"{m}/{f}" for f, metrics in (task.metrics if task else {}).items()
+                   for m, v in metrics.items() if v is not None)
+    if not names:
+        return ""
+    close = difflib.get_close_matches(f"{key.metric}/{key.filter}", names, n=1, cutoff=0.6)
+    mean = f"did you mean {key.task}/{close[0]}? " if close else ""
+    shown = ", ".join(f"{key.task}/{n}" for n in names[:8]) + (", ..." if len(names) > 8 else "")
+    return f" ({mean}it reports {shown})"
 
 
 def _hint(key: MetricKey) -> str:

@@ -50,7 +50,15 @@ def contract_policy(resolved: object) -> tuple[MonitorPolicy, str]:
     assert isinstance(resolved, ResolvedContract)
     spec = resolved.contract.monitor or MonitorSpec()
     if spec.policy:  # found as the contract's other references are (its folder, then the folders above)
-        spec = spec.model_copy(update={"policy": str(resolved.resolve_path(spec.policy))})
+        found = resolved.resolve_path(spec.policy)
+        if not found.exists():
+            from rlgate.contract.yamlpos import load_yaml
+
+            raise load_yaml(resolved.path).error(
+                ("monitor", "policy"), f"monitor policy '{spec.policy}' does not exist (looked for {found} and in "
+                "the folders above)", "fix the path (relative to the contract or the project root), or remove "
+                "monitor.policy to use the built-in thresholds (gates/monitor_default.yaml)")
+        spec = spec.model_copy(update={"policy": str(found)})
     try:
         return resolve_policy(spec, resolved.path.parent, resolved.path)
     except InputError as error:

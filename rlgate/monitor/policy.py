@@ -237,9 +237,11 @@ def _merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
 
 def load_policy_file(path: Path) -> MonitorPolicy:
     """A monitor policy file laid over the defaults; errors name file, line and column."""
+    from rlgate.contract.kinds import check_kind
     from rlgate.contract.yamlpos import load_yaml, validation_to_input_error
 
     doc = load_yaml(path)
+    check_kind(doc, "monitor policy")
     if not isinstance(doc.data, dict):
         raise InputError("a monitor policy must be a mapping", file=path, line=1, column=1,
                          fix="start from gates/monitor_default.yaml")

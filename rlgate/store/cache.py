@@ -70,6 +70,11 @@ class CachedGeneration:
     tokens_out: int | None = None
 
 
+def _count(value: object) -> int | None:
+    """A stored token count; one edited into something else is unknown (counts only feed the token report)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 @dataclass(frozen=True)
 class Scope:
     """The part of the key shared by every request of one task in one run."""
@@ -150,7 +155,7 @@ class GenerationCache:
                     f"WHERE fingerprint=? AND task_hash=? AND protocol_hash=? AND request_hash IN ({marks})",
                     (scope.fingerprint, scope.task_hash, scope.protocol_hash, *chunk)).fetchall()
                 for req, occ, response, t_in, t_out in rows:
-                    found[(req, occ)] = CachedGeneration(response, t_in, t_out)
+                    found[(req, occ)] = CachedGeneration(response, _count(t_in), _count(t_out))
         wanted_set = set(wanted)
         return {k: v for k, v in found.items() if k in wanted_set}
 

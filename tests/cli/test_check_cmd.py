@@ -90,3 +90,15 @@ def test_check_baseline_option_overrides_the_contract(tmp_path: Path, shared_dat
                                  "--baseline", str(tiny_checkpoint)])
     assert result.exit_code == 3, result.output
     assert (tmp_path / "o3" / "baseline" / "run_manifest.json").exists()
+
+
+def test_check_bad_monitor_policy_exits_2_before_any_run(tmp_path: Path, shared_data: Path) -> None:
+    contract = write(tmp_path, shared_data, {"checkpoint": "base"})
+    data = yaml.safe_load(contract.read_text())
+    (tmp_path / "train.jsonl").write_text('{"step": 1, "loss": 1.0}\n')
+    contract.write_text(yaml.safe_dump({**data, "monitor": {"logs": ["train.jsonl"], "policy": "c.yaml"}}))
+    result = runner.invoke(app, ["check", str(contract), "--checkpoint", str(tmp_path / "nope"), "--out",
+                                 str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    assert result.exit_code == 2, result.output
+    assert f"{contract}:1:1: this file is a contract" in result.output and "monitor.policy takes" in result.output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,27 @@ def test_init_into_a_file_exits_2_and_leaves_it_alone(tmp_path: Path, github: li
     assert result.exit_code == 2, result.output
     assert f"{taken}: DIRECTORY: is a file" in result.output and "fix:" in result.output
     assert "Traceback" not in result.output and taken.read_text(encoding="utf-8") == "keep me"
+
+
+@pytest.mark.parametrize(("policy", "expected"), [
+    ("nope.yaml", "c.yaml:16:19: monitor.policy: monitor policy 'nope.yaml' does not exist"),
+    ("gates/release_default.yaml", "release_default.yaml:2:1: this file is a gate policy"),
+])
+def test_validate_checks_the_monitor_policy_file(repo_root: Path, tmp_path: Path, policy: str, expected: str) -> None:
+    for folder in ("suites", "gates"):
+        shutil.copytree(repo_root / folder, tmp_path / folder)
+    text = (repo_root / "contracts" / "math_rlvr.yaml").read_text(encoding="utf-8")
+    contract = tmp_path / "c.yaml"
+    contract.write_text(text.replace("\ngates:", f"\nmonitor: {{policy: {policy}}}\ngates:", 1), encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(contract)])
+    assert result.exit_code == 2, result.output
+    assert expected in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("kind", ["suite", "gate-policy"])
+def test_committed_suite_and_gate_policy_schemas_are_current(repo_root: Path, kind: str) -> None:
+    result = runner.invoke(app, ["schema", "--kind", kind])
+    assert result.exit_code == 0, result.output
+    committed = repo_root / "docs" / "schema" / f"{kind}.v1.json"
+    assert json.loads(committed.read_text(encoding="utf-8")) == json.loads(result.output), \
+        f"run: rlgate schema --kind {kind} --out {committed}"

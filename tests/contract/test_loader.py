@@ -102,6 +102,49 @@ CASES: list[tuple[str, str, str, str]] = [
     ("not_a_mapping", "- a\n- b\n", "c.yaml:1:1", "top level is a list, not a mapping"),
     ("binary_file", "", "c.yaml:1:4", "is a binary file, not YAML (NUL byte)"),
     ("no_gates", BASE.split("gates:")[0] + "gates: {alpha: 0.05}\n", "c.yaml:8:8", "gates: the contract has no gates"),
+    ("negative_min_delta", BASE.replace("min_delta: 0.02", "min_delta: -0.02"), "c.yaml:9:68",
+     "gates.primary.min_delta: min_delta is the smallest improvement that counts, so it cannot be negative (-0.02 "
+     "would count a drop as an improvement)\n  fix: write min_delta: 0 or more; to tolerate a drop of up to "
+     "0.02, use a regression gate: regression: [{metric: gsm8k/exact_match/flexible-extract, max_drop: 0.02}]"),
+    ("negative_max_drop", BASE.replace("max_drop: 0.01", "max_drop: -0.01"), "c.yaml:11:58",
+     "gates.regression[0].max_drop: max_drop is the largest tolerated drop, so it cannot be negative\n  fix: write "
+     "max_drop: 0 or more; to require an improvement of at least 0.01, make the metric the primary gate's "
+     "min_delta"),
+    ("negative_primary_max_drop", BASE.replace("min_delta: 0.02", "min_delta: 0.02, max_drop: -0.01"),
+     "c.yaml:9:84", "fix: write max_drop: 0 or more; to require an improvement of at least 0.01, set min_delta: 0.01"),
+    ("null_key", BASE.replace("gates:\n", "gates:\n  null: {metric: x}\n"), "c.yaml:9:3",
+     "gates.null: the key 'null' reads as YAML's null, not a name\n  fix: write the key's name, or quote it "
+     "('null':) if you mean the word"),
+    ("tilde_key", BASE.replace("name: t\n", "name: t\n~: 3\n"), "c.yaml:3:1",
+     "~: the key '~' reads as YAML's null, not a name"),
+    ("boolean_key", BASE.replace("gates:\n", "gates:\n  on: 1\n"), "c.yaml:9:3",
+     "gates.on: the key 'on' reads as YAML's boolean true, not a name\n  fix: write the key's name, or quote it "
+     "('on':) if you mean the word"),
+    ("number_key", BASE.replace("gates:\n", "gates:\n  1: 1\n"), "c.yaml:9:3",
+     "gates.1: the key '1' reads as a number, not a name"),
+    ("inline_suite_wrong_type", BASE.replace("suites: [suite.yaml]", "suites:\n  - {schema_version: 1, name: s, "
+                                             "tasks: [{task: gsm8k, split: test_public, limit: lots}]}"), "c.yaml:8:83",
+     "suites[0].tasks[0].limit: Input should be a valid integer, unable to parse string as an integer; got 'lots'\n"
+     "  fix: write a whole number"),
+    ("inline_suite_typo", BASE.replace("suites: [suite.yaml]", "suites:\n  - {schema_version: 1, name: s, taks: []}"),
+     "c.yaml:8:34", "suites[0].taks: unknown key 'taks' (and 1 more error(s))\n  fix: did you mean 'tasks'?"),
+    ("hard_gate_without_bound", BASE.replace("regression:\n", "hard:\n    - {metric: gsm8k/response_length_mean}\n"
+                                             "  regression:\n"), "c.yaml:11:7",
+     "gates.hard[0]: a hard gate needs 'max' or 'min'\n  fix: add max: X (the candidate's value must be at most X) "
+     "or min: X (at least X), in the metric's units"),
+    ("diagnostic_without_bound", BASE.replace("regression:\n", "diagnostics:\n    - {metric: "
+                                              "gsm8k/response_length_mean}\n  regression:\n"), "c.yaml:11:7",
+     "fix: add max_relative_increase: 0.3 (at most 30 % above the baseline), max_relative_decrease, max or min"),
+    ("newer_schema_version", BASE.replace("schema_version: 1", "schema_version: 2"), "c.yaml:1:17",
+     "schema_version: this rlgate reads schema_version 1, not 2\n  fix: write schema_version: 1, or use a newer "
+     "rlgate if the file was written for one"),
+    ("gate_not_a_mapping", BASE.replace("primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.02}",
+                                        "primary: gsm8k/exact_match/flexible-extract"), "c.yaml:9:12",
+     "gates.primary: expected a mapping of keys; got 'gsm8k/exact_match/flexible-extract'\n  fix: write a mapping "
+     "with metric, e.g. {metric: ...}"),
+    ("empty_name", BASE.replace("name: t", 'name: ""'), "c.yaml:2:7",
+     "name: String should have at least 1 character; got ''\n  fix: write a name (it labels reports, history and "
+     "run manifests)"),
     ("release_on_nodata", BASE.replace("gates:\n", "gates:\n  decision: {nodata: release}\n"), "c.yaml:9:13",
      "gates.decision: decision.nodata cannot be 'release': missing or broken data never releases"),
 ]
@@ -197,3 +240,50 @@ def test_content_hash_covers_suites_and_gate_policies(tmp_path: Path) -> None:
     assert after_suite != before
     (tmp_path / "policy.yaml").write_text((tmp_path / "policy.yaml").read_text().replace("0.05", "0.01"))
     assert load_contract(tmp_path / "c.yaml").content_hash() not in (before, after_suite)
+
+
+def test_gates_use_pointing_at_a_contract_or_suite(project: Path) -> None:
+    _write(project, "other.yaml", BASE)
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", BASE.replace("gates:\n", "gates:\n  use: other.yaml\n")))
+    assert str(info.value) == (
+        f"{project}/c.yaml:9:8: gates.use: 'other.yaml' is a contract (it has baseline, splits, suites, gates), "
+        "not a gate policy\n  fix: gates.use takes a gate policy file such as gates/release_default.yaml "
+        "(schema_version, name and gate settings: alpha, decision, primary, regression, ...); to share another "
+        "contract's gates, move them into such a file and point both contracts' gates.use at it")
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", BASE.replace("gates:\n", "gates:\n  use: suite.yaml\n")))
+    assert str(info.value).startswith(f"{project}/c.yaml:9:8: gates.use: 'suite.yaml' is a suite (it has tasks), "
+                                      "not a gate policy\n  fix: gates.use takes a gate policy file")
+
+
+def test_suite_entry_pointing_at_a_contract_or_policy(project: Path) -> None:
+    _write(project, "other.yaml", BASE)
+    _write(project, "p.yaml", "schema_version: 1\nname: p\nalpha: 0.01\n")
+    for target, kind in (("other.yaml", "a contract (it has baseline, splits, suites, gates)"),
+                         ("p.yaml", "a gate policy (it has alpha)")):
+        with pytest.raises(InputError) as info:
+            load_contract(_write(project, "c.yaml", BASE.replace("suites: [suite.yaml]", f"suites: [{target}]")))
+        assert str(info.value) == (
+            f"{project}/c.yaml:7:10: suites[0]: '{target}' is {kind}, not a suite\n  fix: list suite files here "
+            "(schema_version, name, tasks) such as suites/llm_core_regression.yaml, or write the suite inline")
+
+
+def test_validating_a_suite_or_policy_instead_of_the_contract(project: Path) -> None:
+    with pytest.raises(InputError) as info:
+        load_contract(project / "suite.yaml")
+    assert str(info.value) == (
+        f"{project}/suite.yaml:1:1: this file is a suite (it has tasks), not a contract\n  fix: pass the contract "
+        "that lists it under suites: (a contract has baseline, splits, suites, gates; `rlgate init` writes one)")
+
+
+@pytest.mark.parametrize(("text", "where", "what"), [
+    (BASE.replace("suites: [suite.yaml]", 'suites: [""]'), "7:10: suites[0]: suite file ''", "suite file"),
+    (BASE.replace("gates:\n", "gates:\n  use: .\n"), "9:8: gates.use: gate policy '.'", "gate policy"),
+])
+def test_a_folder_named_as_a_yaml_file_is_located_in_the_contract(project: Path, text: str, where: str,
+                                                                   what: str) -> None:
+    with pytest.raises(InputError) as info:
+        load_contract(_write(project, "c.yaml", text))
+    assert str(info.value).startswith(f"{project}/c.yaml:{where} is a folder ({project}), not a YAML file"), info.value
+    assert info.value.fix == f"name the {what}'s .yaml file"

@@ -175,6 +175,9 @@ def test_missing_baseline_and_metric_are_nodata() -> None:
                      None, cand, seed=0, contract_name="x")
     assert [g.verdict for g in missing.gates] == ["nodata", "nodata"] and missing.decision == "block"
     assert "does not report nope/none" in missing.gates[0].reason and "no task 'zz'" in missing.gates[1].reason
+    typo = decide(cfg(hard=[HardGate(metric="t/ac", max=1.0)]), None, cand, seed=0, contract_name="x")
+    assert "does not report ac/none for t (did you mean t/acc/none? it reports t/acc/none, t/err/none)" \
+        in typo.gates[0].reason, typo.gates[0].reason
 
 
 def test_error_in_one_gate_does_not_stop_others() -> None:

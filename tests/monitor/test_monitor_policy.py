@@ -75,3 +75,12 @@ def test_a_nan_threshold_in_a_policy_file_is_located(tmp_path: Path) -> None:
     with pytest.raises(InputError) as raised:
         load_policy_file(bad)
     assert raised.value.line == 4 and "finite number" in raised.value.message
+
+
+def test_a_gate_policy_or_contract_given_as_monitor_policy_says_what_it_is(repo_root: Path) -> None:
+    with pytest.raises(InputError) as info:
+        load_policy_file(repo_root / "gates" / "release_default.yaml")
+    assert str(info.value) == (
+        f"{repo_root}/gates/release_default.yaml:2:1: this file is a gate policy (it has alpha, power, "
+        "bootstrap_resamples, decision), not a monitor policy\n  fix: monitor.policy takes a monitor threshold file "
+        "such as gates/monitor_default.yaml (window, rules, history); a gate policy belongs under gates.use")

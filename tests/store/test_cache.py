@@ -93,3 +93,13 @@ def test_a_cache_folder_that_is_a_file_is_a_clear_input_error(tmp_path: Path) ->
         GenerationCache(tmp_path / "taken" / "cache.sqlite")
     assert info.value.file == tmp_path / "taken" and "--cache" in (info.value.fix or "")
     assert (tmp_path / "taken").read_text(encoding="utf-8") == "keep me"
+
+
+def test_hand_edited_token_counts_read_as_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with GenerationCache(path) as cache:
+        cache.put(SCOPE, "req", 0, CachedGeneration("kept", 10, 3))
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE generations SET tokens_in='ten', tokens_out=2.5")
+    with GenerationCache(path) as cache:  # counts only feed the token report; the response itself is intact
+        assert cache.get_many(SCOPE, [("req", 0)]) == {("req", 0): CachedGeneration("kept", None, None)}

@@ -25,6 +25,7 @@ import jinja2
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM, CacheHook, TemplateLM
 
+from rlgate.errors import InputError
 from rlgate.harness.base import ProgressSink, SilentProgress
 from rlgate.harness.lmeval.backends import canonical_json
 from rlgate.harness.lmeval.images import LazyImage, has_lazy_images, materialize, pixel_key
@@ -77,6 +78,40 @@ def _decode_result(reqtype: str, text: str) -> Any:
         return text
     value = json.loads(text)
     return tuple(value) if isinstance(value, list) else value
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _well_formed(reqtype: str, value: Any) -> bool:
+    """What lm-eval's backends return: (log-likelihood, is_greedy) per continuation, one number per rolling text."""
+    if reqtype == "loglikelihood":
+        return (isinstance(value, tuple) and len(value) == 2 and _number(value[0])
+                and (isinstance(value[1], bool) or value[1] in (0, 1)))
+    return reqtype != "loglikelihood_rolling" or _number(value)
+
+
+def _decode_cached(cache: GenerationCache, scope: Scope, task: str, item: tuple[Instance, str, int],
+                   reqtype: str, text: object) -> Any:
+    """A stored result read back; one edited by hand (not JSON, wrong shape) is named with the row to delete."""
+    if reqtype == "generate_until" and isinstance(text, str):
+        return text
+    try:
+        value = _decode_result(reqtype, text) if isinstance(text, str) else None
+    except ValueError:
+        value = None
+    if value is not None and _well_formed(reqtype, value):
+        return value
+    inst, key, occ = item
+    shape = "[log-likelihood, is_greedy]" if reqtype == "loglikelihood" else "a number" \
+        if reqtype == "loglikelihood_rolling" else "text"
+    where = (f"fingerprint='{scope.fingerprint}' AND task_hash='{scope.task_hash}' AND "
+             f"protocol_hash='{scope.protocol_hash}' AND request_hash='{key}' AND occurrence={occ}")
+    raise InputError(f"the cached {reqtype} result for task '{task}' doc {inst.doc_id} (request_hash {key}, "
+                     f"occurrence {occ}) is {str(text)[:60]!r}, not {shape} (was the cache edited?)",
+                     file=cache.path, fix=f'delete that entry (sqlite3 {cache.path} "DELETE FROM generations WHERE '
+                     f'{where}") and run again to recompute it, or delete the file or pass another --cache')
 
 
 class _Hook(CacheHook):
@@ -240,7 +275,7 @@ class CachingLM(LM):
             if hit is None:
                 misses.append((pos, item))
                 continue
-            out[indices[pos]] = _decode_result(reqtype, hit.response)
+            out[indices[pos]] = _decode_cached(self.cache, scope, task, item, reqtype, hit.response)
             stats.cached += 1
             self._account(stats, reqtype, hit)
         self.progress.task_started(task, len(insts), len(insts) - len(misses))
