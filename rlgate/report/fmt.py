@@ -65,11 +65,19 @@ def gate_label(gate: GateVerdict) -> str:
 
 
 def outcome_note(gate: GateVerdict) -> str:
-    """"primary regression → block" for a failure whose outcome is not its kind's plain `<kind>_fail`."""
+    """"primary regression → block" for a failure whose outcome is not its kind's plain `<kind>_fail`, and
+    "monitor info → research_only" for a gate that passed yet decides (the contract's decision policy)."""
     from rlgate.engine.fmt import special_outcome
 
     name = special_outcome(gate.outcome)
+    if not name and gate.verdict == "pass" and gate.effect != "release":
+        name = gate.outcome.replace("_", " ") or "pass"
     return f"{name} → {gate.effect}" if name else ""
+
+
+def blocks_release(gate: GateVerdict) -> bool:
+    """A gate that keeps the decision from release although its verdict is pass (policy maps its outcome)."""
+    return gate.verdict == "pass" and gate.effect != "release"
 
 
 def gate_p(gate: GateVerdict) -> str:

@@ -1,8 +1,10 @@
 """junit.xml: one testcase per gate, so CI systems show gates natively.
 
 `fail` and `inconclusive` → `<failure>` (type: the outcome), `nodata`/`error` → `<error>` (the
-gate could not be evaluated), `pass` → a plain testcase; then one testcase per capability
-(scoped decisions), a `<failure>` typed with its flag when the capability is not released.
+gate could not be evaluated), `pass` → a plain testcase, unless the contract's decision policy gives
+its outcome a non-release effect (`monitor_info: research_only`): then a `<failure>` as well, since it
+decides; then one testcase per capability (scoped decisions), a `<failure>` typed with its flag when
+the capability is not released.
 Built with ElementTree, which escapes markup; control characters XML 1.0 cannot
 carry are written as visible `\\uXXXX` text.
 """
@@ -40,7 +42,7 @@ def _details(gate: GateVerdict) -> str:
 def render_junit(model: ReportModel) -> str:
     """The JUnit XML document (testsuites > testsuite > testcase per gate)."""
     d = model.decision
-    failures = sum(g.verdict in ("fail", "inconclusive") for g in d.gates)
+    failures = sum(g.verdict in ("fail", "inconclusive") or fmt.blocks_release(g) for g in d.gates)
     failures += sum(c.decision != "release" for c in d.capabilities)
     errors = sum(g.verdict in ("nodata", "error") for g in d.gates)
     counts = {"tests": str(len(d.gates) + len(d.capabilities)), "failures": str(failures), "errors": str(errors),
@@ -60,6 +62,11 @@ def render_junit(model: ReportModel) -> str:
         details = _details(gate)
         if gate.verdict in ("fail", "inconclusive"):
             failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": gate.outcome})
+            failure.text = details
+        elif fmt.blocks_release(gate):  # passed, but the contract's policy makes this outcome decide
+            failure = ET.SubElement(case, "failure", {
+                "message": xml_text(f"{gate.reason} (outcome {gate.outcome} → {gate.effect} under the contract's "
+                                    "decision policy)"), "type": gate.outcome or "pass"})
             failure.text = details
         elif gate.verdict in ("nodata", "error"):
             error = ET.SubElement(case, "error", {"message": xml_text(gate.reason), "type": gate.verdict})

@@ -7,6 +7,7 @@ from pathlib import Path
 from rlgate.report.builder import build_report
 from rlgate.report.markdown import render_markdown
 from tests.report import factories as f
+from tests.report.test_junit import passing_gate_that_decides
 
 BASE = [True, True, False, True, True, False, True, False]
 CAND = [True, False, True, True, False, True, True, True]
@@ -27,3 +28,9 @@ def test_next_actions_are_one_numbered_line_each_and_end_the_list(tmp_path: Path
     assert lines[start + 2:start + 6] == ["1. [reward] add a format reward — evidence: format grew",
                                           "2. [data] more long problems", "3. check the verifier", ""]
     assert "### Training monitor" in lines[start + 6:]
+
+
+def test_markdown_says_why_a_passing_gate_decided() -> None:
+    text = render_markdown(build_report(passing_gate_that_decides()))
+    line = next(x for x in text.splitlines() if x.startswith("- ") and "monitor:kl" in x.replace("\\", ""))
+    assert "(deciding)" in line and "(monitor info → research_only)" in line
