@@ -20,6 +20,17 @@ from rlgate.report.model import ReportModel
 from rlgate.report.text import xml_text
 
 
+def _limit(key: str, limit: float, bounded: bool) -> str:
+    """A threshold in the unit of the figures beside it: bounds as values, changes in points, ratios as given."""
+    if key in ("max", "min"):
+        return fmt.value(limit, bounded)
+    if key == "min_delta":
+        return fmt.delta(limit, bounded)
+    if key == "max_drop":
+        return fmt.magnitude(limit, bounded)
+    return f"{limit:g}"
+
+
 def _details(gate: GateVerdict) -> str:
     lines = [
         f"metric: {gate.metric}",
@@ -31,7 +42,8 @@ def _details(gate: GateVerdict) -> str:
     if gate.test:
         lines.append(f"test: {gate.test}")
     if gate.threshold:
-        lines.append("threshold: " + ", ".join(f"{k}={v:g}" for k, v in gate.threshold.items()))
+        lines.append("threshold: " + ", ".join(f"{k}={_limit(k, v, fmt.gate_bounded(gate))}"
+                                               for k, v in gate.threshold.items()))
     trust = judge_trust_text(gate)
     if trust:
         lines.append(trust)

@@ -33,3 +33,21 @@ def test_a_passing_gate_whose_effect_is_not_release_is_a_junit_failure() -> None
     assert failure is not None and failure.get("type") == "monitor_info"
     assert "research_only" in (failure.get("message") or "")
 
+
+
+def test_thresholds_are_in_the_units_of_the_figures_beside_them() -> None:
+    gates = [GateVerdict(name="hard", kind="hard", metric="gsm8k/answer_parse_failure_rate", verdict="fail",
+                         outcome="hard_fail", effect="block", candidate=0.086, n=2000, threshold={"max": 0.05},
+                         reason="fail: candidate 8.60% > max 5.00%"),
+             GateVerdict(name="primary", kind="primary", metric="gsm8k/exact_match/flexible-extract", verdict="pass",
+                         outcome="pass", effect="release", baseline=0.36, candidate=0.42, delta=0.06, n=2000,
+                         threshold={"min_delta": 0.02, "max_drop": 0.0}, reason="pass"),
+             GateVerdict(name="length", kind="diagnostic", metric="gsm8k/response_length_mean", verdict="pass",
+                         outcome="pass", effect="release", baseline=200.0, candidate=210.0, delta=10.0, n=2000,
+                         threshold={"max_relative_increase": 0.3}, reason="pass")]
+    decision = Decision(decision="block", summary="block", deciding_gates=["hard"], gates=gates, contract="c",
+                        alpha=0.05, seed=0)
+    text = render_junit(build_report(decision))
+    assert "threshold: max=5.0%" in text and "candidate: 8.6%" in text  # not max=0.05 beside 8.6%
+    assert "threshold: min_delta=+2.0 pp, max_drop=0.0 pp" in text
+    assert "threshold: max_relative_increase=0.3" in text  # a ratio, not a metric value
