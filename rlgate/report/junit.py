@@ -73,12 +73,12 @@ def render_junit(model: ReportModel) -> str:
                                                  "time": "0"})
         details = _details(gate)
         if gate.verdict in ("fail", "inconclusive"):
-            failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": gate.outcome})
+            failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": xml_text(gate.outcome)})
             failure.text = details
         elif fmt.blocks_release(gate):  # passed, but the contract's policy makes this outcome decide
             failure = ET.SubElement(case, "failure", {
                 "message": xml_text(f"{gate.reason} (outcome {gate.outcome} → {gate.effect} under the contract's "
-                                    "decision policy)"), "type": gate.outcome or "pass"})
+                                    "decision policy)"), "type": xml_text(gate.outcome or "pass")})
             failure.text = details
         elif gate.verdict in ("nodata", "error"):
             error = ET.SubElement(case, "error", {"message": xml_text(gate.reason), "type": gate.verdict})
@@ -92,7 +92,7 @@ def render_junit(model: ReportModel) -> str:
                         f"gates: {', '.join(cap.gates) or '(none)'}\n{cap.summary}")
         if cap.decision != "release":
             ET.SubElement(case, "failure", {"message": xml_text(cap.summary),
-                                            "type": cap.flag or f"{cap.decision}_capability"}).text = text
+                                            "type": xml_text(cap.flag or f"{cap.decision}_capability")}).text = text
         else:
             ET.SubElement(case, "system-out").text = text
     ET.indent(root, space="  ")

@@ -51,3 +51,19 @@ def test_thresholds_are_in_the_units_of_the_figures_beside_them() -> None:
     assert "threshold: max=5.0%" in text and "candidate: 8.6%" in text  # not max=0.05 beside 8.6%
     assert "threshold: min_delta=+2.0 pp, max_drop=0.0 pp" in text
     assert "threshold: max_relative_increase=0.3" in text  # a ratio, not a metric value
+
+
+def test_a_capability_name_with_control_characters_keeps_the_xml_parseable() -> None:
+    """The flag `block_for_<capability>` comes from a contract key ("tool\\x01use" is valid YAML)."""
+    from rlgate.engine.models import CapabilityVerdict
+
+    gate = GateVerdict(name="x", kind="regression", metric="t/acc", verdict="fail", outcome="regression_fail",
+                       effect="block", reason="dropped")
+    cap = CapabilityVerdict(name="tool\x01use", scope="feature", tasks=["t"], decision="block", gates=["x"],
+                            flag="block_for_tool\x01use", summary="blocked")
+    decision = Decision(decision="release", summary="release", gates=[gate], capabilities=[cap],
+                        flags=[cap.flag or ""], contract="c", alpha=0.05, seed=0)
+    root = ET.fromstring(render_junit(build_report(decision)).encode("utf-8"))
+    failure = next(c for c in root.iter("testcase") if "capability" in (c.get("name") or "")).find("failure")
+    assert failure is not None and failure.get("type") == "block_for_tool\\u0001use"
+    assert root.find("testsuite/properties/property[@name='flags']") is not None
