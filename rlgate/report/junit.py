@@ -4,7 +4,7 @@
 gate could not be evaluated), `pass` → a plain testcase, unless the contract's decision policy gives
 its outcome a non-release effect (`monitor_info: research_only`): then a `<failure>` as well, since it
 decides; then one testcase per capability (scoped decisions), a `<failure>` typed with its flag when
-the capability is not released.
+the capability is not released; the decision's warnings in the suite's `<system-err>`.
 Built with ElementTree, which escapes markup; control characters XML 1.0 cannot
 carry are written as visible `\\uXXXX` text.
 """
@@ -95,5 +95,7 @@ def render_junit(model: ReportModel) -> str:
                                             "type": xml_text(cap.flag or f"{cap.decision}_capability")}).text = text
         else:
             ET.SubElement(case, "system-out").text = text
+    if d.warnings:  # what decision.json warns about (no baseline, corrupt scores, underpowered gates)
+        ET.SubElement(suite, "system-err").text = xml_text("\n".join(f"warning: {w}" for w in d.warnings))
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

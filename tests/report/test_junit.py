@@ -67,3 +67,14 @@ def test_a_capability_name_with_control_characters_keeps_the_xml_parseable() -> 
     failure = next(c for c in root.iter("testcase") if "capability" in (c.get("name") or "")).find("failure")
     assert failure is not None and failure.get("type") == "block_for_tool\\u0001use"
     assert root.find("testsuite/properties/property[@name='flags']") is not None
+
+
+def test_decision_warnings_are_in_the_suite_system_err() -> None:
+    decision = passing_gate_that_decides().model_copy(update={"warnings": [
+        "no baseline results: comparative gates are nodata", "candidate gsm8k: 3 corrupt documents \x07"]})
+    root = ET.fromstring(render_junit(build_report(decision)).encode("utf-8"))
+    err = root.find("testsuite/system-err")
+    assert err is not None and err.text is not None
+    assert err.text.splitlines() == ["warning: no baseline results: comparative gates are nodata",
+                                     "warning: candidate gsm8k: 3 corrupt documents \\u0007"]
+    assert list(root.find("testsuite") or [])[-1] is err  # after the testcases, as the JUnit schema orders them
