@@ -85,11 +85,6 @@ def outcome_note(gate: GateVerdict) -> str:
     return f"{name} → {gate.effect}" if name else ""
 
 
-def blocks_release(gate: GateVerdict) -> bool:
-    """A gate that keeps the decision from release although its verdict is pass (policy maps its outcome)."""
-    return gate.verdict == "pass" and gate.effect != "release"
-
-
 def gate_p(gate: GateVerdict) -> str:
     """The p the verdict rests on (Holm-adjusted in a family) — the figure the terminal and the reason quote."""
     return p_value(engine_fmt.deciding_p(gate.p_value, gate.p_adjusted))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from rlgate.engine.models import GateVerdict
+from rlgate.engine.models import Decision, GateVerdict
 from rlgate.engine.summary import judge_trust_text
 from rlgate.report import fmt
 from rlgate.report.model import ReportModel
@@ -51,10 +51,15 @@ def _details(gate: GateVerdict) -> str:
     return xml_text("\n".join(lines))
 
 
+def _decides_passing(gate: GateVerdict, decision: Decision) -> bool:
+    """A deciding gate that passed: its outcome (monitor_info) has a non-release effect in the contract's policy."""
+    return gate.verdict == "pass" and gate.effect != "release" and gate.name in decision.deciding_gates
+
+
 def render_junit(model: ReportModel) -> str:
     """The JUnit XML document (testsuites > testsuite > testcase per gate)."""
     d = model.decision
-    failures = sum(g.verdict in ("fail", "inconclusive") or fmt.blocks_release(g) for g in d.gates)
+    failures = sum(g.verdict in ("fail", "inconclusive") or _decides_passing(g, d) for g in d.gates)
     failures += sum(c.decision != "release" for c in d.capabilities)
     errors = sum(g.verdict in ("nodata", "error") for g in d.gates)
     counts = {"tests": str(len(d.gates) + len(d.capabilities)), "failures": str(failures), "errors": str(errors),
@@ -75,7 +80,7 @@ def render_junit(model: ReportModel) -> str:
         if gate.verdict in ("fail", "inconclusive"):
             failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": xml_text(gate.outcome)})
             failure.text = details
-        elif fmt.blocks_release(gate):  # passed, but the contract's policy makes this outcome decide
+        elif _decides_passing(gate, d):  # passed, but the contract's policy makes this outcome decide
             failure = ET.SubElement(case, "failure", {
                 "message": xml_text(f"{gate.reason} (outcome {gate.outcome} → {gate.effect} under the contract's "
                                     "decision policy)"), "type": xml_text(gate.outcome or "pass")})
