@@ -134,3 +134,23 @@ def test_user_template_overrides_by_name(tmp_path: Path) -> None:
     (folder / "report.css").write_text("body { color: #123456; }", encoding="utf-8")
     html = render_html(_model(tmp_path), template_dir=folder)
     assert "body { color: #123456; }" in html and "Capability radar" in html
+
+
+def test_sequential_gating_is_shown_as_in_report_md(tmp_path: Path) -> None:
+    """decision.json's sequential replay (the look the decision was reached at, and whether the full suite
+    agrees) must be on the page, not only in the job summary."""
+    from rlgate.engine.models import SequentialReplay
+    from rlgate.report.markdown import render_markdown
+    from rlgate.report.views import sequential_lines
+
+    seq = SequentialReplay(method="betting", seed=0, looks_planned=10, stop_look=3, stopped_early=True,
+                           stop_reason="every gate settled", decision_at_stop="release", full_decision="block",
+                           matches_full=False, documents_used=30, documents_total=100, fraction_used=0.3)
+    model = _model(tmp_path)
+    model = model.model_copy(update={"decision": model.decision.model_copy(update={"sequential": seq})})
+    line = sequential_lines(model)[0]
+    assert "(the full suite decides block)" in line
+    assert "Sequential gating" in render_markdown(model)
+    html = render_html(model)
+    assert 'id="sequential"' in html and 'href="#sequential"' in html
+    assert line in unescape(re.sub(r"<[^>]+>", "", html))
