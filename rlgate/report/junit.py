@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.engine.summary import judge_trust_text
-from rlgate.report import fmt
+from rlgate.report import fmt, views
 from rlgate.report.model import ReportModel
 from rlgate.report.text import xml_text
 
@@ -31,11 +31,11 @@ def _limit(key: str, limit: float, bounded: bool) -> str:
     return f"{limit:g}"
 
 
-def _details(gate: GateVerdict) -> str:
+def _details(gate: GateVerdict, baselines: dict[str, float]) -> str:
     lines = [
         f"metric: {gate.metric}",
         f"verdict: {gate.verdict} ({gate.outcome}, effect: {gate.effect})",
-        f"baseline -> candidate: {fmt.gate_values(gate)}",
+        f"baseline -> candidate: {views.gate_values(gate, baselines)}",
         f"delta: {fmt.gate_delta(gate)}",
         f"p: {fmt.gate_p(gate)}   MDE: {fmt.gate_mde(gate)}   n: {fmt.count(gate.n)}",
     ]
@@ -59,6 +59,7 @@ def _decides_passing(gate: GateVerdict, decision: Decision) -> bool:
 def render_junit(model: ReportModel) -> str:
     """The JUnit XML document (testsuites > testsuite > testcase per gate)."""
     d = model.decision
+    baselines = views.known_baselines(model)  # a one-run gate's baseline value, as report.md shows it
     failures = sum(g.verdict in ("fail", "inconclusive") or _decides_passing(g, d) for g in d.gates)
     failures += sum(c.decision != "release" for c in d.capabilities)
     errors = sum(g.verdict in ("nodata", "error") for g in d.gates)
@@ -76,7 +77,7 @@ def render_junit(model: ReportModel) -> str:
     for gate in d.gates:
         case = ET.SubElement(suite, "testcase", {"name": xml_text(gate.name), "classname": f"rlgate.{gate.kind}",
                                                  "time": "0"})
-        details = _details(gate)
+        details = _details(gate, baselines)
         if gate.verdict in ("fail", "inconclusive"):
             failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": xml_text(gate.outcome)})
             failure.text = details

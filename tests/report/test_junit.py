@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.report.builder import build_report
@@ -78,3 +79,16 @@ def test_decision_warnings_are_in_the_suite_system_err() -> None:
     assert err.text.splitlines() == ["warning: no baseline results: comparative gates are nodata",
                                      "warning: candidate gsm8k: 3 corrupt documents \\u0007"]
     assert list(root.find("testsuite") or [])[-1] is err  # after the testcases, as the JUnit schema orders them
+
+
+def test_a_one_run_gate_shows_the_baseline_value_report_md_shows(tmp_path: Path) -> None:
+    from rlgate.report.markdown import render_markdown
+    from tests.report import factories as f
+
+    hard = GateVerdict(name="floor", kind="hard", metric="gsm8k/exact_match/flexible-extract", verdict="pass",
+                       outcome="pass", effect="release", candidate=0.625, n=8, threshold={"min": 0.1}, reason="pass")
+    decision = Decision(decision="release", summary="release", gates=[hard], contract="c", alpha=0.05, seed=0)
+    model = build_report(decision, contract=f.contract(tmp_path), baseline=f.run("b", [True, False]),
+                         candidate=f.run("c", [True, True, True, True, True, False, False, False]))
+    assert "50.0% → 62.5%" in render_markdown(model)
+    assert "baseline -&gt; candidate: 50.0% → 62.5%" in render_junit(model)
