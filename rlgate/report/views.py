@@ -43,7 +43,7 @@ def _threshold(gate: GateVerdict, bounded: bool) -> str:
     if "max_drop" in t:
         parts.append(f"allowed drop {fmt.magnitude(t['max_drop'], bounded)}")
     if "min_delta" in t:
-        parts.append(f"needs +{fmt.magnitude(t['min_delta'], bounded)}")
+        parts.append(f"needs {fmt.delta(t['min_delta'], bounded)}")
     if "max" in t:
         parts.append(f"max {fmt.value(t['max'], bounded)}")
     if "min" in t:
