@@ -69,6 +69,11 @@ def loads_exact(line: bytes, path: Path, number: int, fix: str) -> Any:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number, column=exc.colno, fix=fix) from None
     except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
         raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path, line=number, fix=fix) from None
+    return text_only(value, text)
+
+
+def text_only(value: Any, text: str) -> Any:
+    """`value`, parsed from JSON `text`, with unpaired surrogates made visible (see `visible_surrogates`)."""
     return visible_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value
 
 

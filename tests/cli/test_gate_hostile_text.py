@@ -35,3 +35,21 @@ def test_lone_surrogate_escape_in_a_response_is_shown_not_a_crash(tmp_path: Path
     model = json.loads((out / "report_model.json").read_text(encoding="utf-8"))
     responses = [r for t in model["tasks"] for r in t["samples"]["candidate_response"] if r]
     assert responses and all("a\\ud800b \\udfff" in r for r in responses)  # visible, as the model wrote it
+
+
+def test_lone_surrogate_in_a_results_file_is_shown_not_a_crash(tmp_path: Path) -> None:
+    """The results file's strings (system instruction, task configs) reach the rollout card and the model."""
+    folders = {}
+    for role, pattern in (("base", [True] * 30 + [False] * 30), ("cand", [True] * 40 + [False] * 20)):
+        folders[role] = build_synthetic_folder(tmp_path / role, f"org/{role}", {"gsm8k": pattern})
+        results = next(folders[role].rglob("results_*.json"))
+        data = json.loads(results.read_text(encoding="utf-8"))
+        data["system_instruction"] = "Be brief \ud800 ok"
+        results.write_text(json.dumps(data), encoding="utf-8")  # json writes the escape "\\ud800"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["gate", str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(folders["cand"]),
+                                      "--baseline", str(folders["base"]), "--out", str(out)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code in (0, 1, 3), result.output
+    model = json.loads((out / "report_model.json").read_text(encoding="utf-8"))
+    assert {run["system_instruction"] for run in model["rollout"]["runs"]} == {"Be brief \\ud800 ok"}
