@@ -28,9 +28,9 @@ def _points(x: float, sign: str = "") -> str:
     reading as 0 or 100: a 0.04-point drop is "-0.04", one failure in 100,000 "0.001", never "0.0"."""
     for digits in range(1, 5):
         text = f"{x:{sign}.{digits}f}"
-        if x in (0.0, 100.0, -100.0) or abs(float(text)) not in (0.0, 100.0):
-            break
-    return text
+        if abs(float(text)) not in (0.0, 100.0):
+            return text
+    return f"{x:{sign}.1f}"  # 0 or 100 to four decimals (float noise included): one decimal, as ever
 
 
 def value(x: float | None, bounded: bool) -> str:

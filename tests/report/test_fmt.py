@@ -15,7 +15,8 @@ def test_a_small_nonzero_figure_is_never_printed_as_zero() -> None:
     assert fmt.value(0.00001, True) == "0.001%"  # one violation in 100,000 is not "0.0%"
     assert fmt.value(0.99996, True) == "99.996%"  # nor "100.0%"
     assert fmt.interval((-0.0009, -0.00001), True) == "[-0.1, -0.001]"
-    assert fmt.magnitude(0.0004, True) == "0.04 pp" and fmt.value(1e-9, True) == "0.0000%"
+    assert fmt.magnitude(0.0004, True) == "0.04 pp"
+    assert (fmt.value(1e-9, True), fmt.delta(5.5e-17, True), fmt.delta(-1e-12, True)) == ("0.0%", "+0.0 pp", "-0.0 pp")
     # ordinary figures keep one decimal, exact zeros and bounds stay as they are
     assert (fmt.value(0.3595, True), fmt.value(0.0, True), fmt.value(1.0, True)) == ("35.9%", "0.0%", "100.0%")
     assert (fmt.delta(0.063, True), fmt.delta(0.0, True)) == ("+6.3 pp", "+0.0 pp")
