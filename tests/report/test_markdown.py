@@ -34,3 +34,14 @@ def test_markdown_says_why_a_passing_gate_decided() -> None:
     text = render_markdown(build_report(passing_gate_that_decides()))
     line = next(x for x in text.splitlines() if x.startswith("- ") and "monitor:kl" in x.replace("\\", ""))
     assert "(deciding)" in line and "(monitor info → research_only)" in line
+
+
+def test_each_warning_is_its_own_paragraph(tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    model = build_report(f.decision({}), contract=f.contract(tmp_path), baseline=f.run("b", BASE),
+                         candidate=f.run("c", CAND))
+    model.decision.warnings[:] = ["first warning", "second warning", "third warning"]
+    html = MarkdownIt("commonmark").render(render_markdown(model))
+    for text in ("first", "second", "third"):
+        assert f"<p>⚠️ {text} warning</p>" in html  # not run together into one paragraph
