@@ -154,3 +154,20 @@ def test_sequential_gating_is_shown_as_in_report_md(tmp_path: Path) -> None:
     html = render_html(model)
     assert 'id="sequential"' in html and 'href="#sequential"' in html
     assert line in unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_bidi_and_control_characters_outside_the_data_block_are_shown_escaped(tmp_path: Path) -> None:
+    """A right-to-left override in a model name, a contract name or a document id would reorder the text after it
+    (the decision line, "· target ..."): shown as \\u202e like the rest of the page does."""
+    rlo = "\u202e"
+    cluster = {"cluster": "gsm8k_wrong_answer", "family": "gsm8k", "kind": f"knowledge{rlo}", "baseline_count": 1,
+               "candidate_count": 2, "baseline_rate": 0.1, "candidate_rate": 0.2, "delta_rate": 0.1, "n_paired": 8,
+               "new_in_candidate": 1, "fixed_in_candidate": 0, "grew": True,
+               "examples": [{"task": "gsm8k", "doc_id": f"doc{rlo}7", "prompt": "Q", "target": "4",
+                             "candidate_response": "5"}]}
+    model = _model(tmp_path, extensions={"badcases": {"clusters": [cluster], "private_tasks": []}})
+    model = model.model_copy(update={"title": f"report_test: c{rlo}x vs b", "contract_name": f"report{rlo}_test"})
+    html = render_html(model)
+    outside = html.replace(_data_block(html), "")
+    assert rlo not in outside
+    assert "c\\u202ex vs b" in outside and "doc\\u202e7" in outside and "report\\u202e_test" in outside
