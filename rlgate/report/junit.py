@@ -21,7 +21,10 @@ from rlgate.report.text import xml_text
 
 
 def _limit(key: str, limit: float, bounded: bool) -> str:
-    """A threshold in the unit of the figures beside it: bounds as values, changes in points, ratios as given."""
+    """A threshold in the unit of the figures beside it: a fraction's bounds in percent, its changes in points;
+    anything else as given (full precision: 1024.5 stays 1024.5)."""
+    if not bounded:
+        return f"{limit:g}"
     if key in ("max", "min"):
         return fmt.value(limit, bounded)
     if key == "min_delta":

@@ -45,13 +45,17 @@ def test_thresholds_are_in_the_units_of_the_figures_beside_them() -> None:
                          threshold={"min_delta": 0.02, "max_drop": 0.0}, reason="pass"),
              GateVerdict(name="length", kind="diagnostic", metric="gsm8k/response_length_mean", verdict="pass",
                          outcome="pass", effect="release", baseline=200.0, candidate=210.0, delta=10.0, n=2000,
-                         threshold={"max_relative_increase": 0.3}, reason="pass")]
+                         threshold={"max_relative_increase": 0.3}, reason="pass"),
+             GateVerdict(name="cap", kind="hard", metric="gsm8k/response_length_mean", verdict="pass",
+                         outcome="pass", effect="release", candidate=1024.3, n=2000, threshold={"max": 1024.5},
+                         reason="pass")]
     decision = Decision(decision="block", summary="block", deciding_gates=["hard"], gates=gates, contract="c",
                         alpha=0.05, seed=0)
     text = render_junit(build_report(decision))
     assert "threshold: max=5.0%" in text and "candidate: 8.6%" in text  # not max=0.05 beside 8.6%
     assert "threshold: min_delta=+2.0 pp, max_drop=0.0 pp" in text
     assert "threshold: max_relative_increase=0.3" in text  # a ratio, not a metric value
+    assert "threshold: max=1024.5" in text  # an unbounded bound keeps its precision
 
 
 def test_a_capability_name_with_control_characters_keeps_the_xml_parseable() -> None:
