@@ -9,6 +9,7 @@ exactly the meaning, and the error message, it always had. Lines are split on b"
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +64,37 @@ def loads_exact(line: bytes, path: Path, number: int, fix: str) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", file=path, line=number, fix=_UTF8_FIX) from None
     try:
-        return json.loads(text.rstrip("\r"))
+        value = json.loads(text.rstrip("\r"))
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number, column=exc.colno, fix=fix) from None
     except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
         raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path, line=number, fix=fix) from None
+    return text_only(value, text)
+
+
+def text_only(value: Any, text: str) -> Any:
+    """`value`, parsed from JSON `text`, with unpaired surrogates made visible (see `visible_surrogates`)."""
+    return visible_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
+#: A `\uD800`-`\uDFFF` escape: JSON allows one unpaired, but the string it makes is no Unicode text.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def visible_surrogates(value: Any) -> Any:
+    """`value` with each unpaired surrogate written as the `\\udXXX` text the file had.
+
+    Such a string cannot be encoded as UTF-8, so every report and JSON file written from it failed;
+    msgspec refuses these lines and `json.loads` reads them, so this runs on those lines only. Escaped,
+    never dropped: a reviewer sees what the model wrote."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    if isinstance(value, list):
+        return [visible_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {visible_surrogates(k): visible_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def decode(decoder: msgspec.json.Decoder[Any], line: bytes, path: Path, number: int, fix: str) -> Any:

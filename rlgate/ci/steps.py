@@ -125,7 +125,7 @@ def fallback_summary(outcome: Outcome) -> str:
     if outcome.decision_obj is not None:
         lines += [md_inline(outcome.decision_obj.summary), ""]
         lines += [f"- capability **{md_inline(c.name)}** ({c.scope}): {c.decision}"
-                  + (f" — `{c.flag}`" if c.flag else "") for c in outcome.decision_obj.capabilities]
+                  + (f" — {md_inline(c.flag)}" if c.flag else "") for c in outcome.decision_obj.capabilities]
         for gate in outcome.decision_obj.gates:
             if gate.verdict != "pass":
                 note = f" [{md_inline(gate.outcome)}]" if special_outcome(gate.outcome) else ""

@@ -95,10 +95,15 @@ def _md(text: str) -> str:
     return " ".join(out.split())
 
 
+def _code(text: str) -> str:
+    """A code span, or escaped text where a backtick or line break would end the span early."""
+    return f"`{text}`" if "`" not in text and "\n" not in text and "\r" not in text else _md(text)
+
+
 def decision_markdown(decision: Decision) -> str:
     """The plain Markdown summary: decision, gate table, reasons, pairing and warnings."""
     lines = [f"# rlgate decision: **{decision.decision}**", "", _md(decision.summary), "",
-             f"Contract `{decision.contract}` · alpha {decision.alpha:g} · seed {decision.seed} · "
+             f"Contract {_code(decision.contract)} · alpha {decision.alpha:g} · seed {decision.seed} · "
              f"{decision.engine_version}", ""]
     lines.append("| " + " | ".join(HEADER) + " |")
     lines.append("|" + "---|" * len(HEADER))
@@ -113,8 +118,8 @@ def decision_markdown(decision: Decision) -> str:
     if decision.capabilities:
         lines += ["", "## Capabilities", "", "| capability | scope | tasks | decision | flag |",
                   "|---|---|---|---|---|"]
-        lines += [f"| {_md(c.name)} | {c.scope} | {_md(', '.join(c.tasks))} | {c.decision} | {c.flag or '-'} |"
-                  for c in decision.capabilities]
+        lines += [f"| {_md(c.name)} | {c.scope} | {_md(', '.join(c.tasks))} | {c.decision} | "
+                  f"{_md(c.flag) if c.flag else '-'} |" for c in decision.capabilities]
     lines += ["", "## Reasons", ""]
     lines += [f"- **{_md(g.name)}** ({g.kind}, {g.test or 'n/a'}): {_md(g.reason)}" for g in decision.gates]
     if decision.pairing:
@@ -129,5 +134,5 @@ def decision_markdown(decision: Decision) -> str:
         lines += ["", "## Warnings", ""]
         lines += [f"- {_md(w)}" for w in decision.warnings]
     lines += ["", "## Inputs", ""]
-    lines += [f"- {r.role}: `{r.source}`" + (f" ({_md(r.model)})" if r.model else "") for r in decision.inputs]
+    lines += [f"- {r.role}: {_code(r.source)}" + (f" ({_md(r.model)})" if r.model else "") for r in decision.inputs]
     return "\n".join(lines) + "\n"

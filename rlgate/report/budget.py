@@ -65,7 +65,7 @@ def _cost(text: str | None) -> int:
     """UTF-8 bytes of `text` (an ASCII string's length, known without encoding it)."""
     if not text:
         return 0
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _capped(texts: list[str | None], field_cap: int) -> list[str | None]:
@@ -86,7 +86,7 @@ def _factored(table: dict[str, list[Any]], field_cap: int) -> list[str]:
 
 def _column_costs(texts: list[str | None]) -> list[int]:
     """`_cost` of each text, written out (a function call per text costs more than the measuring)."""
-    return [0 if not t else len(t) if t.isascii() else len(t.encode("utf-8")) for t in texts]
+    return [0 if not t else len(t) if t.isascii() else len(t.encode("utf-8", "surrogatepass")) for t in texts]
 
 
 def _costs(table: dict[str, list[Any]]) -> list[int]:

@@ -23,12 +23,22 @@ def gate_bounded(gate: GateVerdict) -> bool:
         return False
 
 
+def _points(x: float, sign: str = "") -> str:
+    """`x` (percent or points) to one decimal, or to as many more (up to 4) as keep a nonzero figure from
+    reading as 0 or 100: a 0.04-point drop is "-0.04", one failure in 100,000 "0.001", never "0.0"."""
+    for digits in range(1, 5):
+        text = f"{x:{sign}.{digits}f}"
+        if abs(float(text)) not in (0.0, 100.0):
+            return text
+    return f"{x:{sign}.1f}"  # 0 or 100 to four decimals (float noise included): one decimal, as ever
+
+
 def value(x: float | None, bounded: bool) -> str:
     """A metric value: fractions in percent, other numbers with 4 significant digits."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
     if bounded:
-        return f"{100 * x:.1f}%"
+        return f"{_points(100 * x)}%"
     return f"{x:,.4g}" if abs(x) < 1e6 else f"{x:,.0f}"
 
 
@@ -37,7 +47,7 @@ def delta(x: float | None, bounded: bool) -> str:
     if x is None or not math.isfinite(x):
         return "–"
     if bounded:
-        return f"{100 * x:+.1f} pp"
+        return f"{_points(100 * x, '+')} pp"
     return f"{x:+,.4g}"
 
 
@@ -46,7 +56,7 @@ def interval(ci: tuple[float, float] | None, bounded: bool) -> str:
         return ""
     lo, hi = ci
     if bounded:
-        return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
+        return f"[{_points(100 * lo, '+')}, {_points(100 * hi, '+')}]"
     return f"[{lo:+.4g}, {hi:+.4g}]"
 
 
@@ -65,10 +75,13 @@ def gate_label(gate: GateVerdict) -> str:
 
 
 def outcome_note(gate: GateVerdict) -> str:
-    """"primary regression → block" for a failure whose outcome is not its kind's plain `<kind>_fail`."""
+    """"primary regression → block" for a failure whose outcome is not its kind's plain `<kind>_fail`, and
+    "monitor info → research_only" for a gate that passed yet decides (the contract's decision policy)."""
     from rlgate.engine.fmt import special_outcome
 
     name = special_outcome(gate.outcome)
+    if not name and gate.verdict == "pass" and gate.effect != "release":
+        name = gate.outcome.replace("_", " ") or "pass"
     return f"{name} → {gate.effect}" if name else ""
 
 
@@ -118,7 +131,7 @@ def magnitude(x: float | None, bounded: bool) -> str:
     """An unsigned size such as an MDE or a threshold: fractions in points."""
     if x is None or not math.isfinite(x):
         return "–"
-    return f"{100 * x:.1f} pp" if bounded else f"{x:,.4g}"
+    return f"{_points(100 * x)} pp" if bounded else f"{x:,.4g}"
 
 
 def gate_mde(gate: GateVerdict) -> str:

@@ -150,7 +150,7 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             radar_labels=svg.axis_labels(model.radar) if model.radar else [],
             sections=report_sections(model), bad=views.badcase_view(model.decision.extensions),
             baselines=views.known_baselines(model), subtasks=views.subtask_groups(model),
-            protocols=views.protocol_groups(model.rollout.task_protocols))
+            protocols=views.protocol_groups(model.rollout.task_protocols), sequential=views.sequential_lines(model))
         size = len(html) if html.isascii() else len(html.encode())
         if size <= HTML_LIMIT or (text_budget is not None and text_budget < 10_000):
             return html

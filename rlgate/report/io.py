@@ -19,12 +19,14 @@ from typing import Any
 
 from jinja2 import TemplateError, TemplateSyntaxError
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
+from rlgate.jsonl_fast import visible_surrogates
 from rlgate.report.builder import (
     build_report,
     gate_ref,
@@ -93,8 +95,13 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _unwritable(out, exc) from None
+    try:
+        stored = model.model_dump_json()
+    except PydanticSerializationError:  # an unpaired surrogate some reader let through: shown as \udXXX text
+        model = ReportModel.model_validate(visible_surrogates(model.model_dump()))
+        stored = model.model_dump_json()
     written = {
-        "model": _write(out / FILES["model"], model.model_dump_json()),
+        "model": _write(out / FILES["model"], stored),
         "decision": _write(out / FILES["decision"], model.decision.model_dump_json(indent=2) + "\n"),
     }
     try:

@@ -1,8 +1,10 @@
 """junit.xml: one testcase per gate, so CI systems show gates natively.
 
 `fail` and `inconclusive` → `<failure>` (type: the outcome), `nodata`/`error` → `<error>` (the
-gate could not be evaluated), `pass` → a plain testcase; then one testcase per capability
-(scoped decisions), a `<failure>` typed with its flag when the capability is not released.
+gate could not be evaluated), `pass` → a plain testcase, unless the contract's decision policy gives
+its outcome a non-release effect (`monitor_info: research_only`): then a `<failure>` as well, since it
+decides; then one testcase per capability (scoped decisions), a `<failure>` typed with its flag when
+the capability is not released; the decision's warnings in the suite's `<system-err>`.
 Built with ElementTree, which escapes markup; control characters XML 1.0 cannot
 carry are written as visible `\\uXXXX` text.
 """
@@ -11,25 +13,40 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from rlgate.engine.models import GateVerdict
+from rlgate.engine.models import Decision, GateVerdict
 from rlgate.engine.summary import judge_trust_text
-from rlgate.report import fmt
+from rlgate.report import fmt, views
 from rlgate.report.model import ReportModel
 from rlgate.report.text import xml_text
 
 
-def _details(gate: GateVerdict) -> str:
+def _limit(key: str, limit: float, bounded: bool) -> str:
+    """A threshold in the unit of the figures beside it: a fraction's bounds in percent, its changes in points;
+    anything else as given (full precision: 1024.5 stays 1024.5)."""
+    if not bounded:
+        return f"{limit:g}"
+    if key in ("max", "min"):
+        return fmt.value(limit, bounded)
+    if key == "min_delta":
+        return fmt.delta(limit, bounded)
+    if key == "max_drop":
+        return fmt.magnitude(limit, bounded)
+    return f"{limit:g}"
+
+
+def _details(gate: GateVerdict, baselines: dict[str, float]) -> str:
     lines = [
         f"metric: {gate.metric}",
         f"verdict: {gate.verdict} ({gate.outcome}, effect: {gate.effect})",
-        f"baseline -> candidate: {fmt.gate_values(gate)}",
+        f"baseline -> candidate: {views.gate_values(gate, baselines)}",
         f"delta: {fmt.gate_delta(gate)}",
         f"p: {fmt.gate_p(gate)}   MDE: {fmt.gate_mde(gate)}   n: {fmt.count(gate.n)}",
     ]
     if gate.test:
         lines.append(f"test: {gate.test}")
     if gate.threshold:
-        lines.append("threshold: " + ", ".join(f"{k}={v:g}" for k, v in gate.threshold.items()))
+        lines.append("threshold: " + ", ".join(f"{k}={_limit(k, v, fmt.gate_bounded(gate))}"
+                                               for k, v in gate.threshold.items()))
     trust = judge_trust_text(gate)
     if trust:
         lines.append(trust)
@@ -37,10 +54,16 @@ def _details(gate: GateVerdict) -> str:
     return xml_text("\n".join(lines))
 
 
+def _decides_passing(gate: GateVerdict, decision: Decision) -> bool:
+    """A deciding gate that passed: its outcome (monitor_info) has a non-release effect in the contract's policy."""
+    return gate.verdict == "pass" and gate.effect != "release" and gate.name in decision.deciding_gates
+
+
 def render_junit(model: ReportModel) -> str:
     """The JUnit XML document (testsuites > testsuite > testcase per gate)."""
     d = model.decision
-    failures = sum(g.verdict in ("fail", "inconclusive") for g in d.gates)
+    baselines = views.known_baselines(model)  # a one-run gate's baseline value, as report.md shows it
+    failures = sum(g.verdict in ("fail", "inconclusive") or _decides_passing(g, d) for g in d.gates)
     failures += sum(c.decision != "release" for c in d.capabilities)
     errors = sum(g.verdict in ("nodata", "error") for g in d.gates)
     counts = {"tests": str(len(d.gates) + len(d.capabilities)), "failures": str(failures), "errors": str(errors),
@@ -57,9 +80,14 @@ def render_junit(model: ReportModel) -> str:
     for gate in d.gates:
         case = ET.SubElement(suite, "testcase", {"name": xml_text(gate.name), "classname": f"rlgate.{gate.kind}",
                                                  "time": "0"})
-        details = _details(gate)
+        details = _details(gate, baselines)
         if gate.verdict in ("fail", "inconclusive"):
-            failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": gate.outcome})
+            failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": xml_text(gate.outcome)})
+            failure.text = details
+        elif _decides_passing(gate, d):  # passed, but the contract's policy makes this outcome decide
+            failure = ET.SubElement(case, "failure", {
+                "message": xml_text(f"{gate.reason} (outcome {gate.outcome} → {gate.effect} under the contract's "
+                                    "decision policy)"), "type": xml_text(gate.outcome or "pass")})
             failure.text = details
         elif gate.verdict in ("nodata", "error"):
             error = ET.SubElement(case, "error", {"message": xml_text(gate.reason), "type": gate.verdict})
@@ -73,8 +101,10 @@ def render_junit(model: ReportModel) -> str:
                         f"gates: {', '.join(cap.gates) or '(none)'}\n{cap.summary}")
         if cap.decision != "release":
             ET.SubElement(case, "failure", {"message": xml_text(cap.summary),
-                                            "type": cap.flag or f"{cap.decision}_capability"}).text = text
+                                            "type": xml_text(cap.flag or f"{cap.decision}_capability")}).text = text
         else:
             ET.SubElement(case, "system-out").text = text
+    if d.warnings:  # what decision.json warns about (no baseline, corrupt scores, underpowered gates)
+        ET.SubElement(suite, "system-err").text = xml_text("\n".join(f"warning: {w}" for w in d.warnings))
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -117,11 +117,16 @@ def task_trajectories(baseline: TaskResult | None, candidate: TaskResult | None,
     return [view for _, view in found[:MAX_PER_TASK]], total
 
 
+def _bytes(text: str | None) -> int:
+    """UTF-8 size; an unpaired surrogate (written later as \\udXXX) is counted, never an error."""
+    return len((text or "").encode("utf-8", "surrogatepass"))
+
+
 def _cost(view: TrajectoryView) -> int:
     size = 0
     for step in view.steps:
-        size += len((step.text or "").encode()) + len((step.error or "").encode())
-        size += sum(len(c.arguments.encode()) + len((c.parse_error or "").encode()) for c in step.tool_calls)
+        size += _bytes(step.text) + _bytes(step.error)
+        size += sum(_bytes(c.arguments) + _bytes(c.parse_error) for c in step.tool_calls)
     return size
 
 

@@ -43,7 +43,7 @@ def _threshold(gate: GateVerdict, bounded: bool) -> str:
     if "max_drop" in t:
         parts.append(f"allowed drop {fmt.magnitude(t['max_drop'], bounded)}")
     if "min_delta" in t:
-        parts.append(f"needs +{fmt.magnitude(t['min_delta'], bounded)}")
+        parts.append(f"needs {fmt.delta(t['min_delta'], bounded)}")
     if "max" in t:
         parts.append(f"max {fmt.value(t['max'], bounded)}")
     if "min" in t:
@@ -288,9 +288,10 @@ def subtask_groups(model: ReportModel) -> list[SubtaskGroup]:
         for s in sections:
             value = next((v for v in s.metrics if f"{v.metric}/{v.filter}" == s.drill_metric), None)
             short = s.task[len(group) + 1:] if s.task.startswith(group + "_") else s.task
-            rows.append((short.replace("_", " "), fmt.value(value.baseline if value else None, True),
-                         fmt.value(value.candidate if value else None, True),
-                         fmt.delta(value.delta if value else None, True), f"{s.n_baseline} / {s.n_candidate}"))
+            bounded = value.bounded if value else True  # BLEU, lengths: as they are, not in percent
+            rows.append((short.replace("_", " "), fmt.value(value.baseline if value else None, bounded),
+                         fmt.value(value.candidate if value else None, bounded),
+                         fmt.delta(value.delta if value else None, bounded), f"{s.n_baseline} / {s.n_candidate}"))
         out.append(SubtaskGroup(group=group, metric=metric, rows=rows))
     return out
 

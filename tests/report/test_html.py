@@ -134,3 +134,40 @@ def test_user_template_overrides_by_name(tmp_path: Path) -> None:
     (folder / "report.css").write_text("body { color: #123456; }", encoding="utf-8")
     html = render_html(_model(tmp_path), template_dir=folder)
     assert "body { color: #123456; }" in html and "Capability radar" in html
+
+
+def test_sequential_gating_is_shown_as_in_report_md(tmp_path: Path) -> None:
+    """decision.json's sequential replay (the look the decision was reached at, and whether the full suite
+    agrees) must be on the page, not only in the job summary."""
+    from rlgate.engine.models import SequentialReplay
+    from rlgate.report.markdown import render_markdown
+    from rlgate.report.views import sequential_lines
+
+    seq = SequentialReplay(method="betting", seed=0, looks_planned=10, stop_look=3, stopped_early=True,
+                           stop_reason="every gate settled", decision_at_stop="release", full_decision="block",
+                           matches_full=False, documents_used=30, documents_total=100, fraction_used=0.3)
+    model = _model(tmp_path)
+    model = model.model_copy(update={"decision": model.decision.model_copy(update={"sequential": seq})})
+    line = sequential_lines(model)[0]
+    assert "(the full suite decides block)" in line
+    assert "Sequential gating" in render_markdown(model)
+    html = render_html(model)
+    assert 'id="sequential"' in html and 'href="#sequential"' in html
+    assert line in unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_bidi_and_control_characters_outside_the_data_block_are_shown_escaped(tmp_path: Path) -> None:
+    """A right-to-left override in a model name, a contract name or a document id would reorder the text after it
+    (the decision line, "· target ..."): shown as \\u202e like the rest of the page does."""
+    rlo = "\u202e"
+    cluster = {"cluster": "gsm8k_wrong_answer", "family": "gsm8k", "kind": f"knowledge{rlo}", "baseline_count": 1,
+               "candidate_count": 2, "baseline_rate": 0.1, "candidate_rate": 0.2, "delta_rate": 0.1, "n_paired": 8,
+               "new_in_candidate": 1, "fixed_in_candidate": 0, "grew": True,
+               "examples": [{"task": "gsm8k", "doc_id": f"doc{rlo}7", "prompt": "Q", "target": "4",
+                             "candidate_response": "5"}]}
+    model = _model(tmp_path, extensions={"badcases": {"clusters": [cluster], "private_tasks": []}})
+    model = model.model_copy(update={"title": f"report_test: c{rlo}x vs b", "contract_name": f"report{rlo}_test"})
+    html = render_html(model)
+    outside = html.replace(_data_block(html), "")
+    assert rlo not in outside
+    assert "c\\u202ex vs b" in outside and "doc\\u202e7" in outside and "report\\u202e_test" in outside

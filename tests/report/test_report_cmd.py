@@ -151,3 +151,19 @@ def test_an_unwritable_step_summary_exits_2_after_every_report_is_written(
     assert f"{tmp_path}: GITHUB_STEP_SUMMARY: cannot append report.md" in result.output
     assert "fix:" in result.output and "Traceback" not in result.output
     assert all((run_folder / name).is_file() for name in FILES.values())
+
+
+def test_a_lone_surrogate_from_any_harness_is_written_as_visible_text(tmp_path: Path) -> None:
+    """Results can come from any harness's reader; a string with an unpaired surrogate (no UTF-8 writer takes it)
+    must not cost the run its reports."""
+    base = f.run("base", [True, True, False, True])
+    cand = f.run("cand", [True, False, True, True])
+    cand.tasks["gsm8k"].samples[2].responses = ["broken \ud800 text"]
+    cand.provenance.model = "cand \udc00"
+    written = write_reports(tmp_path / "out", f.decision(), contract=f.contract(tmp_path), baseline=base,
+                            candidate=cand, step_summary=False)
+    model = json.loads(written["model"].read_text(encoding="utf-8"))
+    gsm8k = next(t for t in model["tasks"] if t["task"] == "gsm8k")
+    assert "broken \\ud800 text" in gsm8k["samples"]["candidate_response"]
+    assert "cand \\udc00" in written["markdown"].read_text(encoding="utf-8").replace("\\\\", "\\")
+    assert written["junit"].is_file() and written["html"].is_file()

@@ -21,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.per_response import add_per_response
 from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
+from rlgate.jsonl_fast import text_only
 
 __all__ = ["SamplesRead", "find_results_file", "parse_metric_key", "read_lmeval_folder", "read_samples_file"]
 from rlgate.harness.lmeval.vlm_metrics import add_abilities, add_vlm_metrics
@@ -76,7 +77,7 @@ def _load_json(file: Path) -> Any:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=file) from None
     try:
-        return json.loads(text)
+        return text_only(json.loads(text), text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno,
                          fix="the file is corrupt or truncated; re-run lm_eval or restore it") from None
