@@ -22,6 +22,8 @@ from rlgate.monitor.series import ReadProblem, Series, TrainingLog
 MONITOR_REPORT_VERSION = 1
 #: Exit codes of `rlgate monitor`, by the worst finding.
 SEVERITY_EXIT = {"critical": 1, "warning": 3, "info": 0, None: 0}
+#: Rules that run whatever metrics a log holds: their running says nothing about what could be checked.
+DATA_FREE_RULES = frozenset({"non_finite"})
 
 
 class _Model(BaseModel):
@@ -66,6 +68,12 @@ class LogSummary(_Model):
     problems: list[Problem] = Field(default_factory=empty_list)
     rules: list[RuleStatus] = Field(default_factory=empty_list)
 
+    @property
+    def checked(self) -> bool:
+        """Whether any rule judged a metric of this log. `non_finite` runs on every log, even one with no
+        recognised metric or no steps at all, so it alone does not make a log checked."""
+        return any(r.evaluated and r.rule not in DATA_FREE_RULES for r in self.rules)
+
 
 class Plot(_Model):
     log: str
@@ -109,12 +117,18 @@ class MonitorReport(_Model):
     def problems(self) -> list[Problem]:
         return [p for log in self.logs for p in log.problems]
 
+    @property
+    def unchecked(self) -> list[LogSummary]:
+        """Logs no rule could judge (no recognised metric, no steps, a wrong --format): "could not check",
+        never "healthy"."""
+        return [log for log in self.logs if not log.checked]
+
     def all_findings(self) -> list[Finding]:
         return sort_findings([*self.findings, *self.history_findings])
 
     def exit_code(self) -> int:
-        """1 critical, 3 warning, 0 info or nothing; 2 when a log could not be read completely."""
-        if self.problems:
+        """1 critical, 3 warning, 0 info or nothing; 2 when a log could not be read completely or checked at all."""
+        if self.problems or self.unchecked:
             return 2
         return SEVERITY_EXIT[self.severity]
 
