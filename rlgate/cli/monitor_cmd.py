@@ -61,9 +61,10 @@ def monitor(
                        f"  fix: every one is listed in {written}; if none of its lines reads, check --format",
                        err=True)
     for log in report.unchecked:
-        typer.echo(f"error: {log.path}: nothing could be checked: no monitor rule found the metrics it needs in "
-                   f"this {log.format} log ({log.steps} logged steps)\n  fix: check --format, or map its keys with "
-                   "--map CANONICAL=KEY (monitor.metrics in a contract)", err=True)
+        typer.echo(f"error: {log.path}: nothing could be checked: no monitor rule (beyond the NaN/Inf check) "
+                   f"found the finite metrics it needs in this {log.format} log ({log.steps} logged steps)\n"
+                   "  fix: check --format, or map its keys with --map CANONICAL=KEY (monitor.metrics in a contract)",
+                   err=True)
     code = report.exit_code()
     raise typer.Exit(EXIT_BAD_INPUT if code == EXIT_BAD_INPUT else code)
 

@@ -44,8 +44,8 @@ def unchecked_gate(log: LogSummary, policy: DecisionPolicy) -> GateVerdict:
         name="monitor:nodata", kind="monitor", metric="training_log", verdict="nodata", outcome="nodata",
         effect=policy.nodata,
         reason=f"training log {log.path} ({log.format}, {log.steps} logged steps) could not be checked: no monitor "
-        f"rule had the metrics it needs (recognised: {found}); check --format / monitor.format, or map its keys "
-        "with monitor.metrics",
+        f"rule (beyond the NaN/Inf check) had the finite metrics it needs (recognised: {found}); check --format / "
+        "monitor.format, or map its keys with monitor.metrics",
         details={"file": log.path, "format": log.format, "steps": log.steps, "unknown_keys": log.unknown_keys[:40],
                  "needs": needs, "not_run": {r.rule: r.reason for r in log.rules if not r.evaluated}})
 
