@@ -7,8 +7,11 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from rlgate.contamination.index import check_contamination, contamination_gates
 from rlgate.contamination.sources import EvalDoc
+from rlgate.errors import InputError
 
 WORDS = [f"w{i}" for i in range(500)]
 
@@ -57,3 +60,17 @@ def test_a_contaminated_task_still_fails_beside_an_unread_file(tmp_path: Path) -
     empty = tmp_path / "e.jsonl"
     empty.write_text("\n")
     assert _gate(docs, [train, empty])[0] == "fail"
+
+
+def test_a_parquet_training_file_is_refused_not_read_as_text(tmp_path: Path) -> None:
+    """verl keeps its training prompts in parquet: read as text, its compressed pages match nothing."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    docs = _docs()
+    table = pa.table({"prompt": [docs[2].text] * 50, "data_source": ["quiz"] * 50})
+    for name in ("train.parquet", "train.data"):
+        pq.write_table(table, tmp_path / name, compression="snappy")
+        with pytest.raises(InputError, match="parquet/Arrow training files") as info:
+            check_contamination(docs, [tmp_path / name], max_rate=0.0)
+        assert info.value.file == str(tmp_path / name) and "JSONL" in (info.value.fix or "")
