@@ -243,6 +243,7 @@ def contamination_gates(report: ContaminationReport) -> list[GateVerdict]:
         return []
     limit = report.max_rate
     unread = unread_train_files(report)
+    share = f"at least {100 * report.min_overlap:g}% of their " if report.min_overlap > 0 else "a "
     out: list[GateVerdict] = []
     for task in report.tasks:
         common = {"name": f"{task.task} contamination", "kind": "contamination",
@@ -253,6 +254,8 @@ def contamination_gates(report: ContaminationReport) -> list[GateVerdict]:
                                    reason=f"nodata: no documents of {task.task} could be checked for contamination"))
             continue
         failed = task.rate > limit
+        partial = (f"; {task.n_partial} more share some below min_overlap {100 * report.min_overlap:g}%"
+                   if task.n_partial else "")
         blind = None if failed else (
             f"none of the {task.n_docs} documents of {task.task} has {report.ngram} tokens" if task.n_checked == 0
             else f"training data {unread} yielded no {report.ngram}-gram" if unread else None)
@@ -263,6 +266,7 @@ def contamination_gates(report: ContaminationReport) -> list[GateVerdict]:
         out.append(GateVerdict(
             **common, verdict="fail" if failed else "pass", outcome="hard_fail" if failed else "pass",
             effect="block" if failed else "release", candidate=task.rate,
-            reason=(f"{task.n_contaminated} of {task.n_docs} documents share a {report.ngram}-gram with the training "
-                    f"data ({100 * task.rate:.2f}% {'>' if failed else '<='} max {100 * limit:.2f}%)")))
+            reason=(f"{task.n_contaminated} of {task.n_docs} documents share {share}{report.ngram}-gram"
+                    f"{'s' if report.min_overlap > 0 else ''} with the training data ({100 * task.rate:.2f}% "
+                    f"{'>' if failed else '<='} max {100 * limit:.2f}%)" + partial)))
     return out

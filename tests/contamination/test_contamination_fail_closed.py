@@ -74,3 +74,17 @@ def test_a_parquet_training_file_is_refused_not_read_as_text(tmp_path: Path) -> 
         with pytest.raises(InputError, match="parquet/Arrow training files") as info:
             check_contamination(docs, [tmp_path / name], max_rate=0.0)
         assert info.value.file == str(tmp_path / name) and "JSONL" in (info.value.fix or "")
+
+
+def test_the_gate_reason_states_the_min_overlap_it_applied(tmp_path: Path) -> None:
+    """With min_overlap 0.5, a document sharing one 13-gram is partial, not contaminated; the reason must not say
+    that only the counted documents share a 13-gram."""
+    docs = _docs(length=40)
+    train = tmp_path / "t.jsonl"
+    train.write_text(json.dumps({"text": docs[0].text}) + "\n" + json.dumps({"text": docs[1].text[:80]}) + "\n")
+    report = check_contamination(docs, [train], max_rate=0.0, min_overlap=0.5)
+    [gate] = contamination_gates(report)
+    assert (report.tasks[0].n_contaminated, report.tasks[0].n_partial) == (1, 1)
+    assert gate.verdict == "fail"
+    assert gate.reason.startswith("1 of 10 documents share at least 50% of their 13-grams with the training data")
+    assert gate.reason.endswith("; 1 more share some below min_overlap 50%")
