@@ -144,4 +144,4 @@ def judge_for_decision(rc: ResolvedContract, candidate: RunResult, baseline: Run
     if not task_policies(rc) and stripped == rc.gates:
         return JudgeForDecision(rc.gates)
     report = run_judge(rc, candidate, baseline, run_dir, history=history, llm=llm)
-    return JudgeForDecision(stripped, judge_gate_verdicts(report, rc.gates), report)
+    return JudgeForDecision(stripped, judge_gate_verdicts(report, rc.gates, candidate, baseline), report)
