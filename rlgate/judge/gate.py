@@ -94,6 +94,9 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
     trust = task.trust
     note = f"; WARNING: {trust.message} (on_bias: warn keeps the verdict)" if trust and not trust.trusted else ""
     summary = f"win rate {value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {wr.n} (W{wr.wins}/L{wr.losses}/T{wr.ties})"
+    undecided = task.decided_by.get("undecided", 0)
+    if undecided:  # the rule could not score them (no parseable answer, no score): not in the win rate
+        summary += f"; {undecided} of {len(task.items)} documents undecided by the rule, not counted"
     if kind == "primary":
         numbers |= {"threshold": {"min_delta": gate.min_delta}, "p_value": wr.p_greater}
         if gate.require == "lower_bound":

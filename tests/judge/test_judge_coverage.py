@@ -53,3 +53,14 @@ def test_a_killed_baseline_run_is_nodata_too(tmp_path: Path) -> None:
     baseline.tasks["chat"].samples = baseline.tasks["chat"].samples[:4]
     [verdict] = judge_for_decision(rc, candidate, baseline, tmp_path / "run", llm=QualityJudge()).extra_gates
     assert verdict.verdict == "nodata" and "the baseline run answered 4 of 12 documents of chat" in verdict.reason
+
+
+def test_items_the_rule_could_not_decide_are_named_in_the_verdict(tmp_path: Path) -> None:
+    rule = "judge:\n  type: rule\n  rule_metric: exact_match/flexible-extract\n"
+    rc = load_contract(write_contract(tmp_path, rule, "  hard:\n    - {metric: chat/judge_win_rate, min: 0.5}"))
+    cand = [sample(0, "42", score=1.0), sample(1, "7", score=1.0),
+            sample(2, "rambling", score=0.0, filtered="[invalid]"), sample(3, "more rambling", score=0.0,
+                                                                          filtered="[invalid]")]
+    base = [sample(d, "1", score=0.0) for d in range(4)]
+    [verdict] = judge_for_decision(rc, run("chat", cand), run("chat", base), tmp_path / "run").extra_gates
+    assert verdict.n == 2 and "2 of 4 documents undecided by the rule, not counted" in verdict.reason
