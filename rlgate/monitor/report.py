@@ -109,6 +109,9 @@ class MonitorReport(_Model):
     rules_not_run: list[RuleStatus] = Field(
         default_factory=empty_list,
         description="log-based rules not run on any log, with the reason (e.g. no logs given)")
+    unchecked_logs: list[str] = Field(
+        default_factory=empty_list, description="logs no rule could judge (no recognised metric with a finite "
+        "value, no steps, a wrong format): 'could not check', never 'healthy'; the monitor gate is nodata")
     severity: Severity | None = Field(None, description="the worst finding's severity; None when nothing was found")
     diagnosis: Diagnosis | None = None
     plots: list[Plot] = Field(default_factory=empty_list)
@@ -176,6 +179,8 @@ def build_report(policy_name: str, logs: list[tuple[TrainingLog, list[Finding], 
     findings = sort_findings([f for _, found, _ in logs for f in found])
     history = sort_findings(list(history_findings or []))
     every = [*findings, *history]
-    return MonitorReport(policy=policy_name, logs=[log_summary(log, st) for log, _, st in logs], findings=findings,
-                         history_findings=history, training_run=training_run, severity=worst_severity(every),
+    summaries = [log_summary(log, st) for log, _, st in logs]
+    return MonitorReport(policy=policy_name, logs=summaries, findings=findings,
+                         unchecked_logs=[s.path for s in summaries if not s.checked], history_findings=history,
+                         training_run=training_run, severity=worst_severity(every),
                          diagnosis=diagnose(every), plots=list(plots or []))
