@@ -258,7 +258,7 @@ def contamination_gates(report: ContaminationReport) -> list[GateVerdict]:
                    if task.n_partial else "")
         blind = None if failed else (
             f"none of the {task.n_docs} documents of {task.task} has {report.ngram} tokens" if task.n_checked == 0
-            else f"training data {unread} yielded no {report.ngram}-gram" if unread else None)
+            else f"training data {', '.join(unread)} yielded no {report.ngram}-gram" if unread else None)
         if blind is not None:
             out.append(GateVerdict(**common, verdict="nodata", outcome="nodata", effect="block",
                                    reason=f"nodata: {blind}, so {task.task} could not be checked for contamination"))
