@@ -30,7 +30,7 @@ def monitor(
         help="read log key KEY as canonical metric CANONICAL (repeatable; over the contract's monitor.metrics), "
              "e.g. --map reward_mean=reward/g --map val_score/true=reward/f")] = None,
 ) -> None:
-    """Check training logs for failure signals; exit 0 none or notes, 3 warning, 1 critical, 2 unreadable log.
+    """Check training logs for failure signals; exit 0 none or notes, 3 warning, 1 critical, 2 log unread or unchecked.
 
     Reads TRL, verl, TensorBoard, OpenRLHF, tinker-cookbook, W&B (offline run folders, exported CSV),
     MLflow file-store runs and generic CSV/JSONL logs.
@@ -60,6 +60,11 @@ def monitor(
             typer.echo(f"error: {log.path}: and {len(log.problems) - SHOWN_PROBLEMS} more problems in this log\n"
                        f"  fix: every one is listed in {written}; if none of its lines reads, check --format",
                        err=True)
+    for log in report.unchecked:
+        typer.echo(f"error: {log.path}: nothing could be checked: no monitor rule (beyond the NaN/Inf check) "
+                   f"found the finite metrics it needs in this {log.format} log ({log.steps} logged steps)\n"
+                   "  fix: check --format, or map its keys with --map CANONICAL=KEY (monitor.metrics in a contract)",
+                   err=True)
     code = report.exit_code()
     raise typer.Exit(EXIT_BAD_INPUT if code == EXIT_BAD_INPUT else code)
 
@@ -99,7 +104,8 @@ def render_text(report: object) -> str:
                      + (f"; not run: {'; '.join(idle)}" if idle else ""))
     findings = report.all_findings()
     if not findings:
-        lines.append("no failure signals")
+        lines.append("no failure signals" if not report.unchecked else
+                     f"no failure signals found, but {len(report.unchecked)} log(s) could not be checked at all")
     for f in findings:
         window = f" steps {f.step_start}-{f.step_end}" if f.step_start is not None else ""
         action = f" -> {f.action}" + (f" to {f.rollback_to}" if f.rollback_to else "") if f.action else ""

@@ -199,6 +199,9 @@ def build_report(index: EvalIndex, files: Sequence[Path], stats: Sequence[LineSt
             documents=listed, documents_omitted=max(0, len(hit) - list_limit)))
     out_warnings = list(warnings)
     for s in stats:
+        if s.texts == 0:
+            out_warnings.append(f"{s.path}: no text read from {s.lines} lines (empty file, every line malformed, or "
+                                "no text_field in any line): nothing was checked against it")
         if s.malformed:
             out_warnings.append(f"{s.path}: {s.malformed} malformed JSON lines skipped (first at line "
                                 f"{s.first_malformed}); they were not checked")
@@ -226,11 +229,21 @@ def check_contamination(docs: Sequence[EvalDoc], train_files: Sequence[Path], *,
     return report
 
 
+def unread_train_files(report: ContaminationReport) -> list[str]:
+    """Training files that gave no text to check (empty, every line malformed, no `text_field` in any line),
+    or, when the whole training data gave no n-gram, all of them: "clean" against these proves nothing."""
+    unread = [f.path for f in report.train_files if f.texts == 0]
+    return unread or ([f.path for f in report.train_files] if report.train_ngrams == 0 else [])
+
+
 def contamination_gates(report: ContaminationReport) -> list[GateVerdict]:
-    """Hard gates (kind contamination) for `decide(extra_gates=...)`; a task without documents is nodata."""
+    """Hard gates (kind contamination) for `decide(extra_gates=...)`. Fails closed: a task is nodata, never pass,
+    when it has no documents, none long enough for one n-gram, or a training file gave no text to match."""
     if report.max_rate is None:
         return []
     limit = report.max_rate
+    unread = unread_train_files(report)
+    share = f"at least {100 * report.min_overlap:g}% of their " if report.min_overlap > 0 else "a "
     out: list[GateVerdict] = []
     for task in report.tasks:
         common = {"name": f"{task.task} contamination", "kind": "contamination",
@@ -241,9 +254,19 @@ def contamination_gates(report: ContaminationReport) -> list[GateVerdict]:
                                    reason=f"nodata: no documents of {task.task} could be checked for contamination"))
             continue
         failed = task.rate > limit
+        partial = (f"; {task.n_partial} more share some below min_overlap {100 * report.min_overlap:g}%"
+                   if task.n_partial else "")
+        blind = None if failed else (
+            f"none of the {task.n_docs} documents of {task.task} has {report.ngram} tokens" if task.n_checked == 0
+            else f"training data {', '.join(unread)} yielded no {report.ngram}-gram" if unread else None)
+        if blind is not None:
+            out.append(GateVerdict(**common, verdict="nodata", outcome="nodata", effect="block",
+                                   reason=f"nodata: {blind}, so {task.task} could not be checked for contamination"))
+            continue
         out.append(GateVerdict(
             **common, verdict="fail" if failed else "pass", outcome="hard_fail" if failed else "pass",
             effect="block" if failed else "release", candidate=task.rate,
-            reason=(f"{task.n_contaminated} of {task.n_docs} documents share a {report.ngram}-gram with the training "
-                    f"data ({100 * task.rate:.2f}% {'>' if failed else '<='} max {100 * limit:.2f}%)")))
+            reason=(f"{task.n_contaminated} of {task.n_docs} documents share {share}{report.ngram}-gram"
+                    f"{'s' if report.min_overlap > 0 else ''} with the training data ({100 * task.rate:.2f}% "
+                    f"{'>' if failed else '<='} max {100 * limit:.2f}%)" + partial)))
     return out

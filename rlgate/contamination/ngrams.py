@@ -1,15 +1,22 @@
 """Hashed token n-grams, vectorised with numpy so millions of training lines hash in seconds.
 
-Normalisation (as in the GPT-3 / lm-eval decontamination work, simplified): ASCII lower-case, and a
-token is a maximal run of ASCII letters and digits or non-ASCII bytes; everything else separates
-tokens. A token's hash combines its length and its first 24 bytes read as three little-endian
-words (plus its last 8 bytes when longer), so no per-byte arithmetic is needed; an n-gram hash
-combines n token hashes and is mixed again (splitmix64). N-grams never span two texts. All work is
-on whole chunks of texts at once; nothing is kept between chunks but small constant tables.
+Normalisation (as in the GPT-3 / lm-eval decontamination work, simplified): lower-case, and a token
+is a maximal run of letters and digits; everything else separates tokens. Text that is not pure
+ASCII is first put in NFKC form (full-width letters, ligatures, no-break spaces become their plain
+forms), invisible format characters (zero-width space, soft hyphen, BOM) are dropped and other
+non-ASCII punctuation and spaces become separators, so a copy of a question with typographic
+spaces or quotes still matches; pure-ASCII text (most training data) skips all of that.
+
+A token's hash combines its length and its first 24 bytes read as three little-endian words
+(plus its last 8 bytes when longer), so no per-byte arithmetic is needed; an n-gram hash combines
+n token hashes and is mixed again (splitmix64). N-grams never span two texts. All work is on whole
+chunks of texts at once; nothing is kept between chunks but small constant tables.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,6 +30,21 @@ _NGRAM_BASE = 0x9E3779B97F4A7C15
 _WORD_MULT = (0xD6E8FEB86659FD93, 0xA0761D6478BD642F, 0xE7037ED1A0B428DB, 0x8EBC6AF09C88C6E3, 0x589965CC75374CC3)
 _SEPARATOR = "\x00"
 _PAD = 32
+
+
+#: Invisible format characters (Unicode Cf: soft hyphen, zero-width spaces and joiners, bidi marks, BOM).
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+#: Non-ASCII characters that are neither letters nor digits (punctuation, spaces, symbols): separators.
+_NON_ASCII_SEPARATOR = re.compile(r"[^\w\x00-\x7f]")
+
+
+def normalise(text: str) -> str:
+    """The text as tokens are cut from it: NFKC, invisible characters dropped, non-ASCII separators as spaces,
+    lower-cased (ASCII text as it is; its bytes are lower-cased later)."""
+    if text.isascii():
+        return text
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    return _NON_ASCII_SEPARATOR.sub(" ", text).lower()
 
 
 def _classes() -> bytes:
@@ -108,7 +130,7 @@ class NgramHasher:
         joined = _SEPARATOR.join(texts)
         if joined.count(_SEPARATOR) != max(len(texts) - 1, 0):  # a text holds the separator itself
             joined = _SEPARATOR.join(t.replace(_SEPARATOR, " ") for t in texts)
-        raw = joined.encode("utf-8", "replace").lower()
+        raw = normalise(joined).encode("utf-8", "replace").lower()
         starts, ends, separators = self._spans(raw)
         tokens = self.token_hashes(raw, starts, ends)
         n = self.n
@@ -126,6 +148,6 @@ class NgramHasher:
 
     def tokens(self, text: str) -> list[str]:
         """The normalised tokens of one text (for showing which n-gram matched)."""
-        raw = text.encode("utf-8", "replace").lower()
+        raw = normalise(text).encode("utf-8", "replace").lower()
         starts, ends, _ = self._spans(raw)
         return [raw[s:e].decode("utf-8", "replace") for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]

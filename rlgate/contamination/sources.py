@@ -109,6 +109,21 @@ def _decode_json_lines(lines: list[str], numbers: list[int], stats: LineStats) -
     return out
 
 
+_BINARY_SUFFIXES = (".parquet", ".arrow", ".feather")
+
+
+def _refuse_binary(path: Path) -> None:
+    """Parquet/Arrow training data (verl's own format) read as text is noise that matches nothing: refuse it."""
+    if not path.is_file():
+        return
+    with path.open("rb") as handle:
+        magic = handle.read(6)
+    if path.suffix.lower() in _BINARY_SUFFIXES or magic[:4] == b"PAR1" or magic == b"ARROW1":
+        raise InputError("parquet/Arrow training files are not read by the contamination check (read as text they "
+                         "would match nothing)", file=str(path), field="contamination.train_files",
+                         fix="export the training texts to JSONL (e.g. datasets' to_json) and pass that file")
+
+
 def training_chunks(path: Path, text_field: str | None, stats: LineStats,
                     chunk_chars: int = 1 << 20) -> Iterator[tuple[list[str], list[int]]]:
     """(texts, 1-based line numbers) in chunks of about `chunk_chars` characters of file.
@@ -116,6 +131,7 @@ def training_chunks(path: Path, text_field: str | None, stats: LineStats,
     JSON lines (`.jsonl`, `.json`, `.ndjson`, optionally `.gz`) give all their strings or `text_field`
     (dotted path); other files give each non-empty line. Malformed JSON lines are counted and skipped.
     """
+    _refuse_binary(path)
     as_json = _is_json(path)
     line_no = 0
     with _open_text(path) as handle:

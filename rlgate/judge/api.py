@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlgate.contract.judge_policy import JudgeSpec, resolve_judge
+from rlgate.contract.judge_policy import JudgeModelSpec, JudgeSpec, resolve_judge
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import GateConfig
 from rlgate.engine.models import GateVerdict
 from rlgate.judge.cache import JudgeCache
 from rlgate.judge.calibration import JudgeHistory, calibrate
-from rlgate.judge.report import JudgeItem, JudgeReport
+from rlgate.judge.report import JudgeItem, JudgeReport, JudgeTrust, TaskJudgeReport
 from rlgate.judge.runner import Judge, LazyJudge, judge_items, summarise
+from rlgate.judge.selfjudge import self_judging
 from rlgate.results.models import RunResult
 
 
@@ -63,14 +64,30 @@ class _JudgeFactory:
 
         return build
 
+    def resolved_model(self, model: JudgeModelSpec) -> JudgeModelSpec:
+        """The judge model with a local folder resolved against the contract."""
+        if model.path:
+            return model.model_copy(update={"path": str(self.rc.resolve_path(model.path))})
+        return model
+
     def _make(self, spec: JudgeSpec) -> Any:
         from rlgate.judge.llms import make_judge_llm
 
         assert spec.model is not None  # resolve_judge requires a model for LLM policies
-        model = spec.model
-        if model.path:
-            model = model.model_copy(update={"path": str(self.rc.resolve_path(model.path))})
-        return make_judge_llm(model)
+        return make_judge_llm(self.resolved_model(spec.model))
+
+
+def _flag_self_judging(task_report: TaskJudgeReport, spec: JudgeSpec, model: JudgeModelSpec,
+                       candidate: RunResult) -> None:
+    """Mark the judge untrusted when it is the candidate itself (its `on_bias` decides: error or warn)."""
+    same = self_judging(model, candidate.provenance)
+    if same is None:
+        return
+    old = task_report.trust
+    message = (f"judge NOT TRUSTED: the judge model is the candidate itself ({same}); a model grading its own "
+               "answers prefers them (self-preference bias)" + (f"; {old.message}" if old is not None else ""))
+    task_report.trust = JudgeTrust(position=old.position if old else None, length=old.length if old else None,
+                                   on_bias=spec.on_bias, trusted=False, message=message, self_judging=same)
 
 
 def run_judge(rc: ResolvedContract, candidate: RunResult, baseline: RunResult | None, run_dir: Path, *,
@@ -97,6 +114,8 @@ def run_judge(rc: ResolvedContract, candidate: RunResult, baseline: RunResult | 
             items += leaf_items
             unpaired += leaf_unpaired
         task_report = summarise(task, spec, items, lazy.judge, level, unpaired)
+        if spec.type != "rule" and spec.model is not None:
+            _flag_self_judging(task_report, spec, factory.resolved_model(spec.model), candidate)
         if spec.calibration is not None:
             judge = lazy.get()
             task_report.calibration = calibrate(spec, spec.calibration, rc.resolve_path(spec.calibration.anchors),
@@ -144,4 +163,4 @@ def judge_for_decision(rc: ResolvedContract, candidate: RunResult, baseline: Run
     if not task_policies(rc) and stripped == rc.gates:
         return JudgeForDecision(rc.gates)
     report = run_judge(rc, candidate, baseline, run_dir, history=history, llm=llm)
-    return JudgeForDecision(stripped, judge_gate_verdicts(report, rc.gates), report)
+    return JudgeForDecision(stripped, judge_gate_verdicts(report, rc.gates, candidate, baseline), report)

@@ -16,6 +16,7 @@ from rlgate.engine.models import GateVerdict
 from rlgate.judge.report import JudgeReport, TaskJudgeReport
 from rlgate.judge.stats import wilson_interval
 from rlgate.metrics import JUDGE_WIN_RATE, MetricRef
+from rlgate.results.models import RunResult
 
 METRIC = JUDGE_WIN_RATE
 CHANCE = 0.5
@@ -93,6 +94,9 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
     trust = task.trust
     note = f"; WARNING: {trust.message} (on_bias: warn keeps the verdict)" if trust and not trust.trusted else ""
     summary = f"win rate {value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {wr.n} (W{wr.wins}/L{wr.losses}/T{wr.ties})"
+    undecided = task.decided_by.get("undecided", 0)
+    if undecided:  # the rule could not score them (no parseable answer, no score): not in the win rate
+        summary += f"; {undecided} of {len(task.items)} documents undecided by the rule, not counted"
     if kind == "primary":
         numbers |= {"threshold": {"min_delta": gate.min_delta}, "p_value": wr.p_greater}
         if gate.require == "lower_bound":
@@ -140,8 +144,11 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
                f"{ref}: {summary}; {why}{note}", **numbers)
 
 
-def judge_gate_verdicts(report: JudgeReport, gates: GateConfig) -> list[GateVerdict]:
-    """One verdict per contract gate whose metric is `<task>/judge_win_rate`."""
+def judge_gate_verdicts(report: JudgeReport, gates: GateConfig, candidate: RunResult | None = None,
+                        baseline: RunResult | None = None) -> list[GateVerdict]:
+    """One verdict per contract gate whose metric is `<task>/judge_win_rate`. With the runs given, the
+    contract's min_coverage applies as to every other gate: a run that answered too few of the task's
+    documents (a killed run) makes the gate nodata, whatever the judge said of the documents it reached."""
     listed: list[tuple[str, Any]] = [("primary", gates.primary)] if gates.primary else []
     listed += [("hard", g) for g in gates.hard] + [("regression", g) for g in gates.regression]
     listed += [("diagnostic", g) for g in gates.diagnostics]
@@ -150,9 +157,35 @@ def judge_gate_verdicts(report: JudgeReport, gates: GateConfig) -> list[GateVerd
         ref = MetricRef.parse(gate.metric)
         if ref.metric != METRIC:
             continue
-        out.append(_verdict(kind, gate, report.tasks.get(ref.task), f"{ref.task}/{METRIC}", gates.alpha,
-                            gates.decision))
+        verdict = _verdict(kind, gate, report.tasks.get(ref.task), f"{ref.task}/{METRIC}", gates.alpha,
+                           gates.decision)
+        out.append(_with_coverage(verdict, gate, gates, candidate, baseline))
     return out
+
+
+def _with_coverage(verdict: GateVerdict, gate: Any, gates: GateConfig, candidate: RunResult | None,
+                   baseline: RunResult | None) -> GateVerdict:
+    """The engine's coverage check on a judge verdict: nodata below min_coverage, else the counts beside it."""
+    from rlgate.engine.context import GateContext, NoData
+    from rlgate.engine.gates import check_coverage
+
+    if candidate is None or verdict.verdict == "nodata":
+        return verdict
+    try:
+        # both runs' answers are judged, so both runs' coverage counts (a hard gate elsewhere checks the candidate)
+        shown = check_coverage(gate, "judge", GateContext(gates, baseline, candidate, seed=0))
+    except NoData as exc:
+        return verdict.model_copy(update={
+            "verdict": "nodata", "outcome": "nodata", "effect": gates.decision.nodata,
+            "reason": f"{verdict.metric}: {exc}; the judge's verdict on the documents it reached is not counted "
+                      f"({verdict.reason})"})
+    if not shown:
+        return verdict
+    partial = [f"{r} {a}/{e} documents" for r, (a, e) in shown.items() if a != e]
+    return verdict.model_copy(update={
+        "details": {**verdict.details, "coverage": {r: f"{a}/{e}" for r, (a, e) in shown.items()}},
+        "reason": verdict.reason + (f" (coverage {', '.join(partial)}: judged over answered documents)"
+                                    if partial else "")})
 
 
 def without_judge_gates(gates: GateConfig) -> GateConfig:

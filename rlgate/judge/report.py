@@ -120,8 +120,10 @@ class JudgeTrust(_Model):
     position: BiasCheck | None = Field(None, description="pairwise judges only")
     length: BiasCheck | None = None
     on_bias: Literal["error", "warn"] = "error"
-    trusted: bool = Field(description="no enforced limit was exceeded")
+    trusted: bool = Field(description="no enforced limit was exceeded and the judge is not the candidate")
     message: str
+    self_judging: str | None = Field(None, description="the candidate model the judge model is, when it grades "
+                                                       "its own answers (self-preference bias)")
 
 
 class CalibrationReport(_Model):

@@ -3,7 +3,8 @@
 Each critical or warning finding becomes a failing gate whose outcome key (`monitor_critical`,
 `monitor_warning`) the contract's decision policy maps to a decision (defaults: block and
 research_only); info notes become passing `monitor_info` gates. A log that could not be read
-completely is an `error` gate (fail closed). The engine aggregates these with its own gates via
+completely is an `error` gate, and one no rule could judge a `nodata` gate (fail closed). The engine
+aggregates these with its own gates via
 `rlgate.engine.decide(..., extra_gates=monitor_gates(report, policy))`.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 from rlgate.contract.models import DecisionPolicy
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.monitor.findings import Finding
-from rlgate.monitor.report import MonitorReport
+from rlgate.monitor.report import LogSummary, MonitorReport
 
 OUTCOME = {"critical": "monitor_critical", "warning": "monitor_warning", "info": "monitor_info"}
 
@@ -35,6 +36,20 @@ def finding_gate(finding: Finding, policy: DecisionPolicy) -> GateVerdict:
                  "metrics": finding.metrics, "action": finding.action, "rollback_to": finding.rollback_to})
 
 
+def unchecked_gate(log: LogSummary, policy: DecisionPolicy) -> GateVerdict:
+    """A log no rule could judge is `nodata` (fail closed): the honest answer is "could not check"."""
+    found = ", ".join(m.source_key for m in log.metrics) or "none"
+    needs = sorted({n for r in log.rules if not r.evaluated for n in r.needs})
+    return GateVerdict(
+        name="monitor:nodata", kind="monitor", metric="training_log", verdict="nodata", outcome="nodata",
+        effect=policy.nodata,
+        reason=f"training log {log.path} ({log.format}, {log.steps} logged steps) could not be checked: no monitor "
+        f"rule (beyond the NaN/Inf check) had the finite metrics it needs (recognised: {found}); check --format / "
+        "monitor.format, or map its keys with monitor.metrics",
+        details={"file": log.path, "format": log.format, "steps": log.steps, "unknown_keys": log.unknown_keys[:40],
+                 "needs": needs, "not_run": {r.rule: r.reason for r in log.rules if not r.evaluated}})
+
+
 def monitor_gates(report: MonitorReport, policy: DecisionPolicy | None = None) -> list[GateVerdict]:
     """Gate verdicts for a monitor report; one passing `monitor` gate when nothing failed."""
     policy = policy or DecisionPolicy()
@@ -43,6 +58,7 @@ def monitor_gates(report: MonitorReport, policy: DecisionPolicy | None = None) -
                          reason=f"training log could not be read completely: {p.text}",
                          details={"file": p.file, "line": p.line, "column": p.column, "record": p.record})
              for p in report.problems]
+    gates += [unchecked_gate(log, policy) for log in report.unchecked]
     gates += [finding_gate(f, policy) for f in report.all_findings()]
     if not any(g.verdict != "pass" for g in gates):
         evaluated = sum(1 for log in report.logs for r in log.rules if r.evaluated)

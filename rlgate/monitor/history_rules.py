@@ -179,6 +179,13 @@ def cost_over_budget(history: Sequence[CheckpointRecord], targets: HistoryTarget
     return out
 
 
+def cost_known(history: Sequence[CheckpointRecord], policy: MonitorPolicy) -> bool:
+    """Whether the latest checkpoint recorded a cost metric the rule compares (else it can never fire: a
+    misspelt metric name, or a history that records no costs)."""
+    cfg = policy.history.cost_over_budget
+    return bool(history) and any(m in history[-1].metrics for m in (cfg.tokens_metric, cfg.seconds_metric))
+
+
 HISTORY_RULES = (primary_below_best, safety_worse, reward_up_private_down, cost_over_budget)
 #: The fault domain each cross-checkpoint rule's findings name (for the not-run list).
 DOMAINS = {"primary_below_best": "algorithm", "safety_worse": "algorithm", "reward_up_private_down": "reward",
@@ -211,6 +218,13 @@ def evaluate_history_with_status(history: Sequence[CheckpointRecord], targets: H
             statuses.append(RuleStatus(rule=name, domain=domain, evaluated=False,
                                        reason="needs the training reward at the last two checkpoints, which only "
                                        "training logs provide (monitor.logs)"))
+            continue
+        if name == "cost_over_budget" and not cost_known(history, policy):
+            cfg = policy.history.cost_over_budget
+            statuses.append(RuleStatus(rule=name, domain=domain, evaluated=False,
+                                       reason=f"no gated checkpoint recorded {cfg.tokens_metric} or "
+                                       f"{cfg.seconds_metric} (cost_over_budget.tokens_metric / seconds_metric "
+                                       "name the history metrics it compares)"))
             continue
         found = rule(history, targets, policy)
         out.extend(found)

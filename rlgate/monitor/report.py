@@ -22,6 +22,8 @@ from rlgate.monitor.series import ReadProblem, Series, TrainingLog
 MONITOR_REPORT_VERSION = 1
 #: Exit codes of `rlgate monitor`, by the worst finding.
 SEVERITY_EXIT = {"critical": 1, "warning": 3, "info": 0, None: 0}
+#: Rules that run whatever metrics a log holds: their running says nothing about what could be checked.
+DATA_FREE_RULES = frozenset({"non_finite"})
 
 
 class _Model(BaseModel):
@@ -66,6 +68,12 @@ class LogSummary(_Model):
     problems: list[Problem] = Field(default_factory=empty_list)
     rules: list[RuleStatus] = Field(default_factory=empty_list)
 
+    @property
+    def checked(self) -> bool:
+        """Whether any rule judged a metric of this log. `non_finite` runs on every log, even one with no
+        recognised metric or no steps at all, so it alone does not make a log checked."""
+        return any(r.evaluated and r.rule not in DATA_FREE_RULES for r in self.rules)
+
 
 class Plot(_Model):
     log: str
@@ -101,6 +109,9 @@ class MonitorReport(_Model):
     rules_not_run: list[RuleStatus] = Field(
         default_factory=empty_list,
         description="log-based rules not run on any log, with the reason (e.g. no logs given)")
+    unchecked_logs: list[str] = Field(
+        default_factory=empty_list, description="logs no rule could judge (no recognised metric with a finite "
+        "value, no steps, a wrong format): 'could not check', never 'healthy'; the monitor gate is nodata")
     severity: Severity | None = Field(None, description="the worst finding's severity; None when nothing was found")
     diagnosis: Diagnosis | None = None
     plots: list[Plot] = Field(default_factory=empty_list)
@@ -109,12 +120,18 @@ class MonitorReport(_Model):
     def problems(self) -> list[Problem]:
         return [p for log in self.logs for p in log.problems]
 
+    @property
+    def unchecked(self) -> list[LogSummary]:
+        """Logs no rule could judge (no recognised metric, no steps, a wrong --format): "could not check",
+        never "healthy"."""
+        return [log for log in self.logs if not log.checked]
+
     def all_findings(self) -> list[Finding]:
         return sort_findings([*self.findings, *self.history_findings])
 
     def exit_code(self) -> int:
-        """1 critical, 3 warning, 0 info or nothing; 2 when a log could not be read completely."""
-        if self.problems:
+        """1 critical, 3 warning, 0 info or nothing; 2 when a log could not be read completely or checked at all."""
+        if self.problems or self.unchecked:
             return 2
         return SEVERITY_EXIT[self.severity]
 
@@ -162,6 +179,8 @@ def build_report(policy_name: str, logs: list[tuple[TrainingLog, list[Finding], 
     findings = sort_findings([f for _, found, _ in logs for f in found])
     history = sort_findings(list(history_findings or []))
     every = [*findings, *history]
-    return MonitorReport(policy=policy_name, logs=[log_summary(log, st) for log, _, st in logs], findings=findings,
-                         history_findings=history, training_run=training_run, severity=worst_severity(every),
+    summaries = [log_summary(log, st) for log, _, st in logs]
+    return MonitorReport(policy=policy_name, logs=summaries, findings=findings,
+                         unchecked_logs=[s.path for s in summaries if not s.checked], history_findings=history,
+                         training_run=training_run, severity=worst_severity(every),
                          diagnosis=diagnose(every), plots=list(plots or []))

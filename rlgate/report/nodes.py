@@ -122,8 +122,14 @@ def monitor_view(report: dict[str, Any]) -> Node:
     for key in first:
         if report.get(key) not in (None, [], {}):
             items.append((_MONITOR_TITLES.get(key, key.replace("_", " ")), to_node(report[key], 1)))
+    unchecked = report.get("unchecked_logs")
+    if isinstance(unchecked, list) and unchecked:  # "no finding" there means nothing could be looked at
+        items.insert(0, ("could not check", Node("text", text=f"{len(unchecked)} training log(s) no rule could "
+                                                 f"judge (no recognised metric with a finite value): "
+                                                 f"{', '.join(map(str, unchecked[:MAX_ITEMS]))}")))
     if report.get("severity") is None and not report.get("findings"):
-        items.insert(0, ("severity", Node("text", text="no finding")))
+        items.insert(0, ("severity", Node("text", text="no finding" if not unchecked else
+                                          "no finding in what could be checked")))
     if not report.get("logs") and report.get("rules_not_run"):
         items.insert(1, ("training logs", Node("text", text="none given (monitor.logs is not set): the log rules "
                                                           "below were not run; the cross-checkpoint rules were")))

@@ -96,6 +96,24 @@ def test_file_formats_fields_and_malformed_lines(tmp_path: Path) -> None:
         check_contamination([doc], [tmp_path / "missing.jsonl"])
 
 
+def test_planted_copies_with_other_unicode_forms_are_found(tmp_path: Path) -> None:
+    """Scraped or chat-template training text carries no-break spaces, zero-width spaces, full-width letters,
+    typographic quotes and accented capitals; a copy of a question in any of these forms is still a copy."""
+    question = ("Élodie's café sells 12 croissants an hour; if it opens at 7 and closes at 15, "
+                "how many croissants does Élodie's café sell in a day, counting the lunch rush twice?")
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in question)
+    forms = {"nbsp": question.replace(" ", "\u00a0"), "zero-width": question.replace(" ", " \u200b"),
+             "fullwidth": fullwidth, "curly": question.replace("'", "\u2019"), "upper": question.upper(),
+             "soft-hyphen": question.replace("croissants", "crois\u00adsants")}
+    doc = EvalDoc("quiz", 0, question)
+    for name, text in forms.items():
+        train = _write_jsonl(tmp_path / f"{name}.jsonl", [{"text": "unrelated " * 20}, {"text": text}])
+        report = check_contamination([doc], [train], ngram=13)
+        [found] = report.tasks[0].documents
+        assert (found.train_line, found.overlap) == (2, 1.0), name
+        assert found.ngram is not None and found.ngram.startswith("élodie s café sells 12")
+
+
 def test_private_documents_are_listed_by_id_only(tmp_path: Path) -> None:
     rng = random.Random(2)
     doc = EvalDoc("secret", 4, _text(rng, 20), private=True)

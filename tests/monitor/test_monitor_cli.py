@@ -55,6 +55,15 @@ def test_truncated_log_exits_2_names_the_line_and_keeps_the_work(tmp_path: Path)
     assert json.loads((tmp_path / "out" / "monitor.json").read_text())["logs"][0]["problems"][0]["line"] == 61
 
 
+def test_a_log_nothing_could_be_checked_in_exits_2_not_healthy(tmp_path: Path) -> None:
+    log = tmp_path / "trainer_state.json"
+    log.write_text(json.dumps({"log_history": [{"step": i, "rewards/acc/mean": 0.5} for i in range(1, 30)]}))
+    code, out, err = invoke(str(log), "--out", str(tmp_path / "out"))
+    assert code == 2, out
+    assert "1 log(s) could not be checked at all" in out and "\nno failure signals\n" not in out
+    assert f"error: {log}: nothing could be checked" in err and "--map" in err
+
+
 def test_bad_input_exits_2_without_traceback(tmp_path: Path) -> None:
     code, _, err = invoke(str(tmp_path / "nope.log"), "--out", str(tmp_path / "out"))
     assert code == 2 and "log not found" in err and "Traceback" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from rlgate.monitor.plots import plots_for, svg_plot
 from rlgate.monitor.policy import MonitorPolicy
 from rlgate.monitor.report import MonitorReport, build_report
 from rlgate.monitor.rules import evaluate
+from rlgate.report.nodes import monitor_view
 
 
 def _finding(rule: str, severity: str, domain: str = "algorithm") -> Finding:
@@ -24,8 +26,8 @@ def _finding(rule: str, severity: str, domain: str = "algorithm") -> Finding:
 
 
 def _report(*findings: Finding) -> MonitorReport:
-    log = make_log({"reward_mean": ramp(0.1, 0.5)})
-    return build_report("test", [(log, list(findings), [])])
+    log = make_log({"reward_mean": ramp(0.1, 0.5), "kl": ramp(0.01, 0.02)})
+    return build_report("test", [(log, list(findings), evaluate(log, MonitorPolicy())[1])])
 
 
 def test_severities_map_to_outcomes_and_policy_effects() -> None:
@@ -47,6 +49,30 @@ def test_no_failure_gives_one_passing_monitor_gate() -> None:
     gates = monitor_gates(_report(_finding("kl_spike", "info")))
     assert [(g.name, g.verdict, g.outcome) for g in gates] == [("monitor", "pass", "monitor_info"),
                                                                ("monitor:kl_spike", "pass", "monitor_info")]
+
+
+def test_a_log_no_rule_can_check_is_nodata_not_a_pass(tmp_path: Path) -> None:
+    """Reward and KL under keys no vocabulary knows (or a log with no steps, or read with the wrong --format):
+    every metric rule is skipped, only non_finite runs on nothing; that is "could not check", never release."""
+    renamed = tmp_path / "trainer_state.json"
+    renamed.write_text(json.dumps({"log_history": [{"step": i, "rewards/acc/mean": 0.01 * i, "train_kl_div": 0.01}
+                                                   for i in range(1, 60)]}))
+    empty = tmp_path / "empty" / "trainer_state.json"
+    empty.parent.mkdir()
+    empty.write_text(json.dumps({"log_history": []}))
+    for path in (renamed, empty):
+        report = run_monitor([path])
+        assert [log.path for log in report.unchecked] == [str(path)] and report.exit_code() == 2
+        gates = monitor_gates(report, DecisionPolicy())
+        assert [(g.name, g.verdict, g.outcome, g.effect) for g in gates] == [
+            ("monitor:nodata", "nodata", "nodata", "block")]
+        assert str(path) in gates[0].reason and "could not be checked" in gates[0].reason
+        assert report.unchecked_logs == [str(path)]
+        view = dict(monitor_view(report.model_dump(mode="json")).items)
+        assert view["severity"].text == "no finding in what could be checked"
+        assert view["could not check"].text.endswith(f"a finite value): {path}")
+    mapped = run_monitor([renamed], metrics={"reward_mean": "rewards/acc/mean", "kl_ref": "train_kl_div"})
+    assert mapped.unchecked == [] and monitor_gates(mapped)[0].verdict == "pass"
 
 
 def test_unreadable_log_is_an_error_gate(tmp_path: Path) -> None:

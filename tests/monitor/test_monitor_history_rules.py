@@ -88,7 +88,20 @@ def test_rule_statuses_say_which_history_rules_ran() -> None:
     assert by_rule["safety_worse"].reason == "disabled by the policy" and found == []
     found, statuses = evaluate_history_with_status(history, TARGETS, POLICY)
     assert {s.rule: s.findings for s in statuses}["safety_worse"] == 1
-    assert [s.rule for s in statuses if not s.evaluated] == ["reward_up_private_down"]  # no reward recorded
+    # no reward and no cost recorded: those two rules say so instead of reporting a check that cannot fire
+    assert [s.rule for s in statuses if not s.evaluated] == ["reward_up_private_down", "cost_over_budget"]
+
+
+def test_cost_rule_with_a_metric_no_checkpoint_recorded_is_not_run_not_silently_clean() -> None:
+    from rlgate.monitor.policy import apply_overrides
+
+    history = runs({PRIMARY: 0.50, "cost/tokens": 400}, {PRIMARY: 0.55, "cost/tokens": 900})
+    typo = apply_overrides(POLICY, {"cost_over_budget": {"tokens_metric": "cost/tokns"}})
+    found, statuses = evaluate_history_with_status(history, TARGETS, typo)
+    status = next(s for s in statuses if s.rule == "cost_over_budget")
+    assert not status.evaluated and "cost/tokns" in (status.reason or "") and found == []
+    found, statuses = evaluate_history_with_status(history, TARGETS, POLICY)
+    assert [f.rule for f in found] == ["cost_over_budget"]
 
 
 def test_gain_costing_over_30_percent_more_tokens_is_research_only() -> None:

@@ -8,6 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from monitor_helpers import findings_of, make_log, noisy, ramp, val_points
 
+from rlgate.monitor.policy import MonitorPolicy
+from rlgate.monitor.rules import evaluate
+
 N = 200
 
 
@@ -254,3 +257,18 @@ def test_noisy_stationary_curves_never_raise_a_warning(seed: int, n: int) -> Non
     })
     serious = [f for f in findings_of(log) if f.severity != "info"]
     assert serious == []
+
+
+def test_a_metric_logged_only_as_nan_is_reported_not_a_crash() -> None:
+    """A run whose KL and entropy went NaN from the start (a killed, diverged run): non_finite names it, the
+    rules that need those metrics say why they did not run, and none crashes on an empty finite series."""
+    nan = np.full(80, np.nan)
+    log = make_log({"reward_mean": ramp(0.1, 0.5, 80), "reward_std": ramp(0.2, 0.1, 80), "kl": nan,
+                    "entropy": nan, "response_length/clip_ratio": nan, "actor/grad_norm": nan})
+    found, statuses = evaluate(log, MonitorPolicy())
+    assert {f.rule for f in found if f.severity == "critical"} == {"non_finite"}
+    reasons = {s.rule: s.reason for s in statuses if not s.evaluated}
+    assert reasons["kl_spike"] == "kl_ref logged with no finite value"
+    assert reasons["entropy_collapse"] == "entropy logged with no finite value"
+    assert reasons["truncation_high"] == "trunc_ratio logged with no finite value"
+    assert {s.rule for s in statuses if s.evaluated} >= {"non_finite", "reward_stuck", "reward_pinned"}

@@ -101,7 +101,9 @@ def test_policy_maps_monitor_severities_to_decisions(tmp_path: Path) -> None:
 
 
 def test_attach_monitor_puts_the_report_json_into_decision_extensions(tmp_path: Path) -> None:
-    columns = {"critic/score/mean": np.clip(noisy(ramp(0.2, 0.6, N), 0.01), 0, 1)}
+    # a reward mean alone (no range declared, no std) is judged by no rule: the entropy makes the log checked
+    columns = {"critic/score/mean": np.clip(noisy(ramp(0.2, 0.6, N), 0.01), 0, 1),
+               "actor/entropy": noisy(ramp(1.0, 0.9, N), 0.01, seed=3)}
     report = run_monitor([_write_jsonl(tmp_path / "m.jsonl", columns, {}, "val/test_score/x")])
     config = GateConfig(hard=[HardGate(metric="gsm8k/exact_match/flexible-extract", min=0.1)])
     decision = decide(config, None, _candidate(), seed=0, contract_name="t", extra_gates=monitor_gates(report))

@@ -86,7 +86,7 @@ def evaluate(log: TrainingLog, policy: MonitorPolicy) -> tuple[list[Finding], li
         missing = rule.missing(log)
         if missing:
             statuses.append(RuleStatus(rule=rule.name, domain=rule.domain, evaluated=False,
-                                       reason=f"log has no {', '.join(missing)}", needs=rule.needs(log)))
+                                       reason=_lacking(log, missing), needs=rule.needs(log)))
             continue
         if isinstance(cfg, RewardRange) and cfg.min is None and cfg.max is None:
             statuses.append(RuleStatus(rule=rule.name, domain=rule.domain, evaluated=False,
@@ -96,6 +96,15 @@ def evaluate(log: TrainingLog, policy: MonitorPolicy) -> tuple[list[Finding], li
         findings.extend(found)
         statuses.append(RuleStatus(rule=rule.name, domain=rule.domain, evaluated=True, findings=len(found)))
     return findings, statuses
+
+
+def _lacking(log: TrainingLog, missing: list[str]) -> str:
+    """Why a rule did not run: metrics absent, or logged with no finite value (all NaN/Inf)."""
+    nan = [m for m in missing if log.get(m) is not None]
+    absent = [m for m in missing if m not in nan]
+    parts = ([f"log has no {', '.join(absent)}"] if absent else []) + \
+        ([f"{', '.join(nan)} logged with no finite value"] if nan else [])
+    return "; ".join(parts)
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from rlgate.monitor.findings import FaultDomain, Finding, Severity
 from rlgate.monitor.policy import MonitorPolicy, RuleConfig
 from rlgate.monitor.series import Series, TrainingLog
@@ -44,9 +46,15 @@ class Rule:
     any_of: tuple[str, ...] = ()
 
     def missing(self, log: TrainingLog) -> list[str]:
-        """Metrics this rule needs that the log lacks (`val_score` stands for any held-out score)."""
+        """Metrics this rule needs that the log lacks (`val_score` stands for any held-out score). A series
+        without one finite value counts as lacking: rules judge finite points, and non_finite reports it."""
+        def usable(series: Series | None) -> bool:
+            return series is not None and bool(np.isfinite(series.values).any())
+
         def has(name: str) -> bool:
-            return bool(log.val_scores()) if name == "val_score" else log.get(name) is not None
+            if name == "val_score":
+                return any(usable(s) for s in log.val_scores().values())
+            return usable(log.get(name))
 
         gone = [m for m in self.requires if not has(m)]
         if self.any_of and not any(has(m) for m in self.any_of):
