@@ -86,5 +86,6 @@ def contamination(
     worst = min(effects, key=DECISION_ORDER.index, default="release")
     for gate in gates:
         if gate.verdict != "pass":
-            typer.echo(f"gate {gate.name}: {gate.verdict}: {gate.reason}")
+            said = gate.reason if gate.reason.startswith(f"{gate.verdict}:") else f"{gate.verdict}: {gate.reason}"
+            typer.echo(f"gate {gate.name}: {said}")
     raise typer.Exit(DECISION_EXIT[worst])

@@ -131,3 +131,14 @@ def test_an_out_that_is_a_file_exits_2_before_the_index_is_built(tmp_path: Path)
     assert result.exit_code == 2, result.output
     assert f"{taken}: --out: is a file" in result.output and "n-gram overlap" not in result.output
     assert taken.read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_nodata_gate_is_printed_once_as_nodata(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    tests = [_question(rng) for _ in range(5)]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    result = runner.invoke(app, ["contamination", str(_setup(tmp_path, tests, tests[:1], empty))])
+    lines = [line for line in result.output.splitlines() if line.startswith("gate ")]
+    assert lines and all(": nodata: " in line and "nodata: nodata" not in line for line in lines), result.output
+    assert result.exit_code != 0
