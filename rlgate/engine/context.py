@@ -67,29 +67,6 @@ class GateContext:
                              f"({found.aggregate}); its results file is corrupt")
         return found
 
-    def coverage(self, role: str, key: MetricKey) -> tuple[int, int, list[str]] | None:
-        """(answered, expected, missing examples) of the metric's task in one run, from its run manifest;
-        without one (a folder lm-eval wrote itself), the documents its samples hold against the count the
-        harness reported (n_samples), only when short; None when complete or not known."""
-        run = self.candidate if role == "candidate" else self.baseline
-        if run is None:
-            return None
-        if not run.provenance.manifest:
-            return _sample_shortfall(run, key)
-        leaves = set(run.leaves(key.task))
-        answered = expected = 0
-        missing: list[str] = []
-        found = False
-        for entry in run.provenance.manifest.get("tasks", []) or []:
-            if entry.get("task") not in leaves or entry.get("expected_documents") is None:
-                continue
-            found = True
-            answered += int(entry.get("documents", 0))
-            # a sequential check's documents after its stop were never generated: listed, not missing
-            expected += int(entry["expected_documents"]) - len(entry.get("not_generated") or [])
-            missing += [f"{entry['task']}:{d}" for d in entry.get("missing_documents", [])[:3]]
-        return (answered, expected, missing) if found else None
-
     def direction(self, ref: MetricRef, override: bool | None) -> bool:
         """Higher is better? The gate's override, else lm-eval's own flag (the first leaf of a group that reports
         the metric: a group may mix metrics), else rlgate's catalogue."""
@@ -160,24 +137,6 @@ class GateContext:
                                       cand_v.stderr, min(base_v.n, cand_v.n), level=self.level)
         self._comparisons[key] = result
         return result
-
-
-def _sample_shortfall(run: RunResult, key: MetricKey) -> tuple[int, int, list[str]] | None:
-    """Fewer samples than the harness says it evaluated (a cut samples file): (answered, expected, missing)."""
-    answered = expected = 0
-    missing: list[str] = []
-    for leaf in run.leaves(key.task):
-        task = run.tasks[leaf]
-        if not task.samples or task.n_samples <= len(task.samples):
-            answered += len(task.samples)
-            expected += len(task.samples)
-            continue
-        answered += len(task.samples)
-        expected += task.n_samples
-        ids = {s.doc_id for s in task.samples}
-        if all(type(d) is int and 0 <= d < task.n_samples for d in ids):  # lm-eval's 0..n-1: name the gaps
-            missing += [f"{leaf}:{d}" for d in range(task.n_samples) if d not in ids][:3]
-    return (answered, expected, missing[:3]) if answered < expected else None
 
 
 def _reported(run: RunResult, key: MetricKey) -> str:

@@ -22,10 +22,10 @@ from rlgate.engine.corrupt import (
     roles_read,
     run_warnings,
 )
+from rlgate.engine.gaps import CoverageGap, coverage_gaps, judged, min_coverage, shown
 from rlgate.engine.gates import (
     AnyGate,
     PreparedRegression,
-    check_coverage,
     check_range,
     evaluate_diagnostic,
     evaluate_hard,
@@ -35,7 +35,7 @@ from rlgate.engine.gates import (
     make_verdict,
     prepare_regression,
 )
-from rlgate.engine.missing import check_missing
+from rlgate.engine.missing import value_gaps
 from rlgate.engine.models import (
     CapabilityVerdict,
     CorruptDocument,
@@ -48,7 +48,7 @@ from rlgate.engine.models import (
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
 from rlgate.engine.scope import scoped_decision
-from rlgate.engine.subtasks import check_subtasks
+from rlgate.engine.subtasks import subtask_gaps
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
@@ -184,9 +184,7 @@ def decide(
                                 f"{r.only_candidate} candidate-only, {r.document_mismatch} changed documents "
                                 "(not used in paired tests)")
     verdicts: dict[str, GateVerdict] = {}
-    coverage: dict[str, dict[str, tuple[int, int]]] = {}
-    gaps: dict[str, dict[str, tuple[int, int]]] = {}
-    absent: dict[str, dict[str, list[str]]] = {}
+    gaps: dict[str, list[CoverageGap]] = {}
     prepared: list[PreparedRegression] = []
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
     for kind, gate, name in named:
@@ -196,9 +194,11 @@ def decide(
             if items:
                 tolerated[name] = (items, allowed(gate, config))
             check_range(gate, ctx)
-            coverage[name] = check_coverage(gate, kind, ctx)
-            gaps[name] = check_missing(key_of(gate), roles_read(gate), ctx, items)
-            absent[name] = check_subtasks(key_of(gate), roles_read(gate), ctx)
+            key, roles = key_of(gate), roles_read(gate)
+            gaps[name] = []  # each source judged in turn: one short run stops the gate before the next is read
+            for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate")),
+                           value_gaps(ctx, key, roles, items), subtask_gaps(ctx, key, roles)):
+                gaps[name] += judged(source, key, min_coverage(config, key.task))
             if kind == "primary":
                 verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
             elif kind == "hard":
@@ -222,20 +222,9 @@ def decide(
             warnings.append(mark_excluded(verdicts[name], items, limit))
     for _, gate, name in named:
         verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
-        if coverage.get(name):  # coverage beside the value: answered/expected documents per run
-            verdicts[name].details["coverage"] = {r: f"{a}/{e}" for r, (a, e) in coverage[name].items()}
-            partial = [f"{r} {a}/{e} documents" for r, (a, e) in coverage[name].items() if a != e]
-            if partial and verdicts[name].verdict not in ("nodata", "error"):
-                verdicts[name].reason += f" (coverage {', '.join(partial)}: values over answered documents)"
-        if gaps.get(name) and verdicts[name].verdict not in ("nodata", "error"):  # tolerated by min_coverage
-            verdicts[name].details["missing_values"] = {r: f"{m}/{e}" for r, (m, e) in gaps[name].items()}
-            verdicts[name].reason += (" (" + ", ".join(f"{r} {m} of {e} documents without a value"
-                                                       for r, (m, e) in gaps[name].items())
-                                      + ": values over the rest)")
-        if absent.get(name) and verdicts[name].verdict not in ("nodata", "error"):  # tolerated by min_coverage
-            verdicts[name].details["missing_subtasks"] = absent[name]
-            verdicts[name].reason += (" (" + "; ".join(f"{r} lacks {', '.join(leaves)}" for r, leaves in
-                                                       absent[name].items()) + ": values over the subtasks present)")
+        evidence, gap_note = shown(gaps.get(name, []), computed=verdicts[name].verdict not in ("nodata", "error"))
+        verdicts[name].details.update(evidence)  # answered / missing documents per run, beside the values
+        verdicts[name].reason += gap_note
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
     for verdict in gates:
         note = _underpowered(verdict)

@@ -30,7 +30,7 @@ import numpy as np
 from rlgate.contract.models import DecisionPolicy, DiagnosticGate, HardGate, PrimaryGate, RegressionGate
 from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison
-from rlgate.engine.context import GateContext, NoData
+from rlgate.engine.context import GateContext
 from rlgate.engine.models import GateKind, GateVerdict, Verdict
 from rlgate.results.models import MetricKey
 from rlgate.stats.distributions import normal_quantile
@@ -85,32 +85,6 @@ def check_range(gate: AnyGate, ctx: GateContext) -> None:
                 not bounds and abs(value) > declared.high - declared.low):
             raise ValueError(f"{field}={value:g} does not fit {key.metric}'s range [{declared.low:g}, "
                              f"{declared.high:g}] declared by the harness; declare metric_ranges in the suite")
-
-
-def check_coverage(gate: AnyGate, kind: str, ctx: GateContext) -> dict[str, tuple[int, int]]:
-    """NoData when a run answered fewer of the task's documents than min_coverage asks (counts in the
-    reason); else each run's (answered, expected) documents, shown beside the gate's values."""
-    key = key_of(gate)
-    need = ctx.config.task_min_coverage.get(key.task, ctx.config.min_coverage)
-    roles = ["candidate"] if kind == "hard" or ctx.baseline is None else ["baseline", "candidate"]
-    shown: dict[str, tuple[int, int]] = {}
-    for role in roles:
-        found = ctx.coverage(role, key)
-        if found is None:
-            continue
-        answered, expected, missing = found
-        share = answered / expected if expected else 0.0
-        shown[role] = (answered, expected)
-        if share < need:
-            run = ctx.candidate if role == "candidate" else ctx.baseline
-            if run is not None and not run.provenance.manifest:  # lm-eval's own count, not a manifest's
-                examples = (f" (missing e.g. {', '.join(missing)}; " if missing else " (") + \
-                    "the harness reported more documents than its samples hold)"
-            else:
-                examples = f" (missing e.g. {', '.join(missing)}; all listed in run_manifest.json)" if missing else ""
-            raise NoData(f"the {role} run answered {answered} of {expected} documents of {key.task} "
-                         f"(coverage {share:.1%} < min_coverage {need:.0%}){examples}")
-    return shown
 
 
 def _oriented(comp: Comparison, hib: bool) -> tuple[float, tuple[float, float], float, float]:

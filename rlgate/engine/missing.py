@@ -11,9 +11,12 @@ group that does not report the metric at all (lm-eval averages a group over the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
-from rlgate.engine.context import GateContext, NoData
+from rlgate.engine.context import GateContext
+from rlgate.engine.gaps import CoverageGap
 from rlgate.engine.models import CorruptDocument
 from rlgate.metrics import is_conditional
 from rlgate.results.models import DocId, MetricKey
@@ -48,24 +51,14 @@ def _missing(ctx: GateContext, role: str, key: MetricKey, corrupt: list[CorruptD
     return missing, expected, examples
 
 
-def check_missing(key: MetricKey, roles: tuple[str, ...], ctx: GateContext, corrupt: list[CorruptDocument]
-                  ) -> dict[str, tuple[int, int]]:
-    """NoData when a run lacks the metric's value on more documents than min_coverage allows; else each
-    run's (documents without a value, documents) where some lack one."""
+def value_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...], corrupt: list[CorruptDocument]
+               ) -> Iterator[CoverageGap]:
+    """Each run's documents without the metric's value (where some lack one), for `gaps.judged`."""
     if is_conditional(key.metric):
-        return {}
-    need = ctx.config.task_min_coverage.get(key.task, ctx.config.min_coverage)
-    shown: dict[str, tuple[int, int]] = {}
+        return
     for role in roles:
         if role == "baseline" and ctx.baseline is None:
             continue
         missing, expected, examples = _missing(ctx, role, key, corrupt)
-        if not missing:
-            continue
-        share = (expected - missing) / expected if expected else 0.0
-        if share < need:
-            raise NoData(f"the {role} run has no {key.metric}/{key.filter} value for {missing} of {expected} "
-                         f"documents of {key.task} (e.g. {', '.join(examples)}; {share:.1%} scored < min_coverage "
-                         f"{need:.0%}): its samples do not write the metric; re-score them or lower min_coverage")
-        shown[role] = (missing, expected)
-    return shown
+        if missing:
+            yield CoverageGap(role, missing, expected, "values", tuple(examples))

@@ -10,7 +10,10 @@ read the baseline. Only subtasks that report the gated metric count: a group may
 
 from __future__ import annotations
 
-from rlgate.engine.context import GateContext, NoData
+from collections.abc import Iterator
+
+from rlgate.engine.context import GateContext
+from rlgate.engine.gaps import CoverageGap
 from rlgate.results.models import MetricKey, RunResult, TaskResult
 
 
@@ -53,11 +56,8 @@ def _lacking(run: RunResult, other: RunResult | None, key: MetricKey) -> list[tu
     return sorted(found.items())
 
 
-def check_subtasks(key: MetricKey, roles: tuple[str, ...], ctx: GateContext) -> dict[str, list[str]]:
-    """NoData when a run lacks subtasks holding more documents than min_coverage allows; else the subtasks
-    each run lacks (where any), named beside the gate's values."""
-    need = ctx.config.task_min_coverage.get(key.task, ctx.config.min_coverage)
-    shown: dict[str, list[str]] = {}
+def subtask_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...]) -> Iterator[CoverageGap]:
+    """Each run's documents in the subtasks it lacks (where any, all named), for `gaps.judged`."""
     for role in roles:
         run, other = (ctx.candidate, ctx.baseline) if role == "candidate" else (ctx.baseline, ctx.candidate)
         if run is None:
@@ -67,12 +67,4 @@ def check_subtasks(key: MetricKey, roles: tuple[str, ...], ctx: GateContext) -> 
             continue
         missing = sum(size for _, size in lacking)
         held = sum(_size(run.tasks[leaf]) for leaf in run.leaves(key.task) if _reports(run.tasks[leaf], key))
-        expected = held + missing
-        share = held / expected if expected else 0.0
-        names = [leaf for leaf, _ in lacking]
-        if share < need:
-            raise NoData(f"the {role} run lacks subtask(s) {', '.join(names)} of {key.task} ({missing} of {expected} "
-                         f"documents; {share:.1%} present < min_coverage {need:.0%}): evaluate them, or lower "
-                         "min_coverage to gate on the subtasks present")
-        shown[role] = names
-    return shown
+        yield CoverageGap(role, missing, held + missing, "subtasks", tuple(leaf for leaf, _ in lacking))

@@ -16,7 +16,7 @@ from rlgate.engine.models import GateVerdict
 from rlgate.judge.report import JudgeReport, TaskJudgeReport
 from rlgate.judge.stats import wilson_interval
 from rlgate.metrics import JUDGE_WIN_RATE, MetricRef
-from rlgate.results.models import RunResult
+from rlgate.results.models import MetricKey, RunResult
 
 METRIC = JUDGE_WIN_RATE
 CHANCE = 0.5
@@ -167,25 +167,24 @@ def _with_coverage(verdict: GateVerdict, gate: Any, gates: GateConfig, candidate
                    baseline: RunResult | None) -> GateVerdict:
     """The engine's coverage check on a judge verdict: nodata below min_coverage, else the counts beside it."""
     from rlgate.engine.context import GateContext, NoData
-    from rlgate.engine.gates import check_coverage
+    from rlgate.engine.gaps import coverage_gaps, judged, min_coverage, shown
 
     if candidate is None or verdict.verdict == "nodata":
         return verdict
+    key = MetricKey.from_ref(gate.ref)
     try:
         # both runs' answers are judged, so both runs' coverage counts (a hard gate elsewhere checks the candidate)
-        shown = check_coverage(gate, "judge", GateContext(gates, baseline, candidate, seed=0))
+        found = judged(coverage_gaps(GateContext(gates, baseline, candidate, seed=0), key, ("baseline", "candidate")),
+                       key, min_coverage(gates, key.task))
     except NoData as exc:
         return verdict.model_copy(update={
             "verdict": "nodata", "outcome": "nodata", "effect": gates.decision.nodata,
             "reason": f"{verdict.metric}: {exc}; the judge's verdict on the documents it reached is not counted "
                       f"({verdict.reason})"})
-    if not shown:
+    if not found:
         return verdict
-    partial = [f"{r} {a}/{e} documents" for r, (a, e) in shown.items() if a != e]
-    return verdict.model_copy(update={
-        "details": {**verdict.details, "coverage": {r: f"{a}/{e}" for r, (a, e) in shown.items()}},
-        "reason": verdict.reason + (f" (coverage {', '.join(partial)}: judged over answered documents)"
-                                    if partial else "")})
+    evidence, note = shown(found, computed=True, over="judged")
+    return verdict.model_copy(update={"details": {**verdict.details, **evidence}, "reason": verdict.reason + note})
 
 
 def without_judge_gates(gates: GateConfig) -> GateConfig:
