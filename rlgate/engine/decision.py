@@ -124,7 +124,8 @@ def _underpowered(gate: GateVerdict) -> str | None:
     key = _THRESHOLD_KEY.get(gate.kind)
     limit = gate.threshold.get(key) if key else None
     if limit and gate.mde is not None and gate.mde > limit:
-        return (f"{gate.name}: the minimum detectable effect ({gate.mde:.4g}) exceeds {key} ({limit:g}); "
+        mde = fmt.apart(gate.mde, [(limit, f"{limit:g}")], (f"{gate.mde:.{k}g}" for k in range(4, 4 + fmt.MOST_DIGITS)))
+        return (f"{gate.name}: the minimum detectable effect ({mde}) exceeds {key} ({limit:g}); "
                 "the suite is too small to show what this gate asks")
     return None
 

@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from rlgate.metrics import is_bounded
@@ -23,16 +25,75 @@ def _fraction(metric: str | Unit) -> bool:
     return metric.fraction if isinstance(metric, Unit) else is_bounded(metric)
 
 
-def value(v: float | None, metric: str | Unit) -> str:
+#: The most decimals (or extra significant digits) a figure gets to stay apart from its threshold.
+MOST_DIGITS = 6
+
+_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d*)?(?:[eE][-+]?\d+)?")
+
+
+def _shown(text: str) -> float | None:
+    """The number a printed figure reads as ("+1.96 pp" -> 1.96, "1,024" -> 1024), None if it has none."""
+    found = _NUMBER.search(text)
+    return float(found.group().replace(",", "")) if found else None
+
+
+def _side(a: float, b: float) -> int:
+    return (a > b) - (a < b)
+
+
+def apart(x: float, limits: Iterable[tuple[float, str]], texts: Iterable[str]) -> str:
+    """`x` printed so that it never reads as a threshold it is compared with, nor on the threshold's other side.
+
+    `texts` are `x` printed ever more precisely, the usual text first; `limits` are (threshold, its printed
+    text). The first text whose number lies on the same side of every printed threshold as `x` lies of the
+    threshold itself wins: 0.0496 against alpha 0.05 reads "0.0496", not "0.050"; far from any threshold,
+    the usual text. If even the most precise text cannot tell them apart, the most precise one. Where the
+    threshold's own text is rounded past `x` (min_delta 0.0205 shown "+2.0", x 0.0203), no text of `x` can
+    lie on the right side of it: there `x` need only not read as it.
+    """
+    pairs: list[tuple[int, float]] = []
+    for lim, text in limits:
+        shown = _shown(text)
+        if math.isfinite(lim) and lim != x and shown is not None:
+            side = _side(x, lim)
+            pairs.append((side if _side(x, shown) == side else 0, shown))
+    last = ""
+    for text in texts:
+        last = text
+        number = _shown(text)
+        if number is None or all(_side(number, shown) == side if side else number != shown
+                                 for side, shown in pairs):
+            return text
+    return last
+
+
+def _fixed(start: int, render: Callable[[int], str]) -> Iterable[str]:
+    """`render(d)` for d decimals from `start` to MOST_DIGITS: the candidates `apart` tries."""
+    return (render(d) for d in range(start, max(start, MOST_DIGITS) + 1))
+
+
+def value(v: float | None, metric: str | Unit, limits: Iterable[float] = ()) -> str:
+    """A value; `limits` are thresholds it is compared with (a hard gate's max/min): see `apart`."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
-    return f"{v * 100:.2f}%" if _fraction(metric) else f"{v:.4g}"
+    frac = _fraction(metric)
+
+    def render(d: int) -> str:
+        return f"{v * 100:.{d}f}%" if frac else f"{v:.{d + 2}g}"
+
+    return apart(v, [(lim, value(lim, metric)) for lim in limits], _fixed(2, render))
 
 
-def delta(v: float | None, metric: str | Unit) -> str:
+def delta(v: float | None, metric: str | Unit, limits: Iterable[float] = ()) -> str:
+    """A signed change; `limits` are thresholds it is compared with (min_delta, -max_drop): see `apart`."""
     if v is None or math.isnan(v):
         return "n/a"
-    return f"{v * 100:+.2f} pts" if _fraction(metric) else f"{v:+.4g}"
+    frac = _fraction(metric)
+
+    def render(d: int) -> str:
+        return f"{v * 100:+.{d}f} pts" if frac else f"{v:+.{d + 2}g}"
+
+    return apart(v, [(lim, delta(lim, metric)) for lim in limits], _fixed(2, render))
 
 
 def interval(ci: tuple[float, float] | None, metric: str | Unit, level: float | None) -> str:
@@ -42,20 +103,43 @@ def interval(ci: tuple[float, float] | None, metric: str | Unit, level: float | 
     return f"{pct}CI {delta(ci[0], metric)} to {delta(ci[1], metric)}"
 
 
-def p_number(v: float | None) -> str:
-    """A p-value as every output writes it (terminal, reasons, HTML, Markdown): 0.180, 0.0031, <0.0001."""
+def p_number(v: float | None, alpha: float | None = None) -> str:
+    """A p-value as every output writes it (terminal, reasons, HTML, Markdown): 0.180, 0.0031, <0.0001.
+
+    Given the alpha it is compared with, never printed as alpha nor across it: 0.0496 and 0.0504 against
+    0.05 read "0.0496" and "0.0504", not both "0.050".
+    """
     if v is None or not math.isfinite(v):
         return "–"
-    if v < 1e-4:
+    if v < 1e-4 and not (alpha is not None and v >= alpha):
         return "<0.0001"
-    return f"{v:.4f}" if v < 0.01 else f"{v:.3f}"
+    usual = 4 if v < 0.01 else 3
+    limits = [(alpha, f"{alpha:g}")] if alpha is not None else []
+    return apart(v, limits, _fixed(usual, lambda d: f"{v:.{d}f}"))
 
 
-def p(v: float | None) -> str:
+def p(v: float | None, alpha: float | None = None) -> str:
     if v is None or not math.isfinite(v):
         return "p n/a"
-    text = p_number(v)
+    text = p_number(v, alpha)
     return f"p{text}" if text.startswith("<") else f"p={text}"
+
+
+def change_limits(threshold: Mapping[str, float], higher_is_better: bool) -> list[float]:
+    """The thresholds a gate's change (Δ = candidate - baseline, and its CI bounds) is compared with:
+    min_delta and -max_drop, turned round for a metric where lower is better."""
+    sign = 1.0 if higher_is_better else -1.0
+    return [sign * s * threshold[k] for k, s in (("min_delta", 1.0), ("max_drop", -1.0)) if k in threshold]
+
+
+def value_limits(threshold: Mapping[str, float]) -> list[float]:
+    """The thresholds a one-run gate's value (and its CI bounds) is compared with: max and min."""
+    return [threshold[k] for k in ("max", "min") if k in threshold]
+
+
+def size_limits(threshold: Mapping[str, float]) -> list[float]:
+    """The thresholds an unsigned size (the MDE) is compared with: min_delta and max_drop."""
+    return [threshold[k] for k in ("min_delta", "max_drop") if k in threshold]
 
 
 def deciding_p(p_value: float | None, p_adjusted: float | None) -> float | None:

@@ -117,10 +117,10 @@ def significant_drop(improvement: float, p_drop: float, limit: float, alpha: flo
     """
     drop = -improvement
     big, sig = drop > limit, p_drop < alpha
-    size = (f"drop {fmt.delta(drop, metric).lstrip('+')} {'>' if big else '<='} max_drop "
+    size = (f"drop {fmt.delta(drop, metric, [limit]).lstrip('+')} {'>' if big else '<='} max_drop "
             f"{fmt.delta(limit, metric).lstrip('+')}"
             if drop > 0 else f"no drop ({fmt.delta(improvement, metric)})")
-    return big and sig, f"{size}, one-sided {fmt.p(p_drop)} {'<' if sig else '>='} alpha {alpha:g}"
+    return big and sig, f"{size}, one-sided {fmt.p(p_drop, alpha)} {'<' if sig else '>='} alpha {alpha:g}"
 
 
 def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerdict:
@@ -133,15 +133,15 @@ def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerd
         ok = imp_ci[0] >= m
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
         why = (f"improvement {fmt.delta(improvement, ctx.unit(key))}, "
-               f"lower bound {fmt.delta(imp_ci[0], ctx.unit(key))} "
+               f"lower bound {fmt.delta(imp_ci[0], ctx.unit(key), [m])} "
                f"{'>=' if ok else '<'} min_delta {fmt.delta(m, ctx.unit(key))}")
     else:
         big, sig = improvement >= m, p_imp < cfg.alpha
         ok = big and sig
         mde = _mde(comp, cfg.alpha, cfg.power)
-        parts = [f"improvement {fmt.delta(improvement, ctx.unit(key))} {'>=' if big else '<'} min_delta "
+        parts = [f"improvement {fmt.delta(improvement, ctx.unit(key), [m])} {'>=' if big else '<'} min_delta "
                  f"{fmt.delta(m, ctx.unit(key))}",
-                 f"one-sided {fmt.p(p_imp)} {'<' if sig else '>='} alpha {cfg.alpha:g}"]
+                 f"one-sided {fmt.p(p_imp, cfg.alpha)} {'<' if sig else '>='} alpha {cfg.alpha:g}"]
         why = ", ".join(parts)
     verdict: Verdict = "pass" if ok else "fail"
     outcome = None
@@ -223,7 +223,7 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
     if gate.test == "non_inferiority":
         ok = imp_ci[0] >= -limit
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
-        why = (f"change {fmt.delta(improvement, unit)}, lower bound {fmt.delta(imp_ci[0], unit)} "
+        why = (f"change {fmt.delta(improvement, unit)}, lower bound {fmt.delta(imp_ci[0], unit, [-limit])} "
                f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, unit)}")
         verdict = "pass" if ok else "fail"
     elif gate.test == "significance":
@@ -238,7 +238,7 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
         regressed, drop_why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, unit)
         drop_why = drop_why.replace("one-sided", "Holm-adjusted one-sided", 1)
         mde = _mde(comp, level, cfg.power)
-        ni_why = (f"Holm-adjusted lower bound {fmt.delta(bound, unit)} {'>=' if shown else '<'} -max_drop "
+        ni_why = (f"Holm-adjusted lower bound {fmt.delta(bound, unit, [-limit])} {'>=' if shown else '<'} -max_drop "
                   f"{fmt.delta(-limit, unit)} (one-sided level {level:.3g})")
         extra = {"noninferiority_p": prep.p_noninferior, "noninferiority_p_adjusted": p_ni_adjusted,
                  "lower_bound_holm": bound, "lower_bound_level": 1 - level}
@@ -271,6 +271,12 @@ def _relative(base: float, cand: float) -> float:
     return (cand - base) / abs(base)
 
 
+def _relative_text(rel: float, limit: float) -> str:
+    """A relative change in percent, apart from the limit it is compared with (see `fmt.apart`)."""
+    return fmt.apart(rel, [(limit, f"{limit * 100:.0f}%")],
+                     (f"{rel * 100:+.{d}f}%" for d in range(1, fmt.MOST_DIGITS + 1)))
+
+
 def evaluate_diagnostic(gate: DiagnosticGate, ctx: GateContext, name: str) -> GateVerdict:
     key, cfg = key_of(gate), ctx.config
     hib = ctx.direction(gate.ref, gate.higher_is_better)
@@ -290,19 +296,21 @@ def evaluate_diagnostic(gate: DiagnosticGate, ctx: GateContext, name: str) -> Ga
         notes.append(f"{fmt.value(comp.baseline, ctx.unit(key))} -> {fmt.value(comp.candidate, ctx.unit(key))} "
                      f"({rel * 100:+.1f}%)")
         if gate.max_relative_increase is not None and rel > gate.max_relative_increase:
-            problems.append(f"relative increase {rel * 100:+.1f}% > {gate.max_relative_increase * 100:.0f}%")
+            problems.append(f"relative increase {_relative_text(rel, gate.max_relative_increase)} > "
+                            f"{gate.max_relative_increase * 100:.0f}%")
         if gate.max_relative_decrease is not None and -rel > gate.max_relative_decrease:
-            problems.append(f"relative decrease {-rel * 100:.1f}% > {gate.max_relative_decrease * 100:.0f}%")
+            problems.append(f"relative decrease {_relative_text(-rel, gate.max_relative_decrease).lstrip('+')} > "
+                            f"{gate.max_relative_decrease * 100:.0f}%")
     if gate.max is not None or gate.min is not None:
         value = ctx.values("candidate", key).aggregate
         assert value is not None
         fields.setdefault("candidate", value)
         if gate.max is not None and value > gate.max:
-            problems.append(f"{fmt.value(value, ctx.unit(key))} > max {fmt.value(gate.max, ctx.unit(key))}")
+            problems.append(f"{fmt.value(value, ctx.unit(key), [gate.max])} > max {fmt.value(gate.max, ctx.unit(key))}")
         if gate.min is not None and value < gate.min:
-            problems.append(f"{fmt.value(value, ctx.unit(key))} < min {fmt.value(gate.min, ctx.unit(key))}")
+            problems.append(f"{fmt.value(value, ctx.unit(key), [gate.min])} < min {fmt.value(gate.min, ctx.unit(key))}")
         if not notes:
-            notes.append(fmt.value(value, ctx.unit(key)))
+            notes.append(fmt.value(value, ctx.unit(key), fmt.value_limits(threshold)))
             fields.update(_one_sample(ctx, key))
     verdict: Verdict = "fail" if problems else "pass"
     why = "; ".join(problems) if problems else "within bounds"
@@ -350,8 +358,9 @@ def evaluate_hard(gate: HardGate, ctx: GateContext, name: str) -> GateVerdict:
     bounds = " and ".join(f"{k} {fmt.value(v, ctx.unit(key))}" for k, v in (("max", gate.max), ("min", gate.min))
                           if v is not None)
     verdict: Verdict = "fail" if problems else "pass"
-    why = f"candidate {fmt.value(value, ctx.unit(key))} " + (" and ".join(problems) if problems else f"within {bounds}")
     threshold = {k: v for k, v in (("max", gate.max), ("min", gate.min)) if v is not None}
+    shown = fmt.value(value, ctx.unit(key), fmt.value_limits(threshold))
+    why = f"candidate {shown} " + (" and ".join(problems) if problems else f"within {bounds}")
     return make_verdict(name, "hard", str(key), verdict, cfg.decision, f"{verdict}: {why}", candidate=value,
                         threshold=threshold, higher_is_better=ctx.direction(gate.ref, gate.higher_is_better),
                         **_one_sample(ctx, key))

@@ -15,24 +15,27 @@ from rlgate.engine.models import Decision, GateVerdict
 _MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NODATA", "error": "ERROR"}
 
 
-def _p(gate: GateVerdict) -> str:
+def _p(gate: GateVerdict, alpha: float | None) -> str:
     p = fmt.deciding_p(gate.p_value, gate.p_adjusted)
-    return "-" if p is None or math.isnan(p) else fmt.p_number(p)
+    return "-" if p is None or math.isnan(p) else fmt.p_number(p, alpha)
 
 
-def _row(gate: GateVerdict) -> list[str]:
+def _row(gate: GateVerdict, alpha: float) -> list[str]:
     metric = gate.metric.split("/")[1] if gate.metric.count("/") >= 1 else gate.metric
-    ci = f"[{fmt.delta(gate.ci[0], metric)}, {fmt.delta(gate.ci[1], metric)}]" if gate.ci and gate.delta is not None \
-        else ""
+    moves = fmt.change_limits(gate.threshold, gate.higher_is_better)
+    bounds = fmt.value_limits(gate.threshold)
+    ci = f"[{fmt.delta(gate.ci[0], metric, moves)}, {fmt.delta(gate.ci[1], metric, moves)}]" \
+        if gate.ci and gate.delta is not None else ""
     return [
         gate.kind,
         gate.name,
         fmt.value(gate.baseline, metric) if gate.baseline is not None else "-",
-        fmt.value(gate.candidate, metric) if gate.candidate is not None else "-",
-        fmt.delta(gate.delta, metric) if gate.delta is not None else "-",
+        fmt.value(gate.candidate, metric, bounds) if gate.candidate is not None else "-",
+        fmt.delta(gate.delta, metric, moves) if gate.delta is not None else "-",
         ci or "-",
-        _p(gate),
-        fmt.delta(gate.mde, metric).lstrip("+") if gate.mde is not None and math.isfinite(gate.mde) else "-",
+        _p(gate, alpha),
+        fmt.delta(gate.mde, metric, fmt.size_limits(gate.threshold)).lstrip("+")
+        if gate.mde is not None and math.isfinite(gate.mde) else "-",
         str(gate.n) if gate.n is not None else "-",
         _MARK[gate.verdict] + (f" ({gate.outcome} -> {gate.effect})" if fmt.special_outcome(gate.outcome) else ""),
     ]
@@ -43,7 +46,7 @@ HEADER = ["kind", "gate", "baseline", "candidate", "delta", "CI", "p", "MDE", "n
 
 def decision_table(decision: Decision) -> str:
     """A fixed-width table for the terminal, then the decision line."""
-    rows = [HEADER, *(_row(g) for g in decision.gates)]
+    rows = [HEADER, *(_row(g, decision.alpha) for g in decision.gates)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -108,7 +111,7 @@ def decision_markdown(decision: Decision) -> str:
     lines.append("| " + " | ".join(HEADER) + " |")
     lines.append("|" + "---|" * len(HEADER))
     for gate in decision.gates:
-        cells = _row(gate)
+        cells = _row(gate, decision.alpha)
         cells[1] = _md(cells[1])
         lines.append("| " + " | ".join(cells) + " |")
     judged = [(g, t) for g in decision.gates if (t := judge_trust_text(g))]
