@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from rlgate.engine import fmt as engine_fmt
@@ -23,45 +25,67 @@ def gate_bounded(gate: GateVerdict) -> bool:
         return False
 
 
-def _points(x: float, sign: str = "") -> str:
+def _points(x: float, sign: str = "", limits: list[tuple[float, str]] | None = None) -> str:
     """`x` (percent or points) to one decimal, or to as many more (up to 4) as keep a nonzero figure from
-    reading as 0 or 100: a 0.04-point drop is "-0.04", one failure in 100,000 "0.001", never "0.0"."""
+    reading as 0 or 100: a 0.04-point drop is "-0.04", one failure in 100,000 "0.001", never "0.0".
+    `limits` (threshold in the same unit, its printed text) it is compared with add decimals where it would
+    read as one of them (see `engine.fmt.apart`)."""
+    usual = f"{x:{sign}.1f}"  # 0 or 100 to four decimals (float noise included): one decimal, as ever
     for digits in range(1, 5):
         text = f"{x:{sign}.{digits}f}"
         if abs(float(text)) not in (0.0, 100.0):
-            return text
-    return f"{x:{sign}.1f}"  # 0 or 100 to four decimals (float noise included): one decimal, as ever
+            usual = text
+            break
+    if not limits:
+        return usual
+    start = len(usual.partition(".")[2]) + 1
+    finer = (f"{x:{sign}.{d}f}" for d in range(start, engine_fmt.MOST_DIGITS + 1))
+    return engine_fmt.apart(x, limits, itertools.chain([usual], finer))
 
 
-def value(x: float | None, bounded: bool) -> str:
-    """A metric value: fractions in percent, other numbers with 4 significant digits."""
+def _general(usual: str, x: float, spec: str, limits: list[tuple[float, str]]) -> str:
+    """A non-fraction number as usual (4 significant digits), or with up to 6 more where it would read as a
+    limit: `spec` is the format with `{k}` for the digits, e.g. "+,.{k}g"."""
+    if not limits:
+        return usual
+    finer = (f"{x:{spec.format(k=k)}}" for k in range(5, 5 + engine_fmt.MOST_DIGITS))
+    return engine_fmt.apart(x, limits, itertools.chain([usual], finer))
+
+
+def value(x: float | None, bounded: bool, limits: Iterable[float] = ()) -> str:
+    """A metric value: fractions in percent, other numbers with 4 significant digits; `limits` are the
+    thresholds it is compared with (a hard gate's max/min), which it never reads as."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
     if bounded:
-        return f"{_points(100 * x)}%"
-    return f"{x:,.4g}" if abs(x) < 1e6 else f"{x:,.0f}"
+        return f"{_points(100 * x, limits=[(100 * v, value(v, bounded)) for v in limits])}%"
+    usual = f"{x:,.4g}" if abs(x) < 1e6 else f"{x:,.0f}"
+    return _general(usual, x, ",.{k}g", [(v, value(v, bounded)) for v in limits])
 
 
-def delta(x: float | None, bounded: bool) -> str:
-    """A signed difference: fractions in percentage points."""
+def delta(x: float | None, bounded: bool, limits: Iterable[float] = ()) -> str:
+    """A signed difference: fractions in percentage points; `limits` as in `value` (min_delta, -max_drop)."""
     if x is None or not math.isfinite(x):
         return "–"
     if bounded:
-        return f"{_points(100 * x, '+')} pp"
-    return f"{x:+,.4g}"
+        return f"{_points(100 * x, '+', [(100 * v, delta(v, bounded)) for v in limits])} pp"
+    return _general(f"{x:+,.4g}", x, "+,.{k}g", [(v, delta(v, bounded)) for v in limits])
 
 
-def interval(ci: tuple[float, float] | None, bounded: bool) -> str:
+def interval(ci: tuple[float, float] | None, bounded: bool, limits: Iterable[float] = ()) -> str:
+    """`[lo, hi]` of a change; `limits` as in `delta`."""
     if ci is None:
         return ""
     lo, hi = ci
+    limits = list(limits)
     if bounded:
-        return f"[{_points(100 * lo, '+')}, {_points(100 * hi, '+')}]"
-    return f"[{lo:+.4g}, {hi:+.4g}]"
+        return f"[{delta(lo, True, limits).removesuffix(' pp')}, {delta(hi, True, limits).removesuffix(' pp')}]"
+    marks = [(v, f"{v:+.4g}") for v in limits]
+    return f"[{_general(f'{lo:+.4g}', lo, '+.{k}g', marks)}, {_general(f'{hi:+.4g}', hi, '+.{k}g', marks)}]"
 
 
-def p_value(p: float | None) -> str:
-    return engine_fmt.p_number(p)
+def p_value(p: float | None, alpha: float | None = None) -> str:
+    return engine_fmt.p_number(p, alpha)
 
 
 def count(n: int | None) -> str:
@@ -85,9 +109,10 @@ def outcome_note(gate: GateVerdict) -> str:
     return f"{name} → {gate.effect}" if name else ""
 
 
-def gate_p(gate: GateVerdict) -> str:
-    """The p the verdict rests on (Holm-adjusted in a family) — the figure the terminal and the reason quote."""
-    return p_value(engine_fmt.deciding_p(gate.p_value, gate.p_adjusted))
+def gate_p(gate: GateVerdict, alpha: float | None = None) -> str:
+    """The p the verdict rests on (Holm-adjusted in a family) — the figure the terminal and the reason quote;
+    given the decision's alpha, never printed as alpha nor across it."""
+    return p_value(engine_fmt.deciding_p(gate.p_value, gate.p_adjusted), alpha)
 
 
 def gate_p_note(gate: GateVerdict) -> str:
@@ -97,6 +122,16 @@ def gate_p_note(gate: GateVerdict) -> str:
     return "one-sided" if gate.p_value is not None else ""
 
 
+def gate_change_limits(gate: GateVerdict) -> list[float]:
+    """The thresholds the gate's Δ and its CI bounds are compared with (min_delta, -max_drop)."""
+    return engine_fmt.change_limits(gate.threshold, gate.higher_is_better)
+
+
+def gate_value_limits(gate: GateVerdict) -> list[float]:
+    """The thresholds a one-run gate's value and its CI bounds are compared with (max, min)."""
+    return engine_fmt.value_limits(gate.threshold)
+
+
 def gate_delta(gate: GateVerdict) -> str:
     """Δ with its CI; for one-run gates (hard bounds) the CI is of the candidate's value."""
     bounded = gate_bounded(gate)
@@ -104,19 +139,21 @@ def gate_delta(gate: GateVerdict) -> str:
         if gate.ci is None:
             return "–"
         level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "
-        return f"value {level}[{value(gate.ci[0], bounded)}, {value(gate.ci[1], bounded)}]"
-    text = delta(gate.delta, bounded)
+        bounds = gate_value_limits(gate)
+        return f"value {level}[{value(gate.ci[0], bounded, bounds)}, {value(gate.ci[1], bounded, bounds)}]"
+    moves = gate_change_limits(gate)
+    text = delta(gate.delta, bounded, moves)
     if gate.ci is not None:
         level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "
-        text += f" {level}{interval(gate.ci, bounded)}"
+        text += f" {level}{interval(gate.ci, bounded, moves)}"
     return text
 
 
 def gate_values(gate: GateVerdict) -> str:
     bounded = gate_bounded(gate)
     if gate.baseline is None:
-        return value(gate.candidate, bounded)
-    return f"{value(gate.baseline, bounded)} → {value(gate.candidate, bounded)}"
+        return value(gate.candidate, bounded, gate_value_limits(gate))
+    return f"{value(gate.baseline, bounded)} → {value(gate.candidate, bounded, gate_value_limits(gate))}"
 
 
 def seconds(s: float | None) -> str:
@@ -127,15 +164,17 @@ def seconds(s: float | None) -> str:
     return f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.2f} h"
 
 
-def magnitude(x: float | None, bounded: bool) -> str:
-    """An unsigned size such as an MDE or a threshold: fractions in points."""
+def magnitude(x: float | None, bounded: bool, limits: Iterable[float] = ()) -> str:
+    """An unsigned size such as an MDE or a threshold: fractions in points; `limits` as in `value`."""
     if x is None or not math.isfinite(x):
         return "–"
-    return f"{_points(100 * x)} pp" if bounded else f"{x:,.4g}"
+    if bounded:
+        return f"{_points(100 * x, limits=[(100 * v, magnitude(v, bounded)) for v in limits])} pp"
+    return _general(f"{x:,.4g}", x, ",.{k}g", [(v, magnitude(v, bounded)) for v in limits])
 
 
 def gate_mde(gate: GateVerdict) -> str:
-    return magnitude(gate.mde, gate_bounded(gate))
+    return magnitude(gate.mde, gate_bounded(gate), engine_fmt.size_limits(gate.threshold))
 
 
 def iso_utc(value: object) -> str:

@@ -34,13 +34,13 @@ def _limit(key: str, limit: float, bounded: bool) -> str:
     return f"{limit:g}"
 
 
-def _details(gate: GateVerdict, baselines: dict[str, float]) -> str:
+def _details(gate: GateVerdict, baselines: dict[str, float], alpha: float) -> str:
     lines = [
         f"metric: {gate.metric}",
         f"verdict: {gate.verdict} ({gate.outcome}, effect: {gate.effect})",
         f"baseline -> candidate: {views.gate_values(gate, baselines)}",
         f"delta: {fmt.gate_delta(gate)}",
-        f"p: {fmt.gate_p(gate)}   MDE: {fmt.gate_mde(gate)}   n: {fmt.count(gate.n)}",
+        f"p: {fmt.gate_p(gate, alpha)}   MDE: {fmt.gate_mde(gate)}   n: {fmt.count(gate.n)}",
     ]
     if gate.test:
         lines.append(f"test: {gate.test}")
@@ -80,7 +80,7 @@ def render_junit(model: ReportModel) -> str:
     for gate in d.gates:
         case = ET.SubElement(suite, "testcase", {"name": xml_text(gate.name), "classname": f"rlgate.{gate.kind}",
                                                  "time": "0"})
-        details = _details(gate, baselines)
+        details = _details(gate, baselines, d.alpha)
         if gate.verdict in ("fail", "inconclusive"):
             failure = ET.SubElement(case, "failure", {"message": xml_text(gate.reason), "type": xml_text(gate.outcome)})
             failure.text = details

@@ -54,29 +54,33 @@ def _threshold(gate: GateVerdict, bounded: bool) -> str:
 
 
 def gate_values(gate: GateVerdict, baselines: dict[str, float] | None = None) -> str:
-    """`b → c`; a one-run gate (hard bound) shows the baseline's value of the metric too, where known."""
+    """`b → c`; a one-run gate (hard bound) shows the baseline's value of the metric too, where known.
+    The candidate never reads as the max/min it is held to (see `engine.fmt.apart`)."""
     bounded = fmt.gate_bounded(gate)
     base = gate.baseline
     if base is None and baselines:
         base = baselines.get(gate.metric)
+    candidate = fmt.value(gate.candidate, bounded, fmt.gate_value_limits(gate))
     if base is None:
-        return fmt.value(gate.candidate, bounded)
-    return f"{fmt.value(base, bounded)} → {fmt.value(gate.candidate, bounded)}"
+        return candidate
+    return f"{fmt.value(base, bounded)} → {candidate}"
 
 
-def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None) -> str:
-    """One gate in words, with all its numbers: what the first screen and the job summary show."""
+def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alpha: float | None = None) -> str:
+    """One gate in words, with all its numbers: what the first screen and the job summary show; figures
+    never read as the thresholds (alpha included) they are compared with."""
     bounded = fmt.gate_bounded(gate)
     parts = [f"{metric_words(gate.metric)} {gate_values(gate, baselines)}"]
     if gate.delta is not None:
-        change = fmt.delta(gate.delta, bounded)
+        moves = fmt.gate_change_limits(gate)
+        change = fmt.delta(gate.delta, bounded, moves)
         if gate.ci is not None:
             level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "
-            change += f", {level}{fmt.interval(gate.ci, bounded)}"
+            change += f", {level}{fmt.interval(gate.ci, bounded, moves)}"
         parts.append(change)
     elif gate.ci is not None:
         parts.append(fmt.gate_delta(gate))
-    p = fmt.gate_p(gate)
+    p = fmt.gate_p(gate, alpha)
     if p != "–":
         holm = " (Holm)" if gate.p_adjusted is not None else ""
         parts.append(("p " + p if p.startswith("<") else f"p = {p}") + holm)
