@@ -79,16 +79,16 @@ def _driver(delta: float, lost: dict[str, int], knowledge_p: float | None, alpha
     return "knowledge" if knowledge_lost else "wrong_answers"
 
 
-def _head(e: DropExplanation, what: str) -> str:
+def _head(e: DropExplanation, what: str, alpha: float) -> str:
     gate = ""
-    if e.gate is not None:
-        gate = f"; gate {e.gate}: {fmt.p(e.gate_p_value)}"
+    if e.gate is not None:  # the gate's p against the alpha it was held to: never printed as alpha
+        gate = f"; gate {e.gate}: {fmt.p(e.gate_p_value, alpha)}"
     return (f"{e.family}: {what} {_pct(e.baseline_accuracy)} → {_pct(e.candidate_accuracy)} "
             f"({100 * e.delta:+.1f} pts over {e.n_paired} paired documents{gate})")
 
 
 def _text(e: DropExplanation, alpha: float) -> str:
-    head = _head(e, "accuracy")
+    head = _head(e, "accuracy", alpha)
     if e.driver == "none":
         return head + "; nothing moved."
     lost_n = e.lost_to_format + e.lost_to_truncation + e.lost_to_wrong_answer
@@ -133,7 +133,7 @@ def _per_instruction(pairs: list[tuple[SampleOutcome, SampleOutcome]]) -> bool:
 
 
 def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOutcome]],
-                          evidence: GateEvidence | None) -> DropExplanation:
+                          evidence: GateEvidence | None, alpha: float) -> DropExplanation:
     """IFEval-style families: prompts lost or gained, and the instruction groups the lost prompts broke."""
     n = len(pairs)
     base_acc = sum(b.correct for b, _ in pairs) / n
@@ -153,7 +153,7 @@ def _explain_instructions(family: str, pairs: list[tuple[SampleOutcome, SampleOu
         gained=gained, n_both_parsed=0, driver="improved" if delta > 0 else "instructions" if delta < 0 else "none",
         text="", gate=evidence.name if evidence else None, gate_p_value=evidence.p if evidence else None,
         instruction_losses=dict(groups.most_common()))
-    head = _head(e, "prompts with every instruction followed")
+    head = _head(e, "prompts with every instruction followed", alpha)
     if e.driver == "none":
         e.text = head + "; nothing moved."
         return e
@@ -216,7 +216,7 @@ def explain_drops(candidate: Outcomes, baseline: Outcomes, alpha: float = 0.05,
         # a family that shows no instruction failure in either run has none among its pairs either
         may_have = family_kinds is None or "instruction" in family_kinds.get(family, ())
         if family == "ifeval" or (may_have and _per_instruction(pairs)):
-            out.append(_explain_instructions(family, pairs, evidence.get(family)))
+            out.append(_explain_instructions(family, pairs, evidence.get(family), alpha))
             continue
         out.append(_explain_counts(family, _count(pairs), evidence.get(family), alpha))
     return out
@@ -269,7 +269,7 @@ def _explain_agent(family: str, pairs: list[tuple[SampleOutcome, SampleOutcome]]
         lost_to_format=lost["format"], lost_to_truncation=lost["truncation"], lost_to_wrong_answer=lost["wrong"],
         gained=gained, n_both_parsed=0, driver=_driver(cand_acc - base_acc, lost, None, alpha), text="",
         gate=found.name if found else None, gate_p_value=found.p if found else None)
-    head = _head(explanation, "task success").replace("paired documents", "paired trajectories")
+    head = _head(explanation, "task success", alpha).replace("paired documents", "paired trajectories")
     lost_n = sum(lost.values())
     text = f"{head}: {gained} trajectories gained and {lost_n} lost"
     if lost_by:

@@ -67,13 +67,26 @@ def apart(x: float, limits: Iterable[tuple[float, str]], texts: Iterable[str]) -
     return last
 
 
+def exact(v: float, texts: Iterable[str]) -> str:
+    """The first of `texts` (a threshold printed ever more precisely) that reads as `v` itself, else the last:
+    a contract's max 0.0178 reads "1.78%", not "1.8%", so a figure of 1.79% beside it reads on its true side."""
+    last = ""
+    for text in texts:
+        last = text
+        number = _shown(text)
+        if number is not None and math.isclose(number, v, rel_tol=1e-9, abs_tol=1e-12):
+            return text
+    return last
+
+
 def _fixed(start: int, render: Callable[[int], str]) -> Iterable[str]:
     """`render(d)` for d decimals from `start` to MOST_DIGITS: the candidates `apart` tries."""
     return (render(d) for d in range(start, max(start, MOST_DIGITS) + 1))
 
 
-def value(v: float | None, metric: str | Unit, limits: Iterable[float] = ()) -> str:
-    """A value; `limits` are thresholds it is compared with (a hard gate's max/min): see `apart`."""
+def value(v: float | None, metric: str | Unit, limits: Iterable[float] = (), *, threshold: bool = False) -> str:
+    """A value; `limits` are thresholds it is compared with (a hard gate's max/min): see `apart`. A `threshold`
+    itself gets the decimals (up to 6) that print it as it is."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
     frac = _fraction(metric)
@@ -81,11 +94,14 @@ def value(v: float | None, metric: str | Unit, limits: Iterable[float] = ()) -> 
     def render(d: int) -> str:
         return f"{v * 100:.{d}f}%" if frac else f"{v:.{d + 2}g}"
 
-    return apart(v, [(lim, value(lim, metric)) for lim in limits], _fixed(2, render))
+    if threshold:
+        return exact(v * 100 if frac else v, _fixed(2, render))
+    return apart(v, [(lim, value(lim, metric, threshold=True)) for lim in limits], _fixed(2, render))
 
 
-def delta(v: float | None, metric: str | Unit, limits: Iterable[float] = ()) -> str:
-    """A signed change; `limits` are thresholds it is compared with (min_delta, -max_drop): see `apart`."""
+def delta(v: float | None, metric: str | Unit, limits: Iterable[float] = (), *, threshold: bool = False) -> str:
+    """A signed change; `limits` are thresholds it is compared with (min_delta, -max_drop): see `apart`;
+    a `threshold` as in `value`."""
     if v is None or math.isnan(v):
         return "n/a"
     frac = _fraction(metric)
@@ -93,7 +109,9 @@ def delta(v: float | None, metric: str | Unit, limits: Iterable[float] = ()) -> 
     def render(d: int) -> str:
         return f"{v * 100:+.{d}f} pts" if frac else f"{v:+.{d + 2}g}"
 
-    return apart(v, [(lim, delta(lim, metric)) for lim in limits], _fixed(2, render))
+    if threshold:
+        return exact(v * 100 if frac else v, _fixed(2, render))
+    return apart(v, [(lim, delta(lim, metric, threshold=True)) for lim in limits], _fixed(2, render))
 
 
 def interval(ci: tuple[float, float] | None, metric: str | Unit, level: float | None) -> str:

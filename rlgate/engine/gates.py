@@ -118,7 +118,7 @@ def significant_drop(improvement: float, p_drop: float, limit: float, alpha: flo
     drop = -improvement
     big, sig = drop > limit, p_drop < alpha
     size = (f"drop {fmt.delta(drop, metric, [limit]).lstrip('+')} {'>' if big else '<='} max_drop "
-            f"{fmt.delta(limit, metric).lstrip('+')}"
+            f"{fmt.delta(limit, metric, threshold=True).lstrip('+')}"
             if drop > 0 else f"no drop ({fmt.delta(improvement, metric)})")
     return big and sig, f"{size}, one-sided {fmt.p(p_drop, alpha)} {'<' if sig else '>='} alpha {alpha:g}"
 
@@ -134,13 +134,13 @@ def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerd
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
         why = (f"improvement {fmt.delta(improvement, ctx.unit(key))}, "
                f"lower bound {fmt.delta(imp_ci[0], ctx.unit(key), [m])} "
-               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, ctx.unit(key))}")
+               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, ctx.unit(key), threshold=True)}")
     else:
         big, sig = improvement >= m, p_imp < cfg.alpha
         ok = big and sig
         mde = _mde(comp, cfg.alpha, cfg.power)
         parts = [f"improvement {fmt.delta(improvement, ctx.unit(key), [m])} {'>=' if big else '<'} min_delta "
-                 f"{fmt.delta(m, ctx.unit(key))}",
+                 f"{fmt.delta(m, ctx.unit(key), threshold=True)}",
                  f"one-sided {fmt.p(p_imp, cfg.alpha)} {'<' if sig else '>='} alpha {cfg.alpha:g}"]
         why = ", ".join(parts)
     verdict: Verdict = "pass" if ok else "fail"
@@ -224,7 +224,7 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
         ok = imp_ci[0] >= -limit
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
         why = (f"change {fmt.delta(improvement, unit)}, lower bound {fmt.delta(imp_ci[0], unit, [-limit])} "
-               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, unit)}")
+               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, unit, threshold=True)}")
         verdict = "pass" if ok else "fail"
     elif gate.test == "significance":
         regressed, why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, unit)
@@ -239,7 +239,7 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
         drop_why = drop_why.replace("one-sided", "Holm-adjusted one-sided", 1)
         mde = _mde(comp, level, cfg.power)
         ni_why = (f"Holm-adjusted lower bound {fmt.delta(bound, unit, [-limit])} {'>=' if shown else '<'} -max_drop "
-                  f"{fmt.delta(-limit, unit)} (one-sided level {level:.3g})")
+                  f"{fmt.delta(-limit, unit, threshold=True)} (one-sided level {level:.3g})")
         extra = {"noninferiority_p": prep.p_noninferior, "noninferiority_p_adjusted": p_ni_adjusted,
                  "lower_bound_holm": bound, "lower_bound_level": 1 - level}
         if shown:
@@ -251,7 +251,7 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
                                               discordant_rate=comp.discordant_rate,
                                               sd_difference=comp.sd_difference)
             towards = ("non-inferiority" if leaning == "non_inferior"
-                       else f"a drop beyond max_drop {fmt.delta(limit, unit).lstrip('+')}")
+                       else f"a drop beyond max_drop {fmt.delta(limit, unit, threshold=True).lstrip('+')}")
             settle = (f"about {more} more paired samples would settle it (projected at power {cfg.power:g} "
                       f"from the observed {'discordance' if comp.binary else 'variance'})"
                       if more is not None else "the change sits on the margin: no suite size is likely to settle it")
@@ -305,10 +305,11 @@ def evaluate_diagnostic(gate: DiagnosticGate, ctx: GateContext, name: str) -> Ga
         value = ctx.values("candidate", key).aggregate
         assert value is not None
         fields.setdefault("candidate", value)
+        unit = ctx.unit(key)
         if gate.max is not None and value > gate.max:
-            problems.append(f"{fmt.value(value, ctx.unit(key), [gate.max])} > max {fmt.value(gate.max, ctx.unit(key))}")
+            problems.append(f"{fmt.value(value, unit, [gate.max])} > max {fmt.value(gate.max, unit, threshold=True)}")
         if gate.min is not None and value < gate.min:
-            problems.append(f"{fmt.value(value, ctx.unit(key), [gate.min])} < min {fmt.value(gate.min, ctx.unit(key))}")
+            problems.append(f"{fmt.value(value, unit, [gate.min])} < min {fmt.value(gate.min, unit, threshold=True)}")
         if not notes:
             notes.append(fmt.value(value, ctx.unit(key), fmt.value_limits(threshold)))
             fields.update(_one_sample(ctx, key))
@@ -352,11 +353,11 @@ def evaluate_hard(gate: HardGate, ctx: GateContext, name: str) -> GateVerdict:
     assert value is not None
     problems = []
     if gate.max is not None and value > gate.max:
-        problems.append(f"> max {fmt.value(gate.max, ctx.unit(key))}")
+        problems.append(f"> max {fmt.value(gate.max, ctx.unit(key), threshold=True)}")
     if gate.min is not None and value < gate.min:
-        problems.append(f"< min {fmt.value(gate.min, ctx.unit(key))}")
-    bounds = " and ".join(f"{k} {fmt.value(v, ctx.unit(key))}" for k, v in (("max", gate.max), ("min", gate.min))
-                          if v is not None)
+        problems.append(f"< min {fmt.value(gate.min, ctx.unit(key), threshold=True)}")
+    bounds = " and ".join(f"{k} {fmt.value(v, ctx.unit(key), threshold=True)}"
+                          for k, v in (("max", gate.max), ("min", gate.min)) if v is not None)
     verdict: Verdict = "fail" if problems else "pass"
     threshold = {k: v for k, v in (("max", gate.max), ("min", gate.min)) if v is not None}
     shown = fmt.value(value, ctx.unit(key), fmt.value_limits(threshold))

@@ -25,51 +25,59 @@ def gate_bounded(gate: GateVerdict) -> bool:
         return False
 
 
-def _points(x: float, sign: str = "", limits: list[tuple[float, str]] | None = None) -> str:
+def _points(x: float, sign: str = "", limits: list[tuple[float, str]] | None = None, threshold: bool = False) -> str:
     """`x` (percent or points) to one decimal, or to as many more (up to 4) as keep a nonzero figure from
     reading as 0 or 100: a 0.04-point drop is "-0.04", one failure in 100,000 "0.001", never "0.0".
     `limits` (threshold in the same unit, its printed text) it is compared with add decimals where it would
-    read as one of them (see `engine.fmt.apart`)."""
+    read as one of them (see `engine.fmt.apart`); a `threshold` gets those that print it as it is."""
     usual = f"{x:{sign}.1f}"  # 0 or 100 to four decimals (float noise included): one decimal, as ever
     for digits in range(1, 5):
         text = f"{x:{sign}.{digits}f}"
         if abs(float(text)) not in (0.0, 100.0):
             usual = text
             break
-    if not limits:
+    if not limits and not threshold:
         return usual
     start = len(usual.partition(".")[2]) + 1
     finer = (f"{x:{sign}.{d}f}" for d in range(start, engine_fmt.MOST_DIGITS + 1))
-    return engine_fmt.apart(x, limits, itertools.chain([usual], finer))
+    if threshold:
+        return engine_fmt.exact(x, itertools.chain([usual], finer))
+    return engine_fmt.apart(x, limits or [], itertools.chain([usual], finer))
 
 
-def _general(usual: str, x: float, spec: str, limits: list[tuple[float, str]]) -> str:
+def _general(usual: str, x: float, spec: str, limits: list[tuple[float, str]], threshold: bool = False) -> str:
     """A non-fraction number as usual (4 significant digits), or with up to 6 more where it would read as a
-    limit: `spec` is the format with `{k}` for the digits, e.g. "+,.{k}g"."""
-    if not limits:
+    limit (or, for a `threshold`, as it is not): `spec` is the format with `{k}` for the digits, e.g. "+,.{k}g"."""
+    if not limits and not threshold:
         return usual
     finer = (f"{x:{spec.format(k=k)}}" for k in range(5, 5 + engine_fmt.MOST_DIGITS))
+    if threshold:
+        return engine_fmt.exact(x, itertools.chain([usual], finer))
     return engine_fmt.apart(x, limits, itertools.chain([usual], finer))
 
 
-def value(x: float | None, bounded: bool, limits: Iterable[float] = ()) -> str:
+def value(x: float | None, bounded: bool, limits: Iterable[float] = (), *, threshold: bool = False) -> str:
     """A metric value: fractions in percent, other numbers with 4 significant digits; `limits` are the
-    thresholds it is compared with (a hard gate's max/min), which it never reads as."""
+    thresholds it is compared with (a hard gate's max/min), which it never reads as; a `threshold` itself
+    printed as it is (up to 6 decimals: max 0.0178 is "1.78%", not "1.8%")."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
+    marks = [(v, value(v, bounded, threshold=True)) for v in limits]
     if bounded:
-        return f"{_points(100 * x, limits=[(100 * v, value(v, bounded)) for v in limits])}%"
+        return f"{_points(100 * x, limits=[(100 * v, t) for v, t in marks], threshold=threshold)}%"
     usual = f"{x:,.4g}" if abs(x) < 1e6 else f"{x:,.0f}"
-    return _general(usual, x, ",.{k}g", [(v, value(v, bounded)) for v in limits])
+    return _general(usual, x, ",.{k}g", marks, threshold)
 
 
-def delta(x: float | None, bounded: bool, limits: Iterable[float] = ()) -> str:
-    """A signed difference: fractions in percentage points; `limits` as in `value` (min_delta, -max_drop)."""
+def delta(x: float | None, bounded: bool, limits: Iterable[float] = (), *, threshold: bool = False) -> str:
+    """A signed difference: fractions in percentage points; `limits` (min_delta, -max_drop) and `threshold`
+    as in `value`."""
     if x is None or not math.isfinite(x):
         return "–"
+    marks = [(v, delta(v, bounded, threshold=True)) for v in limits]
     if bounded:
-        return f"{_points(100 * x, '+', [(100 * v, delta(v, bounded)) for v in limits])} pp"
-    return _general(f"{x:+,.4g}", x, "+,.{k}g", [(v, delta(v, bounded)) for v in limits])
+        return f"{_points(100 * x, '+', [(100 * v, t) for v, t in marks], threshold)} pp"
+    return _general(f"{x:+,.4g}", x, "+,.{k}g", marks, threshold)
 
 
 def interval(ci: tuple[float, float] | None, bounded: bool, limits: Iterable[float] = ()) -> str:
@@ -80,7 +88,7 @@ def interval(ci: tuple[float, float] | None, bounded: bool, limits: Iterable[flo
     limits = list(limits)
     if bounded:
         return f"[{delta(lo, True, limits).removesuffix(' pp')}, {delta(hi, True, limits).removesuffix(' pp')}]"
-    marks = [(v, f"{v:+.4g}") for v in limits]
+    marks = [(v, delta(v, False, threshold=True)) for v in limits]
     return f"[{_general(f'{lo:+.4g}', lo, '+.{k}g', marks)}, {_general(f'{hi:+.4g}', hi, '+.{k}g', marks)}]"
 
 
@@ -164,13 +172,15 @@ def seconds(s: float | None) -> str:
     return f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.2f} h"
 
 
-def magnitude(x: float | None, bounded: bool, limits: Iterable[float] = ()) -> str:
-    """An unsigned size such as an MDE or a threshold: fractions in points; `limits` as in `value`."""
+def magnitude(x: float | None, bounded: bool, limits: Iterable[float] = (), *, threshold: bool = False) -> str:
+    """An unsigned size such as an MDE or a threshold: fractions in points; `limits` and `threshold` as in
+    `value`."""
     if x is None or not math.isfinite(x):
         return "–"
+    marks = [(v, magnitude(v, bounded, threshold=True)) for v in limits]
     if bounded:
-        return f"{_points(100 * x, limits=[(100 * v, magnitude(v, bounded)) for v in limits])} pp"
-    return _general(f"{x:,.4g}", x, ",.{k}g", [(v, magnitude(v, bounded)) for v in limits])
+        return f"{_points(100 * x, limits=[(100 * v, t) for v, t in marks], threshold=threshold)} pp"
+    return _general(f"{x:,.4g}", x, ",.{k}g", marks, threshold)
 
 
 def gate_mde(gate: GateVerdict) -> str:

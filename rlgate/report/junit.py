@@ -26,11 +26,11 @@ def _limit(key: str, limit: float, bounded: bool) -> str:
     if not bounded:
         return f"{limit:g}"
     if key in ("max", "min"):
-        return fmt.value(limit, bounded)
+        return fmt.value(limit, bounded, threshold=True)
     if key == "min_delta":
-        return fmt.delta(limit, bounded)
+        return fmt.delta(limit, bounded, threshold=True)
     if key == "max_drop":
-        return fmt.magnitude(limit, bounded)
+        return fmt.magnitude(limit, bounded, threshold=True)
     return f"{limit:g}"
 
 

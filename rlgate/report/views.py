@@ -41,13 +41,13 @@ def _threshold(gate: GateVerdict, bounded: bool) -> str:
     t = gate.threshold
     parts = []
     if "max_drop" in t:
-        parts.append(f"allowed drop {fmt.magnitude(t['max_drop'], bounded)}")
+        parts.append(f"allowed drop {fmt.magnitude(t['max_drop'], bounded, threshold=True)}")
     if "min_delta" in t:
-        parts.append(f"needs {fmt.delta(t['min_delta'], bounded)}")
+        parts.append(f"needs {fmt.delta(t['min_delta'], bounded, threshold=True)}")
     if "max" in t:
-        parts.append(f"max {fmt.value(t['max'], bounded)}")
+        parts.append(f"max {fmt.value(t['max'], bounded, threshold=True)}")
     if "min" in t:
-        parts.append(f"min {fmt.value(t['min'], bounded)}")
+        parts.append(f"min {fmt.value(t['min'], bounded, threshold=True)}")
     if "max_relative_increase" in t:
         parts.append(f"at most +{100 * t['max_relative_increase']:.0f}%")
     return ", ".join(parts)
