@@ -67,3 +67,29 @@ def test_lower_is_better_turns_the_thresholds_round() -> None:
 def test_a_threshold_whose_own_text_is_rounded_only_needs_the_figure_not_to_read_as_it() -> None:
     # a threshold of 2.05 shown as "+2.0": 2.03 is below 2.05 yet above "+2.0"; it must at least not read "+2.0"
     assert fmt.apart(2.03, [(2.05, "+2.0")], (f"{2.03:+.{d}f}" for d in range(1, 7))) == "+2.03"
+
+
+def test_gate_reasons_print_figures_apart_from_their_thresholds() -> None:
+    from fixtures.synthetic_runs import make_run
+
+    from rlgate.contract.models import GateConfig, HardGate, PrimaryGate
+    from rlgate.engine import decide
+
+    # a hard gate: 1,001 errors in 20,000 (5.005%) against max 5%: "5.00% > max 5.00%" before
+    base = make_run({"t": {"err": [0.0] * 20_000}}, source="base")
+    cand = make_run({"t": {"err": [1.0] * 1001 + [0.0] * 18_999}}, source="cand")
+    hard = decide(GateConfig(hard=[HardGate(metric="t/err", max=0.05)]), base, cand, seed=0, contract_name="x")
+    assert "candidate 5.005% > max 5.00%" in hard.gates[0].reason
+    # a primary gate (lower is better) whose improvement is a hair under min_delta: "+3 < min_delta +3" before
+    base_ppl = [10.0 + i % 7 for i in range(200)]
+    cand_ppl = [v - 2.9999 + (0.5 if i % 2 else -0.5) for i, v in enumerate(base_ppl)]
+    base, cand = make_run({"t": {"perplexity": base_ppl}}, source="b"), make_run({"t": {"perplexity": cand_ppl}})
+    primary = decide(GateConfig(primary=PrimaryGate(metric="t/perplexity", min_delta=3.0), bootstrap_resamples=200),
+                     base, cand, seed=0, contract_name="x")
+    assert "improvement +2.9999 < min_delta +3," in primary.gates[0].reason
+
+
+def test_a_threshold_prints_as_it_is() -> None:
+    assert fmt.value(0.0178, "accuracy", threshold=True) == "1.78%"
+    assert fmt.delta(0.02, "accuracy", threshold=True) == "+2.00 pts"
+    assert fmt.delta(-0.053625, "accuracy", threshold=True) == "-5.3625 pts"

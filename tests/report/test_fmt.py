@@ -83,3 +83,15 @@ def test_every_report_prints_the_figures_apart_from_their_thresholds() -> None:
         assert "0.0504" in text and "0.050<" not in text and "0.050 " not in text
         assert "5.004%" in text
     assert "needs +2.0 pp" in md
+
+
+def test_a_threshold_rounded_past_its_figure_is_printed_as_it_is() -> None:
+    from rlgate.report.views import gate_line
+
+    assert fmt.value(0.0178, True, threshold=True) == "1.78%"  # not "1.8%"
+    assert (fmt.value(0.05, True, threshold=True), fmt.delta(0.02, True, threshold=True)) == ("5.0%", "+2.0 pp")
+    gate = GateVerdict(name="parse", kind="hard", metric="mmlu_pro/answer_parse_failure_rate", verdict="fail",
+                       outcome="hard_fail", effect="block", candidate=0.017857, threshold={"max": 0.0178},
+                       fraction=True, reason="fail")
+    line = gate_line(gate)  # was "1.8%; max 1.8%" for a candidate over its max
+    assert "max 1.78%" in line and "1.8%" in line.replace("max 1.78%", "")
