@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlgate.ci.commands import AnnotationLevel, annotation
+from rlgate.engine import fmt
 from rlgate.engine.fmt import special_outcome
 from rlgate.engine.models import Decision, DecisionName, GateVerdict
 
@@ -32,25 +33,36 @@ def locate_metric(contract: Path) -> dict[str, int]:
     return lines
 
 
-def _numbers(gate: GateVerdict) -> str:
+def _raw(x: float, limits: list[float], digits: int = 4) -> str:
+    """A raw figure with `digits` significant digits, or more where it would read as a limit it is held to."""
+    return fmt.apart(x, [(v, f"{v:g}") for v in limits],
+                     (f"{x:+.{k}g}" for k in range(digits, digits + fmt.MOST_DIGITS + 1)))
+
+
+def _numbers(gate: GateVerdict, alpha: float | None = None) -> str:
+    """The gate's raw figures; each one never printed as the threshold (or alpha) it is compared with."""
     parts: list[str] = []
+    bounds = fmt.value_limits(gate.threshold)
+    candidate = _raw(gate.candidate, bounds).lstrip("+") if gate.candidate is not None else ""
     if gate.baseline is not None and gate.candidate is not None:
-        parts.append(f"baseline {gate.baseline:.4g} -> candidate {gate.candidate:.4g}")
+        parts.append(f"baseline {gate.baseline:.4g} -> candidate {candidate}")
     elif gate.candidate is not None:
-        parts.append(f"candidate {gate.candidate:.4g}")
+        parts.append(f"candidate {candidate}")
     if gate.delta is not None:
-        delta = f"delta {gate.delta:+.4g}"
+        moves = fmt.change_limits(gate.threshold, gate.higher_is_better)
+        delta = f"delta {_raw(gate.delta, moves)}"
         if gate.ci is not None:
-            delta += f" [{gate.ci[0]:+.4g}, {gate.ci[1]:+.4g}]"
+            delta += f" [{_raw(gate.ci[0], moves)}, {_raw(gate.ci[1], moves)}]"
         parts.append(delta)
-    if gate.p_value is not None:
-        parts.append(f"p={gate.p_value:.3g}")
+    if gate.p_value is not None:  # the unadjusted p: held to alpha only where no Holm adjustment decides
+        limits = [alpha] if alpha is not None and gate.p_adjusted is None else []
+        parts.append(f"p={_raw(gate.p_value, limits, 3).lstrip('+')}")
     return "; ".join(parts)
 
 
-def gate_message(gate: GateVerdict) -> str:
+def gate_message(gate: GateVerdict, alpha: float | None = None) -> str:
     """`reason (numbers)` — enough to act on without opening the report (the title names the metric)."""
-    numbers = _numbers(gate)
+    numbers = _numbers(gate, alpha)
     return gate.reason + (f" ({numbers})" if numbers else "")
 
 
@@ -77,7 +89,8 @@ def gate_annotations(decision: Decision, file: str | None, lines: dict[str, int]
         outcome = f"{gate.outcome} -> " if special_outcome(gate.outcome) else ""
         title = f"rlgate {gate.kind} gate {gate.metric}: {gate.verdict} ({outcome}{gate.effect})"
         line = metric_line(gate.metric, lines) if file else None
-        out.append((gate_level, annotation(gate_level, gate_message(gate), title=title, file=file, line=line)))
+        message = gate_message(gate, decision.alpha)
+        out.append((gate_level, annotation(gate_level, message, title=title, file=file, line=line)))
     return _fold(out)
 
 

@@ -113,3 +113,15 @@ def test_locate_metric_finds_flow_and_block_style_references(tmp_path: Path) -> 
                         "  hard:\n    - metric: 'ifeval/prompt_level_strict_acc'  # see docs/x/y\n", encoding="utf-8")
     assert locate_metric(contract) == {"gsm8k/exact_match/flexible-extract": 2, "ifeval/prompt_level_strict_acc": 4}
     assert locate_metric(tmp_path / "missing.yaml") == {}
+
+
+def test_annotation_figures_never_read_as_their_threshold_or_alpha() -> None:
+    from rlgate.ci.gates import gate_message
+
+    near = GateVerdict(name="a", kind="primary", metric="t/acc", verdict="fail", outcome="primary_fail",
+                       effect="research_only", baseline=0.4, candidate=0.45, delta=0.05, ci=(0.0199996, 0.08),
+                       p_value=0.04996, threshold={"min_delta": 0.02}, reason="fail")
+    assert gate_message(near, 0.05) == ("fail (baseline 0.4 -> candidate 0.45; delta +0.05 [+0.0199996, +0.08]; "
+                                        "p=0.04996)")
+    holm = near.model_copy(update={"p_adjusted": 0.2})  # the unadjusted p is not what alpha is compared with
+    assert gate_message(holm, 0.05).endswith("p=0.05)")
