@@ -148,7 +148,8 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             data=Markup(json_for_script(payload)), payload=payload, radar=svg.radar(model.radar),
             axes={a.ref: a for a in model.radar},
             radar_labels=svg.axis_labels(model.radar) if model.radar else [],
-            sections=report_sections(model), bad=views.badcase_view(model.decision.extensions),
+            sections=report_sections(model),
+            bad=views.badcase_view(model.decision.extensions, alpha=model.decision.alpha),
             baselines=views.known_baselines(model), subtasks=views.subtask_groups(model),
             protocols=views.protocol_groups(model.rollout.task_protocols), sequential=views.sequential_lines(model))
         size = len(html) if html.isascii() else len(html.encode())

@@ -139,6 +139,7 @@ def render_markdown(model: ReportModel, template_dir: str | Path | None = None, 
         html_link=md_link(model.html_name, html_url or model.html_name),
         run_link=md_link("this run's artifacts", run_url) if run_url else None,
         decision_label=Md(fmt.DECISION_LABEL[model.decision.decision]), ordered_gates=ordered,
-        bad=views.badcase_view(model.decision.extensions), baselines=views.known_baselines(model),
+        bad=views.badcase_view(model.decision.extensions, alpha=model.decision.alpha),
+        baselines=views.known_baselines(model),
         generated=fmt.iso_utc(model.generated_at), drops=views.drop_lines(model),
         sequential=views.sequential_lines(model))

@@ -169,8 +169,9 @@ def _example(example: dict[str, Any]) -> dict[str, Any]:
     return {k: None if example.get(k) is None else _as_text(example[k]) for k in _EXAMPLE_KEYS}
 
 
-def badcase_view(extensions: dict[str, Any], max_clusters: int = 12) -> BadcaseView | None:
-    """The badcase sections from decision.extensions: what changed and why, clusters, next actions."""
+def badcase_view(extensions: dict[str, Any], max_clusters: int = 12, alpha: float | None = None) -> BadcaseView | None:
+    """The badcase sections from decision.extensions: what changed and why, clusters, next actions; a
+    cluster's p (it grew where p < alpha) never printed as alpha."""
     if not any(extensions.get(k) for k in BADCASE_KEYS):
         return None
     found = extensions.get("badcases")
@@ -191,7 +192,7 @@ def badcase_view(extensions: dict[str, Any], max_clusters: int = 12) -> BadcaseV
             change=fmt.delta(delta, True) if isinstance(delta, int | float) else "–",
             new_fixed=(f"{c.get('new_in_candidate', 0)} / {c.get('fixed_in_candidate', 0)}"
                        if c.get("n_paired") else "–"),
-            p=fmt.p_value(p) if isinstance(p, int | float) else "–", grew=bool(c.get("grew")),
+            p=fmt.p_value(p, alpha) if isinstance(p, int | float) else "–", grew=bool(c.get("grew")),
             examples=[_example(e) for e in c.get("examples") or [] if _public(e, private)][:3]))
     actions = []
     for a in extensions.get("next_actions") or []:

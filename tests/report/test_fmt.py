@@ -95,3 +95,12 @@ def test_a_threshold_rounded_past_its_figure_is_printed_as_it_is() -> None:
                        fraction=True, reason="fail")
     line = gate_line(gate)  # was "1.8%; max 1.8%" for a candidate over its max
     assert "max 1.78%" in line and "1.8%" in line.replace("max 1.78%", "")
+
+
+def test_a_badcase_cluster_p_reads_apart_from_alpha() -> None:
+    from rlgate.report.views import badcase_view
+
+    cluster = {"cluster": "format:missing_answer", "kind": "format", "family": "gsm8k", "baseline_count": 3,
+               "candidate_count": 9, "delta_rate": 0.06, "p_value": 0.0496, "p_adjusted": 0.0496, "grew": True}
+    view = badcase_view({"badcase_clusters": [cluster]}, alpha=0.05)
+    assert view is not None and view.clusters[0].p == "0.0496"  # "0.050" beside "grew (p < alpha)" before
