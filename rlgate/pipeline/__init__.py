@@ -58,6 +58,7 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
         # the monitor's modules load only when a training run is recorded (not on every gate)
         from rlgate.monitor.api import record_gated_checkpoint, training_metrics
         from rlgate.monitor.report import MonitorReport
+        from rlgate.store.records import stored_text
 
         step = step if step is not None else checkpoint_step(checkpoint)
         name = checkpoint or decision.inputs[-1].source
@@ -65,7 +66,8 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
             name = str(Path(name))
         if step is None:  # no step in the name: its place when gated before (under any contract), else the next one
             records = history.history(run)
-            step = next((r.step for r in records if r.checkpoint == name), len({r.checkpoint for r in records}))
+            stored = stored_text(name)
+            step = next((r.step for r in records if r.checkpoint == stored), len({r.checkpoint for r in records}))
         report = monitor.report if monitor is not None else None
         record_gated_checkpoint(history, run, step, name, decision,
                                 extra_metrics=training_metrics(report if isinstance(report, MonitorReport) else None),

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.jsonl_fast import visible_surrogates
+
 HISTORY_SCHEMA_VERSION = 3
 
 
@@ -34,9 +36,20 @@ class CheckpointRecord(BaseModel):
                           "rlgate stored contracts)")
 
 
+def stored_text(value: Any) -> Any:
+    """A text as every backend stores it: a lone surrogate (a checkpoint path of non-UTF-8 bytes) encodes in no
+    UTF-8 database and PostgreSQL refuses NUL, so each is kept as its visible `\\uXXXX` escape. Every statement's
+    parameters pass here, and so does a name compared with stored records, so it is found by the name it was
+    recorded under."""
+    if isinstance(value, str):
+        return visible_surrogates(value).replace("\x00", "\\u0000")
+    return value
+
+
 def of_contract(records: Sequence[CheckpointRecord], contract: str) -> list[CheckpointRecord]:
     """The records a contract gated, plus unlabelled ones from before labels of checkpoints it has no record of
     (a checkpoint it gated again since is listed once, with its own record)."""
+    contract = stored_text(contract)
     own = {r.checkpoint for r in records if r.contract == contract}
     return [r for r in records if r.contract == contract or (r.contract == "" and r.checkpoint not in own)]
 

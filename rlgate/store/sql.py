@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from rlgate.errors import InputError
-from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord, of_contract
+from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord, of_contract, stored_text
 
 #: version -> statements that bring a store from the version before to this one (never edited once released)
 MIGRATIONS: dict[int, list[str]] = {
@@ -98,7 +98,8 @@ class SQLHistory:
 
     # schema ------------------------------------------------------------------------------------------
     def _q(self, cur: Cursor, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        return cur.execute(sql.replace("?", self.param) if self.param != "?" else sql, tuple(params))
+        return cur.execute(sql.replace("?", self.param) if self.param != "?" else sql,
+                           tuple(stored_text(p) for p in params))
 
     def _check_newer(self, version: int) -> None:
         if version > HISTORY_SCHEMA_VERSION:

@@ -182,3 +182,20 @@ def test_a_user_without_the_right_to_create_tables_gets_an_input_error(pg_url: s
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(f"DROP OWNED BY {role}")
         conn.execute(f"DROP ROLE {role}")
+
+
+@pytest.mark.parametrize("odd", ["ckpt\udcff", "ckpt\x00x"])
+def test_a_lone_surrogate_or_nul_in_a_stored_name_is_kept_visible_not_a_crash(store_url: str, odd: str) -> None:
+    """A checkpoint path of non-UTF-8 bytes reaches Python as lone surrogates (no UTF-8 database encodes them),
+    and PostgreSQL refuses NUL in text: both are stored as the visible `\\uXXXX` escape, found again by the same
+    name, on both backends alike (so an export of one imports into the other)."""
+    db = open_history(store_url)
+    db.record(odd, 1, odd, {odd: 0.5}, "block", contract=odd)
+    db.bump_counter(odd, odd)
+    visible = odd.replace("\udcff", "\\udcff").replace("\x00", "\\u0000")
+    [rec] = db.history(odd)
+    assert (rec.run, rec.checkpoint, rec.contract, rec.metrics) == (visible, visible, visible, {odd: 0.5})
+    assert db.counter(odd, odd) == 1 and db.counters(odd) == {visible: 1} and db.runs() == [visible]
+    best = db.best(odd, odd, contract=odd)
+    assert best is not None and best.checkpoint == visible
+    db.close()

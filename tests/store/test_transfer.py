@@ -53,3 +53,18 @@ def test_a_nan_or_infinite_metric_survives_export_and_import(tmp_path: Path) -> 
     assert math.isnan(rec.extra["gates"]["m"]["ci"][0])
     assert (rec.decision, rec.contract, rec.step) == ("block", "c", 1)
     assert target.consultations("run") == {"t": 2}
+
+
+def test_a_nul_or_lone_surrogate_name_exported_from_sqlite_imports_into_postgres(tmp_path: Path, pg_url: str) -> None:
+    """SQLite could hold NUL, PostgreSQL refuses it: both store the same visible escape, so a copy goes across."""
+    source, target = _stores(tmp_path, pg_url)
+    source.record("run\x00", 1, "ckpt\udcff", {"m\x00": 0.5}, "release", contract="c\x00")
+    source.bump_counter("run\x00", "private_consultations:t\udcff")
+    assert export_history(source, tmp_path / "h.json") == (1, 1)
+    assert import_history(target, tmp_path / "h.json") == (1, 1)
+    [rec] = target.history("run\x00")
+    assert (rec.run, rec.checkpoint, rec.contract, rec.metrics) == ("run\\u0000", "ckpt\\udcff", "c\\u0000",
+                                                                    {"m\x00": 0.5})
+    assert target.consultations("run\x00") == {"t\\udcff": 1}
+    source.close()
+    target.close()
