@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from rlgate.errors import InputError
+from rlgate.jsonl_fast import text_only, visible_surrogates
 from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord, of_contract, stored_text
 
 #: version -> statements that bring a store from the version before to this one (never edited once released)
@@ -54,9 +55,11 @@ Cursor = Any
 
 
 def _record_from_row(row: Sequence[Any]) -> CheckpointRecord:
-    return CheckpointRecord(run=row[0], checkpoint=row[1], step=int(row[2]), metrics=json.loads(row[3]),
-                            decision=row[4], extra=json.loads(row[5]), recorded_at=float(row[6]),
-                            contract=row[7] or "")
+    """A stored row; JSON keeps a lone surrogate's escape, which reads back visible (see `text_only`), since no
+    page or export could write the string it decodes to."""
+    return CheckpointRecord(run=row[0], checkpoint=row[1], step=int(row[2]), metrics=text_only(json.loads(row[3]),
+                            row[3]), decision=row[4], extra=text_only(json.loads(row[5]), row[5]),
+                            recorded_at=float(row[6]), contract=row[7] or "")
 
 
 def _record_row(rec: CheckpointRecord) -> tuple[Any, ...]:
@@ -184,6 +187,7 @@ class SQLHistory:
         """The run's checkpoint with the best value of `metric` (the earliest one on ties), among the records of
         `contract` (and unlabelled ones from before labels) when given."""
         records = self.history(run) if contract is None else of_contract(self.history(run), contract)
+        metric = visible_surrogates(metric)  # as the stored metric names read back
         scored = [r for r in records if metric in r.metrics and r.metrics[metric] == r.metrics[metric]]
         if not scored:
             return None

@@ -64,7 +64,7 @@ def test_a_nul_or_lone_surrogate_name_exported_from_sqlite_imports_into_postgres
     assert import_history(target, tmp_path / "h.json") == (1, 1)
     [rec] = target.history("run\x00")
     assert (rec.run, rec.checkpoint, rec.contract, rec.metrics) == ("run\\u0000", "ckpt\\udcff", "c\\u0000",
-                                                                    {"m\x00": 0.5})
+                                                                    {"m\x00": 0.5})  # JSON holds NUL
     assert target.consultations("run\x00") == {"t\\udcff": 1}
     source.close()
     target.close()

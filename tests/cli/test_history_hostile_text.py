@@ -1,0 +1,45 @@
+"""`rlgate history` on records whose names carry text no UTF-8 file takes (a lone surrogate) or a terminal acts on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rlgate.cli.app import app
+from rlgate.store.open import open_history
+
+runner = CliRunner()
+
+
+def _store(tmp_path: Path) -> Path:
+    path = tmp_path / "history.sqlite"
+    with open_history(path) as db:
+        for step, name in enumerate(["ckpt\udcff", "ckpt\x00nul", "ckpt\u202eevil", "ck pt/ü\nx"]):
+            db.record("run", step, name, {"t/acc\udcff": 0.5 + step / 10, "t/n\x00": 1.0}, "release",
+                      extra={"note": "a\udc80b"}, contract="c")
+    return path
+
+
+def test_html_export_and_import_keep_a_lone_surrogate_in_a_metric_name_visible(tmp_path: Path) -> None:
+    """Metric names and extras are stored as JSON, which keeps a surrogate's escape: read back, it was the one
+    string no page or export could write (UnicodeEncodeError, a traceback and no file)."""
+    store = _store(tmp_path)
+    result = runner.invoke(app, ["history", "--history", str(store), "--html", str(tmp_path / "h.html")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "h.html").read_text(encoding="utf-8")
+    assert "t/acc\\udcff" in page and "ckpt\\udcff" in page
+    result = runner.invoke(app, ["history", "--history", str(store), "--export", str(tmp_path / "e.json")])
+    assert result.exit_code == 0, result.output
+    exported = json.loads((tmp_path / "e.json").read_text(encoding="utf-8"))
+    assert {"t/acc\\udcff", "t/n\x00"} <= set(exported["checkpoints"][0]["metrics"])
+    assert exported["checkpoints"][0]["extra"] == {"note": "a\\udc80b"}
+    copy = tmp_path / "copy.sqlite"
+    result = runner.invoke(app, ["history", "--history", str(copy), "--import", str(tmp_path / "e.json")])
+    assert result.exit_code == 0, result.output
+    with open_history(copy) as db, open_history(store) as original:
+        assert db.history("run") == original.history("run")
+    result = runner.invoke(app, ["history", "--history", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "t/acc\\\\udcff" in result.output
