@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.errors import InputError
+from rlgate.jsonl_fast import text_only
 
 
 def iter_jsonl(path: Path, *, fix: str) -> Iterator[tuple[int, Any]]:
@@ -30,7 +31,8 @@ def iter_jsonl(path: Path, *, fix: str) -> Iterator[tuple[int, Any]]:
             if not line.strip():
                 continue
             try:
-                yield number, json.loads(line.rstrip("\r\n"))
+                text = line.rstrip("\r\n")
+                yield number, text_only(json.loads(text), text)
             except json.JSONDecodeError as exc:
                 raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number, column=exc.colno,
                                  fix=fix) from None

@@ -72,6 +72,25 @@ def loads_exact(line: bytes, path: Path, number: int, fix: str) -> Any:
     return text_only(value, text)
 
 
+def load_document(path: Path, fix: str) -> Any:
+    """A whole-file JSON document as `loads_exact` reads a line: bad bytes, broken or unreadable JSON are one
+    located InputError; lone surrogates come back visible."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        data = path.read_bytes()
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=path, line=data.count(b"\n", 0, exc.start) + 1,
+                         fix=fix) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+    try:
+        return text_only(json.loads(text), text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno, fix=fix) from None
+    except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
+        raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path, fix=fix) from None
+
+
 def text_only(value: Any, text: str) -> Any:
     """`value`, parsed from JSON `text`, with unpaired surrogates made visible (see `visible_surrogates`)."""
     return visible_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value

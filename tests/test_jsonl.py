@@ -41,3 +41,11 @@ def test_json_the_standard_library_cannot_hold_is_located(tmp_path: Path) -> Non
         with pytest.raises(InputError, match="not readable JSON") as info:
             list(iter_jsonl(path, fix="x"))
         assert info.value.line == 2
+
+
+def test_a_lone_surrogate_escape_reads_as_visible_text(tmp_path: Path) -> None:
+    """`"\\ud800"` is valid JSON but decodes to a string no UTF-8 file takes: every reader of imported responses,
+    BFCL results and lmms-eval samples got it, and the first write of it died with UnicodeEncodeError."""
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"response": "a\\ud800b", "k\\udfff": "\\ud83d\\ude00"}\n', encoding="utf-8")
+    assert list(iter_jsonl(path, fix="x")) == [(1, {"response": "a\\ud800b", "k\\udfff": "\U0001f600"})]

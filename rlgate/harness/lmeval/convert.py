@@ -31,6 +31,7 @@ from typing import Any, TextIO
 
 from rlgate.errors import InputError, MissingExtraError
 from rlgate.jsonl import iter_jsonl
+from rlgate.jsonl_fast import load_document
 
 FORMATS = ("lmms-eval", "vlmevalkit")
 #: lm-eval's chartqa and rlgate's mathvista_testmini read the answer after this marker; lmms-eval and
@@ -145,8 +146,8 @@ def _legacy_logs(path: Path) -> tuple[str | None, list[Any]] | None:
     if not head.startswith(b"{") or (b'"args"' not in head and b'"logs"' not in head):
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError):  # broken JSON, bytes or numbers: the line-by-line reading locates them
+        data = load_document(path, fix="")
+    except InputError:  # broken JSON, bytes or numbers: the line-by-line reading locates them
         return None  # a JSONL file whose first row mentions "args": read line by line
     if not isinstance(data, dict) or not isinstance(data.get("logs"), list):
         return None
@@ -176,11 +177,7 @@ def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 fix = "re-export the file as UTF-8, as VLMEvalKit writes it (or pass the .xlsx)"
                 raise InputError("is not UTF-8 text", file=path, fix=fix) from None
     elif suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=path, line=exc.lineno, column=exc.colno,
-                             fix="VLMEvalKit's .json result is a list of row objects") from None
+        data = load_document(path, fix="VLMEvalKit's .json result is a list of row objects, as UTF-8 JSON")
         if not isinstance(data, list):
             raise InputError("a VLMEvalKit .json result is a list of row objects", file=path,
                              fix="convert the file VLMEvalKit wrote with PRED_FORMAT=json, unedited")
