@@ -170,3 +170,16 @@ def test_malformed_instance_report_names_the_file(tmp_path: Path) -> None:
                                  "--baseline", str(tmp_path / "logs"), "--out", str(tmp_path / "g")])
     assert result.exit_code == 2, result.output
     assert "no boolean 'resolved'" in result.output and "report.json" in result.output
+
+
+def test_a_lone_surrogate_in_an_instance_id_or_reason_is_visible_not_a_crash(tmp_path: Path) -> None:
+    """`"\\ud800"` is valid JSON but no Unicode text; `rlgate eval` hashed the instance ids and died."""
+    ids = [*IDS[:9], "django__django-\ud800"]
+    data = summary(ids[:6], ids[6:8], error=[ids[9]], empty=[ids[8]])
+    data["failure_reasons"] = {ids[9]: "docker: \udfff"}
+    source = write_run(tmp_path / "cand", data)  # json.dumps writes the escapes
+    result = runner.invoke(app, ["eval", str(_contract(tmp_path)), "--responses", str(source),
+                                 "--out", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    samples = {s.doc_id: s for s in read_results(tmp_path / "c").tasks["swe_bench_verified"].samples}
+    assert "django__django-\\ud800" in samples

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.errors import InputError
+from rlgate.jsonl_fast import text_only
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,
@@ -73,7 +74,7 @@ def _load_json(path: Path, fix: str) -> Any:
     if not text.strip():
         raise InputError("this SWE-bench report is empty (a killed harness run?)", file=path, fix=fix)
     try:
-        return json.loads(text)
+        return text_only(json.loads(text), text)  # a lone surrogate escape: visible text, not a later crash
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
                          fix=fix) from None
