@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlgate.errors import InputError
+from rlgate.jsonl_fast import visible_surrogates
 
 CACHE_SCHEMA_VERSION = 1
 
@@ -68,6 +69,17 @@ class CachedGeneration:
     response: str
     tokens_in: int | None = None
     tokens_out: int | None = None
+
+
+def _path_key(path: Path) -> str:
+    """The file's path as stored: its text, or (a name of bytes that are not UTF-8, which Python holds as lone
+    surrogates no UTF-8 database takes) NUL and the bytes in hex, which no real path can spell."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "\x00" + os.fsencode(path).hex()
+    return text
 
 
 def _count(value: object) -> int | None:
@@ -167,7 +179,8 @@ class GenerationCache:
                  replace: bool = False) -> None:
         """Store responses in one transaction; `replace` overwrites rows already stored under the same keys."""
         now = time.time()
-        values = [(scope.fingerprint, scope.task_hash, scope.protocol_hash, req, occ, gen.response, gen.tokens_in,
+        values = [(scope.fingerprint, scope.task_hash, scope.protocol_hash, req, occ,
+                   visible_surrogates(gen.response), gen.tokens_in,
                    gen.tokens_out, now) for req, occ, gen in rows]
         if not values:
             return
@@ -192,7 +205,7 @@ class GenerationCache:
         """
         with self._lock:
             row = self._conn.execute("SELECT size, mtime_ns, ctime_ns, inode, sha256 FROM file_stats WHERE path=?",
-                                     (str(path),)).fetchone()
+                                     (_path_key(path),)).fetchone()
         if row and tuple(row[:4]) == (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino):
             return str(row[4])
         return None
@@ -200,7 +213,7 @@ class GenerationCache:
     def remember_digest(self, path: Path, stat: os.stat_result, sha256: str) -> None:
         with self._tx() as conn:
             conn.execute("INSERT OR REPLACE INTO file_stats VALUES (?,?,?,?,?,?)",
-                         (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, sha256))
+                         (_path_key(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, sha256))
 
     # ------------------------------------------------------------------ facts about a file's content
     def file_fact(self, sha256: str, kind: str) -> str | None:

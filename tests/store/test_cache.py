@@ -103,3 +103,19 @@ def test_hand_edited_token_counts_read_as_unknown(tmp_path: Path) -> None:
         conn.execute("UPDATE generations SET tokens_in='ten', tokens_out=2.5")
     with GenerationCache(path) as cache:  # counts only feed the token report; the response itself is intact
         assert cache.get_many(SCOPE, [("req", 0)]) == {("req", 0): CachedGeneration("kept", None, None)}
+
+
+def test_a_file_name_of_non_utf8_bytes_and_a_lone_surrogate_response_are_stored(tmp_path: Path) -> None:
+    """A checkpoint file named with bytes that are not UTF-8 reaches Python as lone surrogates, as does a server's
+    `"\\ud800"` escape in a response: no UTF-8 database takes either (UnicodeEncodeError, the run lost)."""
+    weights = tmp_path / os.fsdecode(b"model-\xff.safetensors")
+    weights.write_bytes(b"w")
+    other = tmp_path / "model-\\xff.safetensors"  # the escape's spelling, a different file
+    other.write_bytes(b"v")
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        cache.remember_digest(weights, weights.stat(), "sha-weights")
+        cache.remember_digest(other, other.stat(), "sha-other")
+        assert cache.file_digest(weights, weights.stat()) == "sha-weights"
+        assert cache.file_digest(other, other.stat()) == "sha-other"
+        cache.put(SCOPE, "req", 0, CachedGeneration("a\ud800b"))
+        assert cache.get_many(SCOPE, [("req", 0)]) == {("req", 0): CachedGeneration("a\\ud800b")}
