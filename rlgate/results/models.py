@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rlgate.defaults import empty_list
+from rlgate.jsonl_fast import visible_surrogates
 from rlgate.metrics import DEFAULT_FILTER, MetricRef, catalog_task
 
 RESULTS_SCHEMA_VERSION = 1
@@ -209,6 +210,13 @@ class RunProvenance(_Model):
     date: str | None = None
     wall_time_s: float | None = None
     manifest: dict[str, Any] | None = Field(None, description="rlgate run manifest, when rlgate produced the run")
+
+    @field_validator("source", "model")
+    @classmethod
+    def _writable(cls, value: str | None) -> str | None:
+        """A path of bytes that are not UTF-8 (or a folder named so, as BFCL's model) is held by Python as lone
+        surrogates, which no decision or report file can take: kept as visible `\\udcXX` text."""
+        return visible_surrogates(value)
 
 
 class RunResult(_Model):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -53,3 +54,24 @@ def test_lone_surrogate_in_a_results_file_is_shown_not_a_crash(tmp_path: Path) -
     assert result.exit_code in (0, 1, 3), result.output
     model = json.loads((out / "report_model.json").read_text(encoding="utf-8"))
     assert {run["system_instruction"] for run in model["rollout"]["runs"]} == {"Be brief \\ud800 ok"}
+
+
+@pytest.mark.parametrize("name", ["my cand ü", "cand\nx", "cand\u202e", os.fsdecode(b"cand-\xff")])
+def test_a_results_folder_named_oddly_is_gated_and_reported(tmp_path: Path, name: str) -> None:
+    """Spaces, unicode, a newline, a right-to-left override or bytes that are not UTF-8 (held by Python as lone
+    surrogates, which no report can write: summary.md died with UnicodeEncodeError) in the results' path."""
+    base = build_synthetic_folder(tmp_path / f"base {name}", "org/base", {"gsm8k": [True] * 30 + [False] * 30})
+    cand = build_synthetic_folder(tmp_path / name, "org/cand", {"gsm8k": [True] * 40 + [False] * 20})
+    out = tmp_path / "out"  # (echoed back; a test runner's stream is stricter than a terminal)
+    result = CliRunner().invoke(app, ["gate", str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(cand),
+                                      "--baseline", str(base), "--out", str(out)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code in (0, 1, 3), result.output
+    for file in ("decision.json", "report_model.json", "report.html", "report.md", "junit.xml", "summary.md"):
+        assert (out / file).is_file(), file
+    decision = json.loads((out / "decision.json").read_text(encoding="utf-8"))
+    shown = str(cand).encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \udcff
+    assert [i["source"] for i in decision["inputs"] if i["role"] == "candidate"] == [shown]
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "org__cand" in summary.replace("\\_", "_")
+    assert ("\\udcff" in summary) == ("\udcff" in name)
