@@ -11,6 +11,7 @@ import math
 
 from rlgate.engine import fmt
 from rlgate.engine.models import Decision, GateVerdict
+from rlgate.visible import visible_controls
 
 _MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NODATA", "error": "ERROR"}
 
@@ -91,8 +92,8 @@ def scoped_lines(decision: Decision) -> list[str]:
 
 
 def _md(text: str) -> str:
-    """Escape text for a Markdown table cell: no raw HTML, pipes or line breaks."""
-    out = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Escape text for a Markdown table cell: no raw HTML, pipes or line breaks, nothing invisible."""
+    out = visible_controls(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
     for ch in "`*_[]":
         out = out.replace(ch, "\\" + ch)
     return " ".join(out.split())
@@ -100,7 +101,8 @@ def _md(text: str) -> str:
 
 def _code(text: str) -> str:
     """A code span, or escaped text where a backtick or line break would end the span early."""
-    return f"`{text}`" if "`" not in text and "\n" not in text and "\r" not in text else _md(text)
+    text = visible_controls(text)  # (a CR is now the text \\r)
+    return f"`{text}`" if "`" not in text and "\n" not in text else _md(text)
 
 
 def decision_markdown(decision: Decision) -> str:

@@ -10,12 +10,10 @@ import json
 import re
 from typing import Any
 
-#: Characters that are invisible or reorder text when shown raw: C0/C1 controls (except tab and
-#: newline), line/paragraph separators, bidi overrides and isolates ("trojan source"), zero-width
-#: joiners and the BOM. They are shown as `\uXXXX` so nothing hides in the output.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
-)
+from rlgate.visible import visible_controls
+
+__all__ = ["json_for_script", "md_inline", "truncate", "visible_controls", "xml_text"]
+
 #: XML 1.0 cannot carry these even escaped; JUnit consumers would reject the file.
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 #: Inline punctuation GitHub-flavoured Markdown acts on anywhere in a line: escapes, code spans, emphasis,
@@ -30,12 +28,6 @@ _MD_MENTION = re.compile(r"([@#])(?=[A-Za-z0-9])")
 _MD_BLOCK_START = re.compile(r"^(\s*)(>|#{1,6}(?=\s|$)|[-+*](?=\s|$)|\d{1,9}[.)](?=\s|$))")
 #: `&` only where it would start a character reference.
 _MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
-
-
-def visible_controls(text: str) -> str:
-    """Show invisible/reordering characters as `\\uXXXX` escapes; keep tab and newline (and CR as \\r)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\\r")
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def xml_text(text: str) -> str:
