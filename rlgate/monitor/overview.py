@@ -18,6 +18,7 @@ from rlgate.monitor.history_rules import HistoryTargets, evaluate_history, targe
 from rlgate.monitor.policy import MonitorPolicy
 from rlgate.store.protocol import HistoryStore
 from rlgate.store.records import CheckpointRecord, of_contract
+from rlgate.visible import visible_controls
 
 OVERVIEW_SCHEMA_VERSION = 1
 
@@ -170,32 +171,39 @@ def _consultations(store: HistoryStore, run: str, resolved: ResolvedContract | N
             for t in sorted(set(used) | set(budgets))]
 
 
+def _shown(text: str) -> str:
+    """A name from the store as one visible line: a terminal acts on escape sequences and bidi overrides (a pipe
+    loses them), and a newline in a checkpoint path would split its row."""
+    return visible_controls(text).replace("\n", "\\n")
+
+
 def render_text(overview: HistoryOverview) -> str:
     """Plain lines per run: a table of checkpoints, then best, rules, consultations."""
-    lines = [f"history: {overview.history}" + (f" (contract {overview.contract})" if overview.contract else "")]
+    lines = [f"history: {overview.history}" + (f" (contract {_shown(overview.contract)})" if overview.contract else "")]
     if not overview.runs:
         lines.append("no gated checkpoints yet")
     for run in overview.runs:
-        part = "" if run.contract is None else f", contract {run.contract or '(unlabelled, from before schema 2)'}"
-        lines.append(f"\ntraining run {run.run}{part}: {len(run.checkpoints)} gated checkpoint(s)")
+        label = _shown(run.contract or "") or "(unlabelled, from before schema 2)"
+        part = "" if run.contract is None else f", contract {label}"
+        lines.append(f"\ntraining run {_shown(run.run)}{part}: {len(run.checkpoints)} gated checkpoint(s)")
         for row in run.checkpoints:
             value = "n/a" if row.primary_value is None else f"{row.primary_value:.4f}"
             ci = f" [{row.primary_interval[0]:+.4f}, {row.primary_interval[1]:+.4f}]" if row.primary_interval else ""
-            deciding = f"  deciding: {', '.join(row.deciding_gates)}" if row.deciding_gates else ""
+            deciding = f"  deciding: {_shown(', '.join(row.deciding_gates))}" if row.deciding_gates else ""
             star = " *best*" if row.checkpoint == run.best else ""
-            lines.append(f"  step {row.step:>7}  {row.decision or '-'!s:13} {row.primary_metric or 'primary'} "
-                         f"{value}{ci}  {row.checkpoint}{star}{deciding}")
-        lines.append(f"  best: {run.best or 'n/a'}")
+            lines.append(f"  step {row.step:>7}  {row.decision or '-'!s:13} {_shown(row.primary_metric or 'primary')} "
+                         f"{value}{ci}  {_shown(row.checkpoint)}{star}{deciding}")
+        lines.append(f"  best: {_shown(run.best or 'n/a')}")
         if run.rules_note:
             lines.append(f"  rules: {run.rules_note}")
         elif run.rules_fired:
             for f in run.rules_fired:
                 action = f" -> {f.action}" + (f" to {f.rollback_to}" if f.rollback_to else "") if f.action else ""
-                lines.append(f"  rule {f.severity.upper()} {f.rule}{action}: {f.message}")
+                lines.append(f"  rule {f.severity.upper()} {f.rule}{_shown(action)}: {_shown(f.message)}")
         else:
             lines.append("  rules: none fired")
         for c in run.consultations:
             budget = f" of budget {c.budget}" if c.budget is not None else " (no budget set)"
-            lines.append(f"  private split {c.task}: consulted {c.used}{budget}" + (" OVER BUDGET" if c.over_budget
-                                                                                       else ""))
+            over = " OVER BUDGET" if c.over_budget else ""
+            lines.append(f"  private split {_shown(c.task)}: consulted {c.used}{budget}{over}")
     return "\n".join(lines)

@@ -43,3 +43,18 @@ def test_html_export_and_import_keep_a_lone_surrogate_in_a_metric_name_visible(t
     result = runner.invoke(app, ["history", "--history", str(store), "--json"])
     assert result.exit_code == 0, result.output
     assert "t/acc\\\\udcff" in result.output
+
+
+def test_the_terminal_listing_shows_odd_names_escaped_one_line_per_checkpoint(tmp_path: Path) -> None:
+    """A right-to-left override or escape sequence in a checkpoint path acted on the terminal (or was stripped
+    from a pipe), and a newline in one split its row in two."""
+    store = _store(tmp_path)
+    with open_history(store) as db:
+        db.record("run\x1b[2J", 9, "ck\x1b[31mred", {"t/acc": 0.1}, "block", contract="c")
+    result = runner.invoke(app, ["history", "--history", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "ckpt\\u202eevil" in result.output and "ck pt/ü\\nx" in result.output
+    assert "training run run\\u001b[2J" in result.output and "ck\\u001b[31mred" in result.output
+    assert not any(ch in result.output for ch in "\u202e\x1b")
+    rows = [line for line in result.output.splitlines() if line.lstrip().startswith("step")]
+    assert len(rows) == 5 and all("release" in r or "block" in r for r in rows)
