@@ -1,6 +1,6 @@
 """Inline SVG drawn in Python (no chart library, no external resources): CI bars, the radar and the trend charts.
 
-Every piece of text that reaches the markup goes through markupsafe.escape.
+Every piece of text that reaches the markup goes through `_esc`: invisible characters made visible, then escaped.
 """
 
 from __future__ import annotations
@@ -13,11 +13,18 @@ from markupsafe import Markup, escape
 from rlgate.engine.models import GateVerdict
 from rlgate.report import fmt
 from rlgate.report.model import RadarAxis
+from rlgate.report.text import visible_controls
 
 if TYPE_CHECKING:  # annotations only: the trend models load with the history report, not with every gate
     from rlgate.report.trend import TrendMarker, TrendSeries
 
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "inconclusive": "#bf8700", "nodata": "#6e7781", "error": "#9a6700"}
+
+
+def _esc(text: object) -> Markup:
+    """Text for the markup: invisible and reordering characters shown as \\uXXXX (a tooltip is read too), then
+    escaped."""
+    return escape(visible_controls(str(text)))
 
 
 def _thresholds(gate: GateVerdict) -> list[float]:
@@ -45,7 +52,7 @@ def ci_bar(gate: GateVerdict, width: int = 200, height: int = 22) -> Markup:
     colour = COLOURS.get(gate.verdict, "#6e7781")
     desc = f"delta {fmt.gate_delta(gate)}"
     parts = [f'<svg class="cibar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-             f'role="img" aria-label="{escape(desc)}"><title>{escape(desc)}</title>',
+             f'role="img" aria-label="{_esc(desc)}"><title>{_esc(desc)}</title>',
              f'<line x1="{mid}" y1="2" x2="{mid}" y2="{height - 2}" stroke="#8c959f" stroke-width="1"/>']
     for t in _thresholds(gate):
         parts.append(f'<line x1="{x(t)}" y1="1" x2="{x(t)}" y2="{height - 1}" stroke="#bf8700" '
@@ -124,10 +131,10 @@ def radar(axes: list[RadarAxis], size: int = 420, margin: int | None = None) -> 
             top = ly - height / 2 + 10
         else:
             top = ly + 12 if math.sin(angle) > 0 else ly - height + 6
-        spans = "".join(f'<tspan x="{lx:.1f}" y="{top + k * LINE_PX:.1f}">{escape(line)}</tspan>'
+        spans = "".join(f'<tspan x="{lx:.1f}" y="{top + k * LINE_PX:.1f}">{_esc(line)}</tspan>'
                         for k, line in enumerate(lines))
         parts.append(f'<text class="axis-label" font-size="11" text-anchor="{anchor}" fill="#24292f">'
-                     f'<title>{escape(axis.ref)}</title>{spans}</text>')
+                     f'<title>{_esc(axis.ref)}</title>{spans}</text>')
     for values, stroke, fill, dash in (([a.baseline for a in axes], "#6e7781", "#6e7781", ' stroke-dasharray="4,3"'),
                                        ([a.candidate for a in axes], "#0969da", "#0969da", "")):
         pts = " ".join(f"{px},{py}" for px, py in (point(i, v) for i, v in enumerate(values)))
@@ -221,19 +228,19 @@ def trend_chart(series: TrendSeries, steps: list[int], markers: list[TrendMarker
 
     desc = f"{series.metric} against training step, {len(series.points)} checkpoint(s)"
     parts = [f'<svg class="trend" width="{T_WIDTH}" height="{T_HEIGHT}" viewBox="0 0 {T_WIDTH} {T_HEIGHT}" '
-             f'role="img" aria-label="{escape(desc)}"><title>{escape(desc)}</title>']
+             f'role="img" aria-label="{_esc(desc)}"><title>{_esc(desc)}</title>']
     for m, x0, x1, _, _ in windows:
         colour = SEVERITY_COLOURS.get(m.severity, NO_DECISION)
         about = not m.metrics or series.metric in m.metrics  # fainter on the charts of other metrics
         parts.append(f'<rect class="marker" x="{x0}" y="{plot_t}" width="{round(x1 - x0, 2)}" '
                      f'height="{plot_b - plot_t}" fill="{colour}" fill-opacity="{0.14 if about else 0.06}" '
                      f'stroke="{colour}" '
-                     f'stroke-opacity="0.5" stroke-dasharray="3,2"><title>{escape(m.message)}</title></rect>')
+                     f'stroke-opacity="0.5" stroke-dasharray="3,2"><title>{_esc(m.message)}</title></rect>')
     for tick in nice_ticks(y_lo, y_hi, 6):
         ty = y(tick)
         parts.append(f'<line x1="{plot_l}" y1="{ty}" x2="{plot_r}" y2="{ty}" stroke="#eaeef2" stroke-width="1"/>')
         parts.append(f'<text class="tick" x="{plot_l - 6}" y="{ty + 4}" font-size="11" text-anchor="end" '
-                     f'fill="#59636e">{escape(show(tick))}</text>')
+                     f'fill="#59636e">{_esc(show(tick))}</text>')
     parts.append(f'<line x1="{plot_l}" y1="{plot_b}" x2="{plot_r}" y2="{plot_b}" stroke="#8c959f" stroke-width="1"/>')
     shown = steps if len(steps) <= 12 else [int(t) for t in nice_ticks(lo_step, hi_step, 8)]
     for step in shown:
@@ -249,7 +256,7 @@ def trend_chart(series: TrendSeries, steps: list[int], markers: list[TrendMarker
                      'stroke-dasharray="5,4"/>')
     for at, base in baselines:
         parts.append(f'<line class="baseline" x1="{x(at) - 12}" y1="{y(base)}" x2="{x(at) + 12}" y2="{y(base)}" '
-                     f'stroke="#6e7781" stroke-width="2"><title>baseline {escape(show(base))}</title></line>')
+                     f'stroke="#6e7781" stroke-width="2"><title>baseline {_esc(show(base))}</title></line>')
     if len(series.points) > 1:
         pts = " ".join(f"{x(p.step)},{y(p.value)}" for p in series.points)
         parts.append(f'<polyline points="{pts}" fill="none" stroke="#57606a" stroke-width="1.5"/>')
@@ -268,16 +275,16 @@ def trend_chart(series: TrendSeries, steps: list[int], markers: list[TrendMarker
                + (f" · baseline {show(p.baseline)}" if p.baseline is not None else "")
                + (f" · gate {p.verdict}" if p.verdict else "") + f" · decision {p.decision or 'none'}"
                + (" · deciding gate" if p.deciding else ""))
-        parts.append(f'<circle class="point" data-decision="{escape(p.decision or "none")}" cx="{px}" cy="{py}" '
-                     f'r="5.5" fill="{colour}" stroke="#fff" stroke-width="1.5"><title>{escape(tip)}</title></circle>')
+        parts.append(f'<circle class="point" data-decision="{_esc(p.decision or "none")}" cx="{px}" cy="{py}" '
+                     f'r="5.5" fill="{colour}" stroke="#fff" stroke-width="1.5"><title>{_esc(tip)}</title></circle>')
         if len(series.points) <= value_labels:
             right = px + 80 < plot_r
             label = show(p.value) + (" ★ best" if best is not None and p.checkpoint == best else "")
             parts.append(f'<text class="value-label" x="{px + 11 if right else px - 11}" y="{py - 7}" font-size="11" '
-                         f'text-anchor="{"start" if right else "end"}" fill="#1f2328">{escape(label)}</text>')
+                         f'text-anchor="{"start" if right else "end"}" fill="#1f2328">{_esc(label)}</text>')
     for (m, _, _, label, start), lane in zip(windows, lanes, strict=True):
         colour = SEVERITY_COLOURS.get(m.severity, NO_DECISION)
         parts.append(f'<text class="marker-label" x="{round(start, 2)}" y="{10 + T_LANE * lane + 10}" font-size="11" '
-                     f'fill="{colour}" font-weight="600"><title>{escape(m.message)}</title>{escape(label)}</text>')
+                     f'fill="{colour}" font-weight="600"><title>{_esc(m.message)}</title>{_esc(label)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

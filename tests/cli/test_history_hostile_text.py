@@ -58,3 +58,12 @@ def test_the_terminal_listing_shows_odd_names_escaped_one_line_per_checkpoint(tm
     assert not any(ch in result.output for ch in "\u202e\x1b")
     rows = [line for line in result.output.splitlines() if line.lstrip().startswith("step")]
     assert len(rows) == 5 and all("release" in r or "block" in r for r in rows)
+
+
+def test_the_trend_page_shows_odd_names_escaped_in_the_charts_tooltips_too(tmp_path: Path) -> None:
+    """The table escaped a right-to-left override; each chart point's tooltip (an SVG <title>) had it raw."""
+    store = _store(tmp_path)
+    result = runner.invoke(app, ["history", "--history", str(store), "--html", str(tmp_path / "h.html")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "h.html").read_text(encoding="utf-8")
+    assert "<title>ckpt\\u202eevil" in page and "\u202e" not in page and "\x00" not in page
