@@ -17,3 +17,9 @@ def visible_controls(text: str) -> str:
     """Show invisible/reordering characters as `\\uXXXX` escapes; keep tab and newline (and CR as \\r)."""
     text = text.replace("\r\n", "\n").replace("\r", "\\r")
     return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def visible_line(text: str) -> str:
+    """`visible_controls` on one line: a newline shown as \\n too, where a name or message from a data file is
+    printed (a line of its own could pass for rlgate's output, or be a GitHub Actions `::` command)."""
+    return visible_controls(text).replace("\n", "\\n")

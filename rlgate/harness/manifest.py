@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rlgate.defaults import empty_list
 from rlgate.errors import InputError
+from rlgate.visible import visible_line
 
 if TYPE_CHECKING:
     from rlgate.results.models import RunResult, SampleRecord, Trajectory
@@ -108,6 +109,13 @@ class ImportReport(_Model):
     duplicates: int = 0
     unknown_task: int = 0
     examples: list[str] = Field(default_factory=empty_list, description="a few unmatched or duplicate rows, by line")
+
+    @field_validator("examples")
+    @classmethod
+    def _one_visible_line_each(cls, examples: list[str]) -> list[str]:
+        """Printed by `rlgate eval` and kept in the manifest: a task name or document field from the imported file
+        must not start a line of its own or act on the terminal."""
+        return [visible_line(e) for e in examples]
 
 
 class RunManifest(_Model):

@@ -18,7 +18,7 @@ from rlgate.monitor.history_rules import HistoryTargets, evaluate_history, targe
 from rlgate.monitor.policy import MonitorPolicy
 from rlgate.store.protocol import HistoryStore
 from rlgate.store.records import CheckpointRecord, of_contract
-from rlgate.visible import visible_controls
+from rlgate.visible import visible_line
 
 OVERVIEW_SCHEMA_VERSION = 1
 
@@ -171,39 +171,36 @@ def _consultations(store: HistoryStore, run: str, resolved: ResolvedContract | N
             for t in sorted(set(used) | set(budgets))]
 
 
-def _shown(text: str) -> str:
-    """A name from the store as one visible line: a terminal acts on escape sequences and bidi overrides (a pipe
-    loses them), and a newline in a checkpoint path would split its row."""
-    return visible_controls(text).replace("\n", "\\n")
-
-
 def render_text(overview: HistoryOverview) -> str:
     """Plain lines per run: a table of checkpoints, then best, rules, consultations."""
-    lines = [f"history: {overview.history}" + (f" (contract {_shown(overview.contract)})" if overview.contract else "")]
+    named = f" (contract {visible_line(overview.contract)})" if overview.contract else ""
+    lines = [f"history: {overview.history}{named}"]
     if not overview.runs:
         lines.append("no gated checkpoints yet")
     for run in overview.runs:
-        label = _shown(run.contract or "") or "(unlabelled, from before schema 2)"
+        label = visible_line(run.contract or "") or "(unlabelled, from before schema 2)"
         part = "" if run.contract is None else f", contract {label}"
-        lines.append(f"\ntraining run {_shown(run.run)}{part}: {len(run.checkpoints)} gated checkpoint(s)")
+        lines.append(f"\ntraining run {visible_line(run.run)}{part}: {len(run.checkpoints)} gated checkpoint(s)")
         for row in run.checkpoints:
             value = "n/a" if row.primary_value is None else f"{row.primary_value:.4f}"
             ci = f" [{row.primary_interval[0]:+.4f}, {row.primary_interval[1]:+.4f}]" if row.primary_interval else ""
-            deciding = f"  deciding: {_shown(', '.join(row.deciding_gates))}" if row.deciding_gates else ""
+            gates = visible_line(", ".join(row.deciding_gates))
+            deciding = f"  deciding: {gates}" if row.deciding_gates else ""
             star = " *best*" if row.checkpoint == run.best else ""
-            lines.append(f"  step {row.step:>7}  {row.decision or '-'!s:13} {_shown(row.primary_metric or 'primary')} "
-                         f"{value}{ci}  {_shown(row.checkpoint)}{star}{deciding}")
-        lines.append(f"  best: {_shown(run.best or 'n/a')}")
+            metric = visible_line(row.primary_metric or "primary")
+            lines.append(f"  step {row.step:>7}  {row.decision or '-'!s:13} {metric} "
+                         f"{value}{ci}  {visible_line(row.checkpoint)}{star}{deciding}")
+        lines.append(f"  best: {visible_line(run.best or 'n/a')}")
         if run.rules_note:
             lines.append(f"  rules: {run.rules_note}")
         elif run.rules_fired:
             for f in run.rules_fired:
                 action = f" -> {f.action}" + (f" to {f.rollback_to}" if f.rollback_to else "") if f.action else ""
-                lines.append(f"  rule {f.severity.upper()} {f.rule}{_shown(action)}: {_shown(f.message)}")
+                lines.append(f"  rule {f.severity.upper()} {f.rule}{visible_line(action)}: {visible_line(f.message)}")
         else:
             lines.append("  rules: none fired")
         for c in run.consultations:
             budget = f" of budget {c.budget}" if c.budget is not None else " (no budget set)"
             over = " OVER BUDGET" if c.over_budget else ""
-            lines.append(f"  private split {_shown(c.task)}: consulted {c.used}{budget}{over}")
+            lines.append(f"  private split {visible_line(c.task)}: consulted {c.used}{budget}{over}")
     return "\n".join(lines)

@@ -108,3 +108,17 @@ def test_missing_empty_and_binary_files(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00\x01")
     with pytest.raises(InputError, match="UTF-8"):
         read_responses(binary)
+
+
+def test_a_reported_row_shows_its_odd_task_name_on_one_visible_line(tmp_path: Path) -> None:
+    """The examples are printed by `rlgate eval`: a newline in a task name started a line of its own (in a GitHub
+    Actions log, `::error::...` is a workflow command) and an escape sequence or bidi override acted on the
+    terminal."""
+    rows = read_responses(write(tmp_path, [
+        {"task": "gsm8k\u202e\x1b[2J\n::error::injected", "doc_id": 0, "response": "x"},
+        {"task": "gsm\n8k", "doc": {"question": "q"}, "response": "y"},
+    ]))
+    report = match_rows(rows, DOCS, GROUPS).report
+    assert report is not None and len(report.examples) == 2
+    assert "task 'gsm8k\\u202e\\u001b[2J\\n::error::injected' is not evaluated" in report.examples[0]
+    assert not any(ch in "".join(report.examples) for ch in "\n\x1b\u202e")
