@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
+from rlgate.visible import visible_line
 
 
 def print_outcome(result: object) -> None:
@@ -23,7 +24,7 @@ def print_outcome(result: object) -> None:
 
         typer.echo("\n".join(sequential_lines(decision.sequential)))
     for warning in decision.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {visible_line(warning)}", err=True)
     for kind in ("html", "markdown", "decision", "junit"):
         if kind in result.reports:
             typer.echo(f"{kind:>9}: {result.reports[kind]}")

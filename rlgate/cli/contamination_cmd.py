@@ -10,6 +10,7 @@ import typer
 
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
 from rlgate.errors import InputError
+from rlgate.visible import visible_line
 
 
 @app.command()
@@ -75,7 +76,7 @@ def contamination(
         if more > 0:
             typer.echo(f"  ... and {more} more {task.task} documents (see contamination.json)")
     for warning in report.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        typer.echo(f"warning: {visible_line(warning)}", err=True)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "contamination.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")

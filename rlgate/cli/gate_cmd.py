@@ -11,6 +11,7 @@ import typer
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder, pydantic_plugins_off
 from rlgate.files import write_text_atomic
 from rlgate.gcpause import collector_paused, command_policy
+from rlgate.visible import visible_line
 
 
 @app.command()
@@ -58,7 +59,7 @@ def gate(
 
             typer.echo("\n".join(sequential_lines(decision.sequential)))
         for warning in decision.warnings:
-            typer.echo(f"warning: {warning}", err=True)
+            typer.echo(f"warning: {visible_line(warning)}", err=True)
         written = ", ".join(str(path) for path in outcome.reports.values())
         typer.echo(f"wrote {written} and {out / 'summary.md'}")
         raise typer.Exit(DECISION_EXIT[decision.decision])

@@ -75,3 +75,15 @@ def test_a_results_folder_named_oddly_is_gated_and_reported(tmp_path: Path, name
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "org__cand" in summary.replace("\\_", "_")
     assert ("\\udcff" in summary) == ("\udcff" in name)
+
+
+def test_a_warning_naming_an_odd_path_is_printed_on_one_visible_line(tmp_path: Path) -> None:
+    """A newline in a printed path started a line of its own (in a GitHub Actions log `::error::` is a workflow
+    command), and an escape sequence acted on the terminal."""
+    cand = build_synthetic_folder(tmp_path / "run\n::error::x\x1b[2J", "org/cand",
+                                  {"gsm8k": [True] * 40 + [False] * 20})
+    result = CliRunner().invoke(app, ["gate", str(CONTRACTS / "abel_gsm8k.yaml"), "--candidate", str(cand),
+                                      "--baseline", str(cand), "--out", str(tmp_path / "out")])
+    assert result.exit_code in (0, 1, 3), result.output
+    assert "run\\n::error::x\\u001b[2J" in result.output  # the same-results warning names the folder
+    assert not any(line.startswith("::") for line in result.output.splitlines()) and "\x1b" not in result.output
