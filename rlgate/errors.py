@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlgate.visible import visible_controls
+
 
 @dataclass
 class InputError(Exception):
@@ -40,7 +42,7 @@ class InputError(Exception):
         text = f"{head}: {body}" if head else body
         if self.fix:
             text += f"\n  fix: {self.fix}"
-        return text
+        return visible_controls(text)  # ids and names quoted from a bad file must not act on the terminal
 
 
 class MissingExtraError(InputError):
