@@ -60,8 +60,18 @@ def app_for(args: list[str]) -> typer.Typer:
     return single
 
 
+def _printable_output() -> None:
+    """Where stdout/stderr refuse lone surrogates (PYTHONIOENCODING=utf-8, a UTF-8 locale other than C), a path of
+    non-UTF-8 bytes, which Python holds as such, is printed as `\\udcXX` instead of ending the command in a
+    traceback after its work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main() -> None:
     """The `rlgate` executable: its commands may use the collector policy of a process that ends with them."""
+    _printable_output()
     with executable():
         try:
             app_for(sys.argv[1:])()

@@ -67,3 +67,20 @@ def test_the_trend_page_shows_odd_names_escaped_in_the_charts_tooltips_too(tmp_p
     assert result.exit_code == 0, result.output
     page = (tmp_path / "h.html").read_text(encoding="utf-8")
     assert "<title>ckpt\\u202eevil" in page and "\u202e" not in page and "\x00" not in page
+
+
+def test_a_path_of_non_utf8_bytes_is_printed_where_output_is_strict_utf8(tmp_path: Path) -> None:
+    """With PYTHONIOENCODING=utf-8 (common in CI) Python's stdout refuses lone surrogates, which is how a path of
+    non-UTF-8 bytes reaches rlgate: printing it was a traceback and exit 1 after the work was done."""
+    import os
+    import subprocess
+    import sys
+
+    import rlgate
+
+    store = tmp_path / os.fsdecode(b"h-\xff.sqlite")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(Path(rlgate.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-m", "rlgate.cli.app", "history", "--history", str(store)],
+                          capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    assert b"h-\\udcff.sqlite" in done.stdout and b"Traceback" not in done.stderr
