@@ -97,7 +97,9 @@ def _check_index(folder: Path) -> None:
 def _digest_folder(folder: Path, names: list[Path], cache: GenerationCache | None) -> str:
     digest = hashlib.sha256()
     for path in names:
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{_sha256_file(path, cache)}\n".encode())
+        # the name's own bytes: a name that is not UTF-8 (lone surrogates in Python) cannot be encoded as text
+        name = os.fsencode(path.relative_to(folder).as_posix())
+        digest.update(name + f"\0{_sha256_file(path, cache)}\n".encode())
     return digest.hexdigest()
 
 

@@ -237,3 +237,18 @@ def test_a_failed_hub_download_is_one_located_error(tmp_path: Path, monkeypatch:
     with pytest.raises(InputError, match=r"could not be downloaded.*gated repository") as err:
         inspect("org/model", tmp_path)
     assert "HF_TOKEN" in (err.value.fix or "")
+
+
+def test_a_weights_file_named_with_non_utf8_bytes_is_hashed(tmp_path: Path) -> None:
+    """A file name of bytes that are not UTF-8 is held by Python as lone surrogates: hashing its name crashed with
+    UnicodeEncodeError before any model time. Ordinary names hash as before (their UTF-8 bytes)."""
+    import hashlib
+    import os
+
+    plain = fake_checkpoint(tmp_path / "plain")
+    content = hashlib.sha256(b"weights-1").hexdigest()
+    expected = hashlib.sha256(f"model.safetensors\0{content}\n".encode()).hexdigest()
+    assert inspect(plain, tmp_path).weights_hash == expected  # type: ignore[attr-defined]
+    odd = fake_checkpoint(tmp_path / "odd")
+    (odd / os.fsdecode(b"model-00002-\xff.safetensors")).write_bytes(b"more weights")
+    assert inspect(odd, tmp_path).weights_hash not in (None, expected)  # type: ignore[attr-defined]
