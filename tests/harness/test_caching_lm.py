@@ -83,3 +83,14 @@ def test_cached_loglikelihoods_round_trip(tmp_path: Path) -> None:
         rolling_again = _lm(cache, backend).loglikelihood_rolling(_requests("loglikelihood_rolling"))
     assert first == again == [(-1.5, True)] * 2 and rolling == rolling_again == [-7.0]
     assert backend.sent == 3
+
+
+def test_a_response_with_a_lone_surrogate_reads_the_same_fresh_and_cached(tmp_path: Path) -> None:
+    """A server's `"\\ud800"` escape decodes to a string no UTF-8 store takes: the cache keeps it as visible text,
+    so the fresh run must score that same text, or a resumed run would score another response."""
+    backend = Backend()
+    backend.generate_until = lambda requests, disable_tqdm=False: ["4 \ud800"] * len(requests)  # type: ignore[method-assign]
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        fresh = _lm(cache, backend).generate_until(_requests("generate_until"))
+        cached = _lm(cache, Backend()).generate_until(_requests("generate_until"))
+    assert fresh == cached == ["4 \\ud800"]

@@ -30,6 +30,7 @@ from rlgate.harness.base import ProgressSink, SilentProgress
 from rlgate.harness.lmeval.backends import canonical_json
 from rlgate.harness.lmeval.images import LazyImage, has_lazy_images, materialize, pixel_key
 from rlgate.harness.manifest import Drops
+from rlgate.jsonl_fast import visible_surrogates
 from rlgate.store.cache import CachedGeneration, GenerationCache, Scope
 
 MAX_ERROR_SHARE = 0.1
@@ -70,7 +71,11 @@ def request_hash(reqtype: str, args: Any) -> str:
 
 
 def _encode_result(reqtype: str, result: Any) -> str:
-    return result if reqtype == "generate_until" else json.dumps(result)
+    """The stored form, which is also what the run scores: a response's lone surrogates (no UTF-8 store takes them)
+    as visible text, so a fresh and a resumed run read the same response."""
+    if reqtype == "generate_until":
+        return visible_surrogates(result) if isinstance(result, str) else result
+    return json.dumps(result)
 
 
 def _decode_result(reqtype: str, text: str) -> Any:
