@@ -84,19 +84,24 @@ def _fixed(start: int, render: Callable[[int], str]) -> Iterable[str]:
     return (render(d) for d in range(start, max(start, MOST_DIGITS) + 1))
 
 
+def _figure(v: float, frac: bool, limits: Iterable[float], threshold: bool, sign: str, unit: str) -> str:
+    """`value` (sign "", unit "%") and `delta` (sign "+", unit " pts"): a threshold printed exactly, any other
+    figure kept apart from the thresholds it is compared with."""
+
+    def render(d: int) -> str:
+        return f"{v * 100:{sign}.{d}f}{unit}" if frac else f"{v:{sign}.{d + 2}g}"
+
+    if threshold:
+        return exact(v * 100 if frac else v, _fixed(2, render))
+    return apart(v, [(lim, _figure(lim, frac, (), True, sign, unit)) for lim in limits], _fixed(2, render))
+
+
 def value(v: float | None, metric: str | Unit, limits: Iterable[float] = (), *, threshold: bool = False) -> str:
     """A value; `limits` are thresholds it is compared with (a hard gate's max/min): see `apart`. A `threshold`
     itself gets the decimals (up to 6) that print it as it is."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
-    frac = _fraction(metric)
-
-    def render(d: int) -> str:
-        return f"{v * 100:.{d}f}%" if frac else f"{v:.{d + 2}g}"
-
-    if threshold:
-        return exact(v * 100 if frac else v, _fixed(2, render))
-    return apart(v, [(lim, value(lim, metric, threshold=True)) for lim in limits], _fixed(2, render))
+    return _figure(v, _fraction(metric), limits, threshold, "", "%")
 
 
 def delta(v: float | None, metric: str | Unit, limits: Iterable[float] = (), *, threshold: bool = False) -> str:
@@ -104,14 +109,7 @@ def delta(v: float | None, metric: str | Unit, limits: Iterable[float] = (), *, 
     a `threshold` as in `value`."""
     if v is None or math.isnan(v):
         return "n/a"
-    frac = _fraction(metric)
-
-    def render(d: int) -> str:
-        return f"{v * 100:+.{d}f} pts" if frac else f"{v:+.{d + 2}g}"
-
-    if threshold:
-        return exact(v * 100 if frac else v, _fixed(2, render))
-    return apart(v, [(lim, delta(lim, metric, threshold=True)) for lim in limits], _fixed(2, render))
+    return _figure(v, _fraction(metric), limits, threshold, "+", " pts")
 
 
 def interval(ci: tuple[float, float] | None, metric: str | Unit, level: float | None) -> str:
