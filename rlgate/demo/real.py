@@ -160,7 +160,12 @@ def drop_resume_checkpoints(runs: Path, log: Callable[[str], None]) -> None:
     if not runs.is_dir():
         return
     size = sum(f.stat().st_size for f in runs.rglob("*") if f.is_file())
-    shutil.rmtree(runs)
+    try:
+        shutil.rmtree(runs)
+    except OSError as exc:
+        raise InputError(f"could not remove the finished GRPO run's resume checkpoints ({exc.strerror or exc})",
+                         file=runs, fix="delete the folder by hand (the trained model is in candidate/ and is "
+                         "reused by the next run)") from None
     log(f"removed the GRPO run's resume checkpoints ({size / 2**30:.1f} GiB): the trained model is in candidate/")
 
 

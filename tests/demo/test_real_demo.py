@@ -154,3 +154,19 @@ def test_resume_checkpoints_are_removed_with_their_size_named(tmp_path: Path) ->
     drop_resume_checkpoints(tmp_path / "grpo", logs.append)  # already gone: nothing to say
     assert not (tmp_path / "grpo").exists()
     assert logs == ["removed the GRPO run's resume checkpoints (0.1 GiB): the trained model is in candidate/"]
+
+
+def test_resume_checkpoints_that_cannot_be_removed_are_one_located_error(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from rlgate.demo.real import drop_resume_checkpoints
+
+    (tmp_path / "grpo" / "checkpoint-1").mkdir(parents=True)
+
+    def refuse(path: object) -> None:
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(shutil, "rmtree", refuse)
+    with pytest.raises(InputError, match=r"could not remove .*Permission denied") as err:
+        drop_resume_checkpoints(tmp_path / "grpo", print)
+    assert "candidate/" in (err.value.fix or "") and str(tmp_path / "grpo") in str(err.value)
