@@ -323,6 +323,9 @@ class MonitorSpec(StrictModel):
         description="canonical metric -> the log's key, for keys the monitor does not know "
         "(e.g. reward_mean: reward/g, val_score/true: reward/f); wins over the built-in aliases",
     )
+    duplicate_steps: Literal["refuse", "last", "first"] = Field(
+        "refuse", description="a step logged twice with different values (a resumed or restarted run): refuse (the "
+        "monitor gate is error), or keep the last or the first logging")
     policy: str | None = Field(None, description="monitor threshold file; default gates/monitor_default.yaml")
     overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="rule -> threshold overrides")
     history: str | None = Field(None, description=(
