@@ -61,8 +61,9 @@ def monitor(
     typer.echo(f"wrote {written}")
     for log in report.logs:  # a few per log: a log of corrupt lines would print one error per line
         for problem in log.problems[:SHOWN_PROBLEMS]:
-            typer.echo(f"error: {problem.text}\n  fix: the rest of the log was read and checked; repair the log "
-                       "and run again for a complete check", err=True)
+            fix = problem.fix if problem.fix and "duplicate_steps" in problem.fix else (
+                "the rest of the log was read and checked; repair the log and run again for a complete check")
+            typer.echo(f"error: {problem.text}\n  fix: {fix}", err=True)
         if len(log.problems) > SHOWN_PROBLEMS:
             typer.echo(f"error: {log.path}: and {len(log.problems) - SHOWN_PROBLEMS} more problems in this log\n"
                        f"  fix: every one is listed in {written}; if none of its lines reads, check --format",

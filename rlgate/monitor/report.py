@@ -37,10 +37,12 @@ class Problem(_Model):
     column: int | None = None
     record: int | None = None
     text: str = Field(description="the problem as one line, file:line:column first")
+    fix: str | None = None
 
     @classmethod
     def of(cls, p: ReadProblem) -> Problem:
-        return cls(file=p.file, message=p.message, line=p.line, column=p.column, record=p.record, text=p.describe())
+        return cls(file=p.file, message=p.message, line=p.line, column=p.column, record=p.record, text=p.describe(),
+                   fix=p.fix)
 
 
 class SeriesInfo(_Model):
