@@ -28,14 +28,14 @@ Extract = Callable[[Any], "tuple[int, dict[str, Any]] | str"]
 Columns = Callable[[tuple[tuple[str, ...], ...]], "tuple[int, list[tuple[int, str]]] | None"]
 
 
-def blocks(handle: IO[bytes], size: int = BLOCK_BYTES,
+def blocks(handle: IO[bytes], size: int | None = None,
            on_long: Callable[[int], None] | None = None) -> Iterator[tuple[int, bytes]]:
     """(1-based number of the block's first line, block of whole lines); only the last may lack a newline.
 
     A line longer than `_bounds.MAX_LINE_BYTES` is never held whole: it is skipped up to its newline and
     `on_long(its line number)` is called, so one runaway line cannot exhaust memory.
     """
-    limit = _bounds.MAX_LINE_BYTES
+    limit, size = _bounds.MAX_LINE_BYTES, size or BLOCK_BYTES
     first, rest, skipping = 1, b"", False
     while True:
         chunk = handle.read(size)
@@ -174,7 +174,7 @@ def read_json_lines(path: Path, extract: Extract, builder: SeriesBuilder, proble
                     fast: FastPath | None = None) -> None:
     """Stream a JSON-lines file into `builder`; unusable lines become problems naming their line."""
     def too_long(number: int) -> None:
-        problems.append(ReadProblem(str(path), _bounds.TOO_LONG, line=number,
+        problems.append(ReadProblem(str(path), _bounds.too_long(), line=number,
                                     fix="the lines before and after it were read; repair or remove this line"))
 
     with path.open("rb") as handle:

@@ -111,7 +111,7 @@ def read(path: Path) -> TrainingLog:
     with path.open("rb") as handle:
         for number, raw in enumerate(_lines(handle), start=1):
             if raw is None:  # over the line limit: skipped, and named when it looks like a metrics line
-                problems.append(ReadProblem(str(path), _bounds.TOO_LONG, line=number,
+                problems.append(ReadProblem(str(path), _bounds.too_long(), line=number,
                                             fix="the lines before and after it were read"))
                 continue
             if b"step:" not in raw and b"validation metrics" not in raw:
