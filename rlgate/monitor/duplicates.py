@@ -68,10 +68,41 @@ def _first(series: Series, repeats: dict[str, Repeat]) -> Series:
 def _problem(log: TrainingLog, repeat: Repeat, counts: str) -> ReadProblem:
     first, last = repeat.conflict_values or (float("nan"), float("nan"))
     step = repeat.first_conflict
-    line = _line_of(Path(log.path), log.format, step, repeat.key) if step is not None else None
-    where = "" if line is not None else " (the log does not say which record)"
-    return ReadProblem(log.path, f"{log.format} log: step {step} of '{repeat.key}' is logged twice with different "
-                       f"values ({first:.6g}, then {last:.6g}){where}: {counts}", line=line, fix=FIX)
+    file, line, record = log.path, None, None
+    if step is not None and log.format == "tensorboard":
+        file = _event_file(Path(log.path), step, repeat.key) or file
+    elif step is not None and log.format == "trl":
+        record = _trl_entry(Path(log.path), step, repeat.key)
+    elif step is not None:
+        line = _line_of(Path(log.path), log.format, step, repeat.key)
+    where = "" if line is not None or record is not None or file != log.path else " (the log does not say where)"
+    return ReadProblem(file, f"{log.format} log: step {step} of '{repeat.key}' is logged twice with different "
+                       f"values ({first:.6g}, then {last:.6g}){where}: {counts}", line=line, record=record, fix=FIX)
+
+
+def _event_file(folder: Path, step: int, key: str) -> str | None:
+    """The second event file (oldest first) that logs `key` at `step`: where the re-logging starts."""
+    from rlgate.monitor.readers import tensorboard
+    from rlgate.monitor.series import SeriesBuilder
+
+    holding = []
+    for file in tensorboard.event_files(folder):
+        builder = SeriesBuilder()
+        tensorboard.read_file(file, builder, [])
+        if builder.has_point(key, step):
+            holding.append(file)
+    return str(holding[1]) if len(holding) > 1 else None
+
+
+def _trl_entry(path: Path, step: int, key: str) -> int | None:
+    """The 1-based index of the second log_history entry with `key` at `step`."""
+    state = path / "trainer_state.json" if path.is_dir() else path
+    try:
+        history = json.loads(state.read_text(encoding="utf-8")).get("log_history", [])
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, AttributeError):
+        return None
+    hits = [i for i, e in enumerate(history, start=1) if isinstance(e, dict) and e.get("step") == step and key in e]
+    return hits[1] if len(hits) > 1 else None
 
 
 def _line_of(path: Path, fmt: str, step: int, key: str) -> int | None:
