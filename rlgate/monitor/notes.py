@@ -35,8 +35,10 @@ _LOOKS_LIKE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(^|/)(entropy|policy_entropy|entropy_mean)$"), "entropy"),
     (re.compile(r"(^|/)(kl|kl_div|kl_divergence|kl_ref|kl_loss)$"), "kl_ref"),
     (re.compile(r"(response|completion|output|ac)_?(tokens|length|len)(/mean|_mean|_per_turn)?$"), "len_mean"),
-    (re.compile(r"(clip_?frac|clipfrac|clip_ratio)$"), "clipfrac"),
+    (re.compile(r"(^|/)(pg_clipfrac|clipfrac|clip_frac|clip_fraction)$"), "clipfrac"),
 )
+#: Keys that are never a suggestion: preference-optimisation rewards, losses, bookkeeping.
+_NOT_SUGGESTED = re.compile(r"chosen|rejected|margin|loss|runtime|per_second|_timestamp|_step$")
 
 
 def unreadable_log(path: str | Path, fmt: str, error: InputError) -> TrainingLog:
@@ -51,7 +53,8 @@ def with_notes(log: TrainingLog, checkpoint: str | None = None) -> TrainingLog:
     notes: list[str] = []
     if checkpoint:
         named = run_model(Path(log.path))
-        if named is not None and not same_model(named[0], checkpoint):
+        if named is not None and not any(same_model(named[0], ident) for ident in identities(checkpoint)) \
+                and not _same_run(Path(log.path), checkpoint):
             notes.append(f"the run metadata ({named[1]}) names model '{named[0]}', but the gated checkpoint is "
                          f"'{checkpoint}': is this log another model's run? point monitor.logs at this checkpoint's "
                          "training run")
@@ -69,6 +72,8 @@ def suggest_mapping(log: TrainingLog) -> dict[str, str]:
     out: dict[str, str] = {}
     for key in log.unknown_keys:
         lowered = key.lower()
+        if _NOT_SUGGESTED.search(lowered):
+            continue
         for pattern, name in _LOOKS_LIKE:
             taken = name in out or (name in log.metrics) or (name.startswith("val_score") and log.val_scores())
             if not taken and pattern.search(lowered):
@@ -91,6 +96,29 @@ def same_model(named: str, checkpoint: str) -> bool:
     return bool(base) and (base in ident or (bool(tail) and tail in _norm(named)))
 
 
+def _paths(checkpoint: str) -> list[Path]:
+    """Local folders the checkpoint identity names (`pretrained=...` model arguments, or the identity itself)."""
+    parts = [part.split("=", 1)[-1] for part in checkpoint.split(",")]
+    return [Path(part) for part in parts if part and ("/" in part or "\\" in part) and Path(part).is_dir()]
+
+
+def identities(checkpoint: str) -> list[str]:
+    """The checkpoint's identity, and the base model a local checkpoint's own config.json names (a trained
+    checkpoint keeps the name of the model it was trained from)."""
+    out = [checkpoint]
+    for folder in _paths(checkpoint):
+        found = _json_model(folder / "config.json") or _json_model(folder / "adapter_config.json")
+        if found:
+            out.append(found)
+    return out
+
+
+def _same_run(log_path: Path, checkpoint: str) -> bool:
+    """A checkpoint saved inside the log's run folder is that run's, whatever the metadata calls the model."""
+    run = (log_path if log_path.is_dir() else log_path.parent).resolve()
+    return any(run == folder.resolve() or run in folder.resolve().parents for folder in _paths(checkpoint))
+
+
 def run_model(log_path: Path) -> tuple[str, str] | None:
     """(model name, where it was found) from the run metadata beside a log, or None."""
     folder = log_path if log_path.is_dir() else log_path.parent
@@ -109,7 +137,7 @@ def run_model(log_path: Path) -> tuple[str, str] | None:
         except OSError:
             return None
         match = _VERL_MODEL.search(head)
-        if match:
+        if match and "$" not in match.group(1):  # an unexpanded shell variable names nothing
             return match.group(1), f"{log_path} (actor_rollout_ref.model.path)"
     return None
 
@@ -127,7 +155,8 @@ def _json_model(path: Path) -> str | None:
     data = _load(path)
     if not isinstance(data, dict):
         return None
-    return next((data[k] for k in _JSON_MODEL_KEYS if isinstance(data.get(k), str) and data[k]), None)
+    return next((data[k] for k in _JSON_MODEL_KEYS if isinstance(data.get(k), str) and data[k]
+                 and "$" not in data[k]), None)
 
 
 def _args_model(path: Path) -> str | None:

@@ -111,6 +111,26 @@ def test_a_log_naming_another_model_is_warned(tmp_path: Path) -> None:
     assert not same_model("meta-llama/Llama-3.1-8B", "hf,pretrained=Qwen/Qwen2.5-7B")
 
 
+def test_a_trained_checkpoint_is_matched_by_its_config_or_by_living_in_the_run(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "global_step_40").mkdir(parents=True)
+    (run / "metrics.jsonl").write_text("".join(json.dumps({"step": i, "reward/total": 0.01 * i}) + "\n"
+                                               for i in range(30)), encoding="utf-8")
+    (run / "config.json").write_text(json.dumps({"model_name": "Qwen/Qwen3-0.6B"}), encoding="utf-8")
+    elsewhere = tmp_path / "ckpts" / "step-40"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "config.json").write_text(json.dumps({"_name_or_path": "Qwen/Qwen3-0.6B"}), encoding="utf-8")
+    stranger = tmp_path / "ckpts" / "other"
+    stranger.mkdir()
+    (stranger / "config.json").write_text(json.dumps({"_name_or_path": "google/gemma-2-2b"}), encoding="utf-8")
+
+    def warned(checkpoint: Path) -> bool:
+        log = run_monitor([run / "metrics.jsonl"], plots=False, checkpoint=f"hf,pretrained={checkpoint}").logs[0]
+        return any("another model's run" in w for w in log.warnings)
+
+    assert not warned(run / "global_step_40") and not warned(elsewhere) and warned(stranger)
+
+
 def test_keys_that_look_canonical_are_suggested_not_applied(tmp_path: Path) -> None:
     path = tmp_path / "metrics.jsonl"
     path.write_text("".join(json.dumps({"step": i, "reward/pass@1": 0.01 * i, "test/gsm8k/accuracy": 0.3,
