@@ -141,3 +141,19 @@ def test_keys_that_look_canonical_are_suggested_not_applied(tmp_path: Path) -> N
     note = next(w for w in log.warnings if w.startswith("these keys look like"))
     assert "reward/pass@1 -> reward_mean" in note and "test/gsm8k/accuracy -> val_score/<dataset>" in note
     assert "optimizer/grad_norm -> grad_norm" in note and "--map reward_mean=reward/pass@1" in note
+
+
+def test_the_contract_chooses_the_policy(tmp_path: Path) -> None:
+    from rlgate.monitor.api import monitor_contract
+
+    _relogged(tmp_path)
+    (tmp_path / "t.yaml").write_text("task: t\n", encoding="utf-8")
+    for policy, problems in (("", 1), ("duplicate_steps: last, ", 0), ("duplicate_steps: first, ", 0)):
+        (tmp_path / "c.yaml").write_text(CONTRACT.replace("monitor: {logs: [run/metrics.jsonl]}",
+                                                          "monitor: {" + policy + "logs: [metrics.jsonl]}"))
+        report = monitor_contract(load_contract(tmp_path / "c.yaml"))
+        assert len(report.problems) == problems, policy
+    (tmp_path / "c.yaml").write_text(CONTRACT.replace("monitor: {logs: [run/metrics.jsonl]}",
+                                                      "monitor: {duplicate_steps: newest, logs: [metrics.jsonl]}"))
+    result = runner.invoke(app, ["monitor", "--contract", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "duplicate_steps" in result.output and "Traceback" not in result.output
