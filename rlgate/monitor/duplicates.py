@@ -18,6 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal, get_args
 
+import numpy as np
+
 from rlgate.monitor.readers import _bounds
 from rlgate.monitor.series import ReadProblem, Repeat, Series, TrainingLog
 from rlgate.monitor.vocabulary import classify
@@ -50,8 +52,14 @@ def resolve(log: TrainingLog, policy: DuplicatePolicy = "refuse") -> TrainingLog
         return replace(log, warnings=[*log.warnings, counts + "; kept the last logging of each step "
                                       "(monitor.duplicate_steps: last)"])
     by_key = {r.key: r for r in conflicts}
-    return replace(log, metrics={n: _first(s, by_key) for n, s in log.metrics.items()},
-                   extra={n: _first(s, by_key) for n, s in log.extra.items()},
+    extra = {n: _first(s, by_key) for n, s in log.extra.items()}
+    metrics = {n: _first(s, by_key) for n, s in log.metrics.items()}
+    for name, series in metrics.items():  # a metric derived from parts (vocabulary.DERIVED): from their firsts
+        parts = series.source_key.split("+")
+        if len(parts) > 1 and all(p in extra for p in parts):
+            metrics[name] = Series(name, series.source_key, series.steps,
+                                   np.sum([extra[p].values for p in parts], axis=0))
+    return replace(log, metrics=metrics, extra=extra,
                    warnings=[*log.warnings, counts + "; kept the first logging of each step "
                              "(monitor.duplicate_steps: first)"])
 

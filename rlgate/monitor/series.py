@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rlgate.errors import InputError
-from rlgate.monitor.vocabulary import BOOKKEEPING_PREFIXES, VAL_PREFIX, classify
+from rlgate.monitor.vocabulary import BOOKKEEPING_PREFIXES, DERIVED, VAL_PREFIX, classify
 
 
 @dataclass(frozen=True)
@@ -281,8 +281,21 @@ class SeriesBuilder:
             self._steps[key] = array("q")
             self._values[key] = array("d")
         self._chunks.clear()
+        _derive(metrics, extra)
         ignored = sorted(k for k in self._ignored if k not in metrics and k not in extra)
         return TrainingLog(str(path), fmt, metrics, extra, list(problems or []), ignored, repeats)
+
+
+def _derive(metrics: dict[str, Series], extra: dict[str, Series]) -> None:
+    """Canonical metrics a framework logs as parts (`DERIVED`): added when the log lacks them, from parts
+    logged at the very same steps; the parts stay as they were read."""
+    for canonical, parts in DERIVED.items():
+        if canonical in metrics or not all(p in extra for p in parts):
+            continue
+        series = [extra[p] for p in parts]
+        if all(np.array_equal(s.steps, series[0].steps) for s in series[1:]):
+            metrics[canonical] = Series(canonical, "+".join(parts), series[0].steps,
+                                        np.sum([s.values for s in series], axis=0))
 
 
 def _unscaled(series: Series) -> np.ndarray:

@@ -93,6 +93,13 @@ ALIASES: dict[str, list[tuple[str, str]]] = {
     ],
 }
 
+#: canonical name -> the keys whose sum it is, where a framework logs it in parts. tinker-cookbook's
+#: `by_group` fractions split groups into mixed, all good and all bad (all rewards equal); the all-equal
+#: groups are exactly those with zero reward variance.
+DERIVED: dict[str, tuple[str, ...]] = {
+    "zero_std_frac": ("env/all/by_group/frac_all_good", "env/all/by_group/frac_all_bad"),
+}
+
 #: Held-out score keys (one canonical series per dataset: `val_score/<dataset>`).
 VAL_PATTERNS: list[tuple[str, str]] = [
     ("val-core/<ds>/acc/mean@N", "verl"),

@@ -102,6 +102,14 @@ def check_tinker_codeforces(root: Path, own: dict[str, Any]) -> None:
     assert _at(log.extra["env/all/total_episodes"], 0) == own["metrics.jsonl env/all/total_episodes (last line)"]
     first = resolve(read_log(path), "first")
     assert _at(first.extra["env/all/total_episodes"], 0) == json.loads(lines[0])["env/all/total_episodes"]
+    # The groups with all rewards equal (by_group all good + all bad) are the zero-variance groups, so the
+    # zero_std rule runs on tinker-cookbook logs.
+    record = json.loads(lines[-1])
+    for chosen, row in ((log, record), (first, json.loads(lines[0]))):
+        assert _at(chosen.metrics["zero_std_frac"], 0) == \
+            row["env/all/by_group/frac_all_good"] + row["env/all/by_group/frac_all_bad"]
+    rules = run_monitor([path], plots=False, duplicates="last").logs[0].rules
+    assert {"zero_std", "entropy_collapse", "train_inference_mismatch"} <= {r.rule for r in rules if r.evaluated}
 
 
 def check_tinker_rl_loop(root: Path, own: dict[str, Any]) -> None:
