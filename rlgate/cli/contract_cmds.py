@@ -128,7 +128,8 @@ def init(
     load_contract(written[0])
     for path in written:
         typer.echo(f"wrote {path}")
-    typer.echo(f"next: rlgate validate {written[0]}")
+    typer.echo(f"next: edit the tasks and the baseline in {written[0]}, then run: rlgate validate {written[0]}")
+    typer.echo(f"then gate a checkpoint: rlgate check {written[0]} --checkpoint PATH")
 
 
 __all__ = ["EXIT_BAD_INPUT", "init", "schema", "validate"]
