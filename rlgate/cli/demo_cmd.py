@@ -101,7 +101,7 @@ def _agent_demo(out: Path) -> None:
         typer.echo(f"open {result.reports.get('html', result.out_dir / 'report.html')} in a browser")
     rerun = _fresh_folder(out / "report-rerun")
     typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {CANDIDATES[0]} "
-               f"--out {rerun} --cache {out / 'cache'}")
+               f"--out {rerun} --cache {out / 'cache'}   (exit code {DECISION_EXIT[results[0].decision.decision]})")
 
 
 def _real_demo(out: Path, model: Path | None) -> None:
