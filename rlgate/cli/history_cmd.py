@@ -41,10 +41,11 @@ def history(
 
         resolved = load_contract(contract)
     location = store or history_url(resolved)
-    if import_ is None and _absent_file(location):
+    setting = "--history" if store else SETTING
+    if import_ is None and _absent_file(location, setting):
         db = _empty_history(location)  # a read never creates a store where it is run
     else:
-        db = open_history(location, setting="--history" if store else SETTING)
+        db = open_history(location, setting=setting)
     try:
         if (export is not None or import_ is not None) and html is not None:
             raise InputError("--html draws the history; --export/--import copy it", field="--html",
@@ -79,15 +80,16 @@ def history(
         db.close()
 
 
-def _absent_file(location: str) -> bool:
-    """Whether the history is a SQLite file that does not exist (yet)."""
+def _absent_file(location: str, setting: str) -> bool:
+    """Whether the history is a SQLite file that does not exist (yet) where one could be made."""
     from rlgate.store.open import scheme_of, sqlite_path
 
     scheme = scheme_of(location)
     if scheme not in (None, "sqlite"):
         return False
-    path = Path(location) if scheme is None else sqlite_path(location)
-    return not path.exists()
+    path = Path(location) if scheme is None else sqlite_path(location, setting)
+    # a path under a file is not "absent": opening it gives the located error
+    return not path.exists() and all(p.is_dir() or not p.exists() for p in path.parents)
 
 
 def _empty_history(location: str) -> HistoryStore:
