@@ -27,8 +27,8 @@ def validate(
     contract: Annotated[Path, typer.Argument(help="contract YAML file")],
 ) -> None:
     """Check a contract and every file it references; print a one-screen summary."""
-    from rlgate.contract.loader import load_contract
     from rlgate.contract.summary import contract_summary
+    from rlgate.harness.vocabulary import load_contract
 
     resolved = load_contract(contract)
     if resolved.contract.monitor and resolved.contract.monitor.policy:  # a file it references, read by the monitor
@@ -110,7 +110,7 @@ def init(
                                          "(and a contract if the repository has none)")] = False,
 ) -> None:
     """Scaffold a contract, a suite and a gate policy that validate."""
-    from rlgate.contract.loader import load_contract
+    from rlgate.harness.vocabulary import load_contract
 
     output_folder(directory, "DIRECTORY")
     if github:

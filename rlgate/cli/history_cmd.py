@@ -34,7 +34,7 @@ def history(
 
     resolved = None
     if contract is not None:
-        from rlgate.contract.loader import load_contract
+        from rlgate.harness.vocabulary import load_contract
 
         resolved = load_contract(contract)
     db = open_history(store, setting="--history") if store else open_history(history_url(resolved))

@@ -37,8 +37,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from rlgate.contract.metrics import AGENT_METRICS
 from rlgate.contract.models import AgentBudget, SafetyRules
-from rlgate.metrics import AGENT_METRICS
 from rlgate.results.models import NO_FILTER, TaskResult, ToolCall, Trajectory
 
 TOOL_CALLS_LIMIT = "tool_calls"

@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rlgate.contract.metrics import MetricRef
 from rlgate.defaults import empty_list
 from rlgate.jsonl_fast import visible_surrogates
-from rlgate.metrics import DEFAULT_FILTER, MetricRef, catalog_task
 
 RESULTS_SCHEMA_VERSION = 1
 INVALID_ANSWER = "[invalid]"
@@ -43,9 +43,10 @@ class MetricKey(_Model):
     filter: str = NO_FILTER
 
     @classmethod
-    def from_ref(cls, ref: MetricRef) -> MetricKey:
-        filt = ref.filter or DEFAULT_FILTER.get(catalog_task(ref.task) or "", "none")
-        return cls(task=ref.task, metric=ref.metric, filter=filt)
+    def from_ref(cls, ref: MetricRef, default_filter: str = NO_FILTER) -> MetricKey:
+        """The key a reference reads: its own filter, else the default its harness's vocabulary gives
+        (`GateConfig.default_filter`); a reference from a decision file already names its filter."""
+        return cls(task=ref.task, metric=ref.metric, filter=ref.filter or default_filter)
 
     def __str__(self) -> str:
         return f"{self.task}/{self.metric}/{self.filter}"

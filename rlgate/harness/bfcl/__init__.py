@@ -17,7 +17,7 @@ from pathlib import Path
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
-from rlgate.harness.base import RunOutcome, RunPlan
+from rlgate.harness.base import Harness, RunOutcome, RunPlan
 from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
 from rlgate.results.models import RunResult
 
@@ -33,7 +33,7 @@ def categories_of(task: ResolvedTask) -> list[str]:
     return [found] if isinstance(found, str) else [str(c) for c in found]
 
 
-class BfclHarness:
+class BfclHarness(Harness):
     """Reads BFCL result files; `run` imports them (`--responses`), it never calls a model."""
 
     name = "bfcl"

@@ -18,7 +18,7 @@ from pathlib import Path
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
-from rlgate.harness.base import RunOutcome, RunPlan
+from rlgate.harness.base import Harness, RunOutcome, RunPlan
 from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
 from rlgate.results.models import RunResult
 
@@ -30,7 +30,7 @@ def is_swebench_task(task: ResolvedTask) -> bool:
     return task.harness == "swebench" or task.entry.task.split("/")[-1].startswith("swe_bench")
 
 
-class SweBenchHarness:
+class SweBenchHarness(Harness):
     """Reads SWE-bench harness reports; `run` imports them (`--responses`), it never evaluates a model."""
 
     name = "swebench"
