@@ -35,17 +35,20 @@ def validate(
         from rlgate.monitor.api import contract_policy
 
         contract_policy(resolved)
-    typer.echo(contract_summary(resolved))
-    agent_tasks = [t for t in resolved.tasks if t.harness == "inspect"]
-    if agent_tasks:
-        from rlgate.harness.inspect.catalog import missing, needs, notes
+    from rlgate.harness.registry import get_harness
 
+    harnesses = {t.name: get_harness(t.harness) for t in resolved.tasks}
+    typer.echo(contract_summary(resolved, agent_tasks=any(h.runs_agents for h in harnesses.values())))
+    needs = {t.name: harnesses[t.name].requirements(t) for t in resolved.tasks}
+    if any(needs.values()):
         typer.echo("agent tasks need:")
-        for task in agent_tasks:
-            typer.echo(f"  {task.name:<14} {'; '.join(needs(task))}")
-            for problem in missing(task):
+        for name, found in needs.items():
+            if not found:
+                continue
+            typer.echo(f"  {name:<14} {'; '.join(found.needs)}")
+            for problem in found.missing:
                 typer.echo(f"  {'':<14} missing here: {problem}")
-            for note in notes(task):
+            for note in found.notes:
                 typer.echo(f"  {'':<14} note: {note}")
     typer.echo("ok: contract is valid")
 

@@ -8,6 +8,7 @@ says what its tasks' metrics mean (`vocabulary`). Harnesses only produce results
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -132,6 +133,12 @@ class Harness(ABC):
         """What running the task needs, and what of it is missing here (shown by `rlgate validate`)."""
         return TaskRequirements()
 
+    def convert_responses(self, files: list[Path], source: str, out: Path, *, task: str | None = None,
+                          answer_marker: bool = False) -> ConvertReport:
+        """Other tools' predictions as a responses file this harness scores (`rlgate import`); default: none."""
+        raise InputError(f"the {self.name} harness converts no other tool's predictions", field="--harness",
+                         fix="convert with the harness whose tasks the predictions answer (lm_eval)")
+
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:
         """A RunPlan for `tasks`, refused (InputError) when a task is not this harness's to run."""
@@ -153,6 +160,17 @@ class Harness(ABC):
             raise InputError(f"task '{foreign[0].name}' belongs to harness '{foreign[0].harness}', not {self.name}",
                              field="suites.tasks.harness", fix="run each harness's tasks in its own plan")
         return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+
+
+@dataclass
+class ConvertReport:
+    """What `convert_responses` converted: rows per task, rows skipped (and why), bare answers (marked when
+    asked, with `marker`)."""
+
+    rows: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    bare: Counter[str] = field(default_factory=Counter)
+    marker: str = ""
 
 
 @dataclass(frozen=True)

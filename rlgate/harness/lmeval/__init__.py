@@ -13,7 +13,7 @@ from pathlib import Path
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import TaskVocabulary
 from rlgate.errors import MissingExtraError
-from rlgate.harness.base import Harness, RunOutcome, RunPlan
+from rlgate.harness.base import ConvertReport, Harness, RunOutcome, RunPlan
 from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, task_vocabulary
 from rlgate.harness.manifest import MANIFEST_FILE, RunManifest, load_manifest
 from rlgate.results.models import RunResult
@@ -61,6 +61,13 @@ class LmEvalHarness(Harness):
 
     def family(self, name: str) -> str | None:
         return catalog_task(name)
+
+    def convert_responses(self, files: list[Path], source: str, out: Path, *, task: str | None = None,
+                          answer_marker: bool = False) -> ConvertReport:
+        """lmms-eval samples files or VLMEvalKit result files as responses lm-eval's own metrics score."""
+        from rlgate.harness.lmeval.convert import convert
+
+        return convert(files, source, out, task=task, answer_marker=answer_marker)
 
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:
