@@ -62,6 +62,10 @@ class TaskVocabulary(_Model):
     samples_hint: str = Field(GENERIC_SAMPLES_HINT, description="how to get per-sample results from the harness")
     samples_option: str = Field("per-sample results", description="what paired tests need, in the harness's words")
 
+    def ranges(self) -> dict[str, tuple[float, float]]:
+        """metric -> [low, high] of every metric the harness gives a range (what a per-sample value must lie in)."""
+        return {name: info.value_range for name, info in self.metrics.items() if info.value_range is not None}
+
     def metric(self, name: str) -> MetricInfo:
         """The metric as the harness describes it; rlgate's own (derived, agent) and unknown names by convention."""
         known = self.metrics.get(name)

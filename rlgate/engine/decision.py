@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
+from rlgate.engine.aggregates import aggregate_warnings
 from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.corrupt import (
     CorruptData,
@@ -156,6 +157,7 @@ def decide(
     keys = [key_of(gate, config) for _, gate, _ in named]
     corrupt = collect(baseline, "baseline", keys, ctx.columns) + collect(candidate, "candidate", keys, ctx.columns)
     warnings: list[str] = run_warnings(corrupt, baseline, candidate)
+    warnings += aggregate_warnings(keys, config, baseline, candidate)
     differences: list[str] = []
     if baseline is not None:
         named_tasks = {gate.ref.task for _, gate, _ in named}

@@ -17,7 +17,7 @@ from rlgate.gcpause import collector_paused
 from rlgate.harness.base import Harness
 from rlgate.harness.manifest import MANIFEST_FILE
 from rlgate.registry import Registry
-from rlgate.results.integrity import quarantine
+from rlgate.results.integrity import quarantine, quarantine_out_of_range
 from rlgate.results.models import RunResult
 
 #: harness name -> "module:Class" (imported on first use) or a factory.
@@ -100,12 +100,15 @@ def harness_for(path: str | Path, name: str | None = None) -> Harness:
 def read_results(path: str | Path, *, harness: str | None = None, samples: bool = True) -> RunResult:
     """Stored results at `path` as a RunResult, through the harness that wrote them.
 
-    Whatever the harness, unusable per-sample scores (NaN, infinity, wrong type) leave the samples
-    and are listed on their task (`TaskResult.corrupt`), so every adapter reports them the same way: here,
-    unless the harness declares `scores_checked` (its reader applies the same rules while reading).
+    Whatever the harness, unusable per-sample scores (NaN, infinity, wrong type, outside the range the
+    harness's vocabulary gives the metric) leave the samples and are listed on their task
+    (`TaskResult.corrupt`), so every adapter reports them the same way: here, unless the harness declares
+    `scores_checked` (its reader applies the same type rules while reading; ranges are checked here).
     """
     with collector_paused():
         reader = harness_for(path, harness)
         run = reader.read(Path(path), samples=samples)
-        return run if reader.scores_checked else quarantine(run)
+        if not reader.scores_checked:
+            quarantine(run)
+        return quarantine_out_of_range(run, lambda task: reader.vocabulary_of(task).ranges())
 

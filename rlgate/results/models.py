@@ -142,7 +142,8 @@ class SampleRecord(_Model):
 
 
 class CorruptScore(_Model):
-    """A per-sample score that cannot be used: NaN / +-inf, or not a number where the metric is numeric.
+    """A per-sample score that cannot be used: NaN / +-inf, not a number where the metric is numeric, or outside
+    the range its harness's vocabulary gives the metric (a fraction of 1.05, a negative count).
 
     The adapter takes it out of the sample's `scores` and lists it here, so it is never averaged and
     never quietly left out: the engine counts it, fails the gates on its metric closed (unless the
@@ -152,7 +153,7 @@ class CorruptScore(_Model):
     doc_id: DocId
     metric: str
     filter: str = NO_FILTER
-    problem: Literal["non_finite", "wrong_type"]
+    problem: Literal["non_finite", "wrong_type", "out_of_range"]
     value: str = Field(description="the stored value as written (JSON, shortened)")
     where: str | None = Field(None, description="file:line of the sample, where the harness knows it")
 
