@@ -67,7 +67,7 @@ def test_lm_eval_checks_kept_ambiguous_filter_and_fraction_bounds(tmp_path: Path
     with pytest.raises(InputError, match="is ambiguous"):
         load_contract(_contract(tmp_path, [{"task": "gsm8k"}], {"primary": {"metric": "gsm8k/exact_match",
                                                                              "min_delta": 0.01}}))
-    with pytest.raises(InputError, match="min_delta=2.0 is out of range") as err:
+    with pytest.raises(InputError, match=r"min_delta=2\.0 is out of range") as err:
         load_contract(_contract(tmp_path, [{"task": "mmlu_pro"}], {"primary": {"metric": "mmlu_pro/exact_match",
                                                                                 "min_delta": 2}}))
     assert err.value.field == "gates.primary.min_delta"
