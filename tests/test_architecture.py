@@ -219,3 +219,11 @@ def test_the_vocabulary_checks_are_not_vacuous(tmp_path: Path) -> None:
                    "def f(task):\n    return task.harness == 'inspect' or task.harness in ('bfcl',)\n")
     assert len(_catalog_imports(bad)) == 2
     assert len(_harness_name_conditionals(bad)) == 2
+
+
+def test_only_the_harness_layer_and_the_demo_reach_into_an_adapter() -> None:
+    """Badcases, judge, reports ... ask the port (rlgate.harness.vocabulary), never an adapter's modules."""
+    found = [f"{module} -> {name}" for module, file in _modules() if _package(module) not in ("harness", "demo")
+             for name in _imports(file) if name.startswith(("rlgate.harness.lmeval", "rlgate.harness.inspect",
+                                                            "rlgate.harness.bfcl", "rlgate.harness.swebench"))]
+    assert not found, found

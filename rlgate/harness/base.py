@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 from typing import Protocol as TypingProtocol
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
@@ -125,6 +125,11 @@ class Harness(ABC):
         """The vocabulary of a task known by name only (a leaf task of stored results)."""
         return open_vocabulary(self.name, samples_hint=self.samples_hint)
 
+    def answer_parse(self, task: str, response: str, doc: dict[str, Any]) -> AnswerParse | None:
+        """The task's own answer parser on a response (None: the harness has none for the task), so badcase
+        classifiers judge "no parseable answer" exactly as the task's scorer does."""
+        return None
+
     def family(self, name: str) -> str | None:
         """The catalog task a task name belongs to (`mmlu_pro_math` -> `mmlu_pro`), None when it has none."""
         return None
@@ -171,6 +176,14 @@ class ConvertReport:
     skipped: Counter[str] = field(default_factory=Counter)
     bare: Counter[str] = field(default_factory=Counter)
     marker: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerParse:
+    """What a task's answer parser found in a response: whether it parsed, and the answer (where it gives one)."""
+
+    parsed: bool
+    answer: str | None = None
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,14 @@ value range and the hint for per-sample results as data.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rlgate.contract.loader import THRESHOLDS, GateOrigin, ResolvedContract, ResolvedTask
 from rlgate.contract.loader import load_contract as load_contract_files
 from rlgate.contract.metrics import DERIVED_METRICS, MetricRef, is_bounded
 from rlgate.contract.vocabulary import TaskVocabulary
 from rlgate.contract.yamlpos import suggest
+from rlgate.harness.base import AnswerParse
 from rlgate.harness.registry import DEFAULT_HARNESS, get_harness
 
 
@@ -28,6 +30,11 @@ def vocabulary_of(name: str, harness: str | None = None) -> TaskVocabulary:
     """The vocabulary of a task known only by name (a leaf of stored results), from its harness (lm_eval unless
     named, as in suites)."""
     return get_harness(harness or DEFAULT_HARNESS).vocabulary_of(name)
+
+
+def answer_parse(task: str, response: str, doc: dict[str, Any], harness: str | None = None) -> AnswerParse | None:
+    """The task's own answer parser on a response, from its harness (lm_eval unless named); None: it has none."""
+    return get_harness(harness or DEFAULT_HARNESS).answer_parse(task, response, doc)
 
 
 def family_of(name: str, harness: str | None = None) -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import TaskVocabulary
 from rlgate.errors import MissingExtraError
-from rlgate.harness.base import ConvertReport, Harness, RunOutcome, RunPlan
+from rlgate.harness.base import AnswerParse, ConvertReport, Harness, RunOutcome, RunPlan
 from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, task_vocabulary
 from rlgate.harness.manifest import MANIFEST_FILE, RunManifest, load_manifest
 from rlgate.results.models import RunResult
@@ -61,6 +62,17 @@ class LmEvalHarness(Harness):
 
     def family(self, name: str) -> str | None:
         return catalog_task(name)
+
+    def answer_parse(self, task: str, response: str, doc: dict[str, Any]) -> AnswerParse | None:
+        """ChartQA's final-answer parser and MMMU's three parsing rules, as lm-eval's scorers apply them."""
+        from rlgate.harness.lmeval.vlm_metrics import chartqa_final_answer, mmmu_parsed
+
+        if task.startswith("chartqa"):
+            answer = chartqa_final_answer(response)
+            return AnswerParse(bool(answer), answer or None)
+        if task.startswith("mmmu_val"):
+            return AnswerParse(mmmu_parsed(response, doc))
+        return None
 
     def convert_responses(self, files: list[Path], source: str, out: Path, *, task: str | None = None,
                           answer_marker: bool = False) -> ConvertReport:
