@@ -19,7 +19,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from rlgate.badcases.classify import classify_run, reload_plugins
 from rlgate.cli.app import app
+from rlgate.harness import read_results
 from rlgate.harness.registry import HARNESSES, REGISTRY, get_harness
 
 runner = CliRunner()
@@ -33,6 +35,22 @@ from pathlib import Path
 from rlgate.contract.vocabulary import MetricInfo, TaskVocabulary
 from rlgate.harness import Harness
 from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskResult
+
+
+class FlakyCases:
+    """A badcase classifier from the same package: every failed case is a flaky test."""
+
+    family = "cases"
+
+    def claims(self, task):
+        return task == "cases"
+
+    def classify(self, task, sample, options):
+        from rlgate.badcases.taxonomy import Failure, SampleOutcome
+
+        right = sample.scores["none"].get("pass_rate") == 1
+        return SampleOutcome(task=task, family=self.family, doc_id=sample.doc_id, doc_hash=sample.doc_hash,
+                             correct=right, failures=() if right else (Failure("flaky_case", "other"),))
 
 
 class PassesHarness(Harness):
@@ -71,14 +89,17 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     info = site / "rlgate_passes-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: rlgate-passes\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[rlgate.plugins]\nharness.passes = rlgate_passes:PassesHarness\n")
+    (info / "entry_points.txt").write_text("[rlgate.plugins]\nharness.passes = rlgate_passes:PassesHarness\n"
+                                           "badcase_classifier.flaky = rlgate_passes:FlakyCases\n")
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
     REGISTRY.refresh()
+    reload_plugins()
     yield tmp_path
     sys.modules.pop("rlgate_passes", None)
     monkeypatch.undo()
     REGISTRY.refresh()
+    reload_plugins()
 
 
 def _contract(root: Path, metric: str) -> Path:
@@ -135,3 +156,9 @@ def test_a_read_only_harness_refuses_to_run(plugin: Path) -> None:
                                  "--out", str(plugin / "run")])
     assert result.exit_code == 2
     assert "the passes harness only reads stored results" in result.output
+
+
+def test_a_badcase_classifier_from_the_same_entry_point_group_classifies_its_task(plugin: Path) -> None:
+    run = read_results(_passes(plugin / "base.passes.jsonl", [1, 0, 1]))
+    outcomes = classify_run(run)
+    assert [o.failures[0].cls if o.failures else None for o in outcomes.values()] == [None, "flaky_case", None]
