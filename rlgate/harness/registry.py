@@ -54,7 +54,7 @@ def get_harness(name: str = DEFAULT_HARNESS) -> Harness:
 def importer_for(task_harness: str, responses: Path) -> Harness | None:
     """A registered importer (a harness whose `imports_for` names `task_harness`) that reads `responses`:
     e.g. a SWE-bench report answering an inspect task. None: the task's own harness imports them."""
-    for known in REGISTRY.names():
+    for known in REGISTRY.lazy_names():
         if known == task_harness:
             continue
         harness = get_harness(known)
@@ -88,7 +88,7 @@ def harness_for(path: str | Path, name: str | None = None) -> Harness:
     recorded = _manifest_harness(target)
     if recorded is not None and recorded in REGISTRY:
         return get_harness(recorded)
-    for known in REGISTRY.names():
+    for known in REGISTRY.lazy_names():  # plugins are listed only when no built-in harness reads the path
         harness = get_harness(known)
         if harness.can_read(target):
             return harness
