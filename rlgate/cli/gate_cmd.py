@@ -39,9 +39,9 @@ def gate(
     # the runs, the decision and its reports all live until the process exits (rlgate.gcpause)
     with command_policy(), pydantic_plugins_off():
         with collector_paused():  # these modules live until the process exits (rlgate.gcpause)
-            from rlgate.contract.loader import load_contract
             from rlgate.engine.summary import decision_markdown, decision_table
             from rlgate.harness import read_results
+            from rlgate.harness.vocabulary import load_contract
             from rlgate.pipeline import decide_and_report
 
         resolved = load_contract(contract)

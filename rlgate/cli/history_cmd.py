@@ -37,7 +37,7 @@ def history(
 
     resolved = None
     if contract is not None:
-        from rlgate.contract.loader import load_contract
+        from rlgate.harness.vocabulary import load_contract
 
         resolved = load_contract(contract)
     location = store or history_url(resolved)
