@@ -50,7 +50,7 @@ def monitor(
     duplicates = parse_duplicates(duplicate_steps)
     report: MonitorReport
     if contract is not None:
-        from rlgate.contract.loader import load_contract
+        from rlgate.harness.vocabulary import load_contract
 
         report = monitor_contract(load_contract(contract), logs or [], None if format == "auto" else format,
                                   metrics=mapping, duplicates=duplicates)
