@@ -326,7 +326,11 @@ def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
     value = found.aggregate or 0.0
     out: dict[str, Any] = {"n": found.n, "ci_level": ctx.level}
     if found.values is not None:
-        vals = found.values[~np.isnan(found.values)]
+        per_sample, epochs = ctx.sample_values("candidate", key)  # epochs of a sample are one unit
+        vals = per_sample[~np.isnan(per_sample)]
+        out["n"] = int(vals.size)
+        if epochs > 1:
+            out["details"] = {"units": {"samples": int(vals.size), "records": found.n, "epochs_per_sample": str(epochs)}}
         binary = bool(((vals == 0) | (vals == 1)).all())
         sd = float(vals.std(ddof=1)) if vals.size > 1 else 0.0
         if binary:
