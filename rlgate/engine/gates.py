@@ -330,7 +330,8 @@ def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
         vals = per_sample[~np.isnan(per_sample)]
         out["n"] = int(vals.size)
         if epochs > 1:
-            out["details"] = {"units": {"samples": int(vals.size), "records": found.n, "epochs_per_sample": str(epochs)}}
+            out["details"] = {"units": {"samples": int(vals.size), "records": found.n,
+                                        "epochs_per_sample": str(epochs)}}
         binary = bool(((vals == 0) | (vals == 1)).all())
         sd = float(vals.std(ddof=1)) if vals.size > 1 else 0.0
         if binary:
