@@ -92,7 +92,7 @@ def exact_binary_interval(n_better: int, n_worse: int, n: int, level: float) -> 
         raise ValueError("need 0 <= n10 + n01 <= n and n > 0")
     if n_better + n_worse == 0:
         return (0.0, 0.0)
-    size = 1 << int(math.ceil(math.log2(2 * n + 1)))
+    size = 1 << (2 * n).bit_length()  # a power of two > 2n: the sum's 2n + 1 values fit
     step = np.zeros(size)
     step[0] = (n - n_better - n_worse) / n
     step[1] = n_better / n
