@@ -46,7 +46,8 @@ def _row(gate: GateVerdict, alpha: float) -> list[str]:
         fmt.delta(gate.mde, metric, fmt.size_limits(gate.threshold)).lstrip("+")
         if gate.mde is not None and math.isfinite(gate.mde) else "-",
         _n(gate),
-        _MARK[gate.verdict] + (f" ({gate.outcome} -> {gate.effect})" if fmt.special_outcome(gate.outcome) else ""),
+        _MARK[gate.verdict] + (f" ({gate.outcome} -> {gate.effect})" if fmt.special_outcome(gate.outcome)
+                               or (gate.verdict != "pass" and gate.effect == "release") else ""),
     ]
 
 

@@ -132,6 +132,8 @@ def outcome_note(gate: GateVerdict) -> str:
     name = special_outcome(gate.outcome)
     if not name and gate.verdict == "pass" and gate.effect != "release":
         name = gate.outcome.replace("_", " ") or "pass"
+    if not name and gate.verdict != "pass" and gate.effect == "release":  # a failure the policy lets through
+        name = gate.outcome.replace("_", " ")
     return f"{name} → {gate.effect}" if name else ""
 
 
