@@ -22,7 +22,6 @@ Run: python bench/bench_clustered.py [--replays 200] [--samples 200] [--records]
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
