@@ -18,7 +18,7 @@ from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
 from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
-from rlgate.engine.units import one_run_means, run_codes, sample_means, unit_codes
+from rlgate.engine.units import one_run_means, responses_per_sample, run_codes, sample_means, unit_codes
 from rlgate.engine.values import ColumnCache, Values, is_binary, paired_rows, run_values
 from rlgate.metrics import MetricRef, is_bounded
 from rlgate.metrics import higher_is_better as known_direction
@@ -159,6 +159,10 @@ class GateContext:
             result.details["pairs_missing_value"] = missing
             if units is not None:
                 result.details["units"] = units.as_details()
+            else:
+                repeats = responses_per_sample([self.candidate.tasks[leaf] for leaf in leaves])
+                if repeats is not None:
+                    result.details["units"] = {"samples": int(b.size), "responses_per_sample": repeats}
         else:
             if base_v.stderr is None or cand_v.stderr is None:
                 raise NoData(f"{key.task} has no per-sample results in one run and no stderr to compare "

@@ -26,7 +26,9 @@ def _n(gate: GateVerdict) -> str:
     if gate.n is None:
         return "-"
     units = gate.details.get("units")
-    return f"{gate.n}×{units['epochs_per_sample']}" if isinstance(units, dict) else str(gate.n)
+    if not isinstance(units, dict):
+        return str(gate.n)
+    return f"{gate.n}×{units.get('epochs_per_sample') or units.get('responses_per_sample')}"
 
 
 def _row(gate: GateVerdict, alpha: float) -> list[str]:

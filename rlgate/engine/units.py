@@ -128,3 +128,16 @@ def one_run_means(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, in
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
     return means, int(counts.max()) if counts.size else 0
+
+
+def responses_per_sample(tasks: list[TaskResult]) -> str | None:
+    """`16` (or `8-16`) where a record holds several responses (lm-eval `repeats`, n > 1); None for one each.
+
+    Such a record is already one sample: its metric (first / majority answer, pass@k) is one value, so n
+    stays the documents; the count is shown beside it."""
+    sizes = {len(s.responses) for task in tasks for s in task.samples}
+    most = max(sizes, default=0)
+    if most <= 1:
+        return None
+    least = min(sizes)
+    return str(most) if least == most else f"{least}-{most}"

@@ -105,6 +105,8 @@ def gate_n(gate: GateVerdict) -> str:
     units = gate.details.get("units") if isinstance(gate.details, dict) else None
     if not isinstance(units, dict) or gate.n is None:
         return count(gate.n)
+    if "responses_per_sample" in units:
+        return f"{count(gate.n)} samples × {units['responses_per_sample']} responses"
     return f"{count(gate.n)} samples × {units.get('epochs_per_sample')} epochs"
 
 

@@ -113,3 +113,14 @@ def test_exact_binary_interval_is_the_limit_of_the_count_bootstrap() -> None:
     for better, worse, n in ((3, 0, 40), (30, 10, 200), (20, 17, 168), (200, 150, 12000)):
         many = bootstrap_paired_binary(better, worse, n, 400_000, np.random.default_rng(1))
         assert exact_binary_interval(better, worse, n, 0.95) == pytest.approx(percentile_interval(many, 0.95))
+
+
+def test_repeated_responses_of_one_record_stay_one_sample_with_the_count_beside_n() -> None:
+    base, cand = epoch_pair(30, 1, better=2)
+    runs = [make_run({"t": {"acc": base[:, 0]}}, source="base"), make_run({"t": {"acc": cand[:, 0]}}, source="cand")]
+    for run in runs:  # lm-eval `repeats: 16`: one record per document holding its 16 responses
+        for sample in run.tasks["t"].samples:
+            sample.responses = ["r"] * 16
+    d = decide(GateConfig(primary=PrimaryGate(metric=METRIC, min_delta=0.0)), *runs, seed=0, contract_name="x")
+    assert d.gates[0].n == 30 and d.gates[0].details["units"] == {"samples": 30, "responses_per_sample": "16"}
+    assert "30×16" in decision_table(d)
