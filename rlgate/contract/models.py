@@ -306,6 +306,9 @@ class GateConfig(StrictModel):
     regression: list[RegressionGate] = Field(default_factory=empty_list)
     diagnostics: list[DiagnosticGate] = Field(default_factory=empty_list)
     decision: DecisionPolicy = Field(default_factory=DecisionPolicy)
+    decision_sources: dict[str, str] = Field(
+        default_factory=dict, description="decision-policy key -> the file, line and key that set it (`use:` chains "
+        "included); keys absent here are rlgate's defaults")
     capabilities: dict[str, Capability] = Field(
         default_factory=dict, description="the contract's capabilities (scoped decisions), copied by the loader")
     vocabularies: dict[str, TaskVocabulary] = Field(
