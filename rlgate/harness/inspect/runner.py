@@ -44,9 +44,15 @@ def _load_task(task: ResolvedTask) -> Any:
     """The inspect Task object; an unknown task or a task file that fails to load is an InputError."""
     from inspect_ai._eval.loader import load_tasks
 
+    from rlgate.harness.bfcl import categories_of
+    from rlgate.harness.bfcl.flags import FLAG_ARGS
+
     spec = _task_spec(task)
+    args = dict(task.entry.task_args)
+    if categories_of(task):  # the BFCL model flags are for bfcl-eval's checker (imports), not the inspect task
+        args = {k: v for k, v in args.items() if k not in FLAG_ARGS}
     try:
-        found = load_tasks([spec], task_args=dict(task.entry.task_args))
+        found = load_tasks([spec], task_args=args)
     except Exception as exc:
         raise InputError(f"inspect cannot load task '{task.entry.task}' ({type(exc).__name__}: "
                          f"{str(exc).splitlines()[0][:200] if str(exc) else ''})", field="suites.tasks.task",
