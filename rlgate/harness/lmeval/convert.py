@@ -33,7 +33,7 @@ from rlgate.errors import InputError, MissingExtraError
 from rlgate.jsonl import iter_jsonl
 from rlgate.jsonl_fast import load_document
 
-FORMATS = ("lmms-eval", "vlmevalkit")
+FORMATS = ("lmms-eval", "vlmevalkit", "opencompass")
 #: lm-eval's chartqa and rlgate's mathvista_testmini read the answer after this marker; lmms-eval and
 #: VLMEvalKit prompt for a bare answer instead (see `--answer-marker`).
 MARKER = "Final Answer:"
@@ -53,6 +53,8 @@ class ConvertReport:
     rows: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     bare: Counter[str] = field(default_factory=Counter)
+    #: task -> the source's benchmark version (OpenCompass's dataset abbreviation, e.g. gsm8k_gen_1d7fe4)
+    versions: dict[str, str] = field(default_factory=dict)
 
 
 def lmms_task(name: str) -> str:
@@ -266,6 +268,10 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
     partial = out.with_name(out.name + ".partial")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "opencompass":
+            from rlgate.harness.lmeval.opencompass import prediction_files
+
+            files = [f for path in files for f in prediction_files(path)]
         with partial.open("w", encoding="utf-8") as handle:
             for path in files:
                 if not path.is_file():
@@ -286,7 +292,14 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
 
 def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_marker: bool,
                 report: ConvertReport) -> None:
-    rows = lmms_rows(path, task) if fmt == "lmms-eval" else vlmevalkit_rows(path, task)
+    if fmt == "opencompass":
+        from rlgate.harness.lmeval.opencompass import dataset_of, opencompass_rows
+
+        rows = opencompass_rows(path, task)
+        abbr, mapped = dataset_of(path)
+        report.versions[task or mapped or abbr] = abbr  # OpenCompass's dataset config is the benchmark version
+    else:
+        rows = lmms_rows(path, task) if fmt == "lmms-eval" else vlmevalkit_rows(path, task)
     for _number, identity, responses in rows:
         if not responses:
             report.skipped["MMMU dev split (not in mmmu_val)"] += 1
