@@ -172,12 +172,17 @@ def check_vlmevalkit(folder: Path, artifact: dict[str, Any]) -> None:
 
 
 def check_lmms_eval(folder: Path, artifact: dict[str, Any]) -> None:
-    from rlgate.harness.lmeval.convert import lmms_rows
+    from rlgate.harness.lmeval.convert import convert, lmms_rows
 
     _refused(folder, "lmms-eval output", "rlgate import --from lmms-eval")
     samples = next(folder.rglob("*_samples_scienceqa_img.jsonl"))
     rows = list(lmms_rows(samples, None))
     assert len(rows) == artifact["own_numbers"]["n-samples scienceqa_img"]
+    out = folder.parent / "never-written.jsonl"  # lm-eval has no scienceqa_img: refused at import, not at eval
+    with pytest.raises(InputError) as caught:
+        convert([samples], "lmms-eval", out)
+    assert "'scienceqa_img'" in str(caught.value) and f"{samples}:1" in str(caught.value) and caught.value.fix
+    assert not out.exists()
 
 
 def check_opencompass(folder: Path, artifact: dict[str, Any]) -> None:

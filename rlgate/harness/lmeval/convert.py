@@ -44,6 +44,8 @@ VLMEVALKIT_DATASETS = {"ChartQA_TEST": ("chartqa", "query"), "MMMU_DEV_VAL": ("m
                        "MathVista_MINI": ("mathvista_testmini", "question")}
 #: the lm-eval document field each task's question text lives in, for VLMEvalKit files named by --task
 QUESTION_FIELD = {"chartqa": "query", "mmmu_val": "question", "mathvista_testmini": "question"}
+#: VLMEvalKit's ChartQA `split` -> the HF ChartQA document's `human_or_machine` (0 human-written, 1 augmented)
+CHARTQA_SPLITS = {"human": 0, "augmented": 1, "machine": 1}
 
 
 @dataclass
@@ -246,12 +248,18 @@ def vlmevalkit_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[st
                              fix="every result row needs the question it answers; re-export the file")
         mmmu_id, subject = _cell(row.get("id")), _cell(row.get("category"))
         doc = {"id": mmmu_id} if name == "mmmu_val" and mmmu_id else {question_field: question}
+        split = str(_cell(row.get("split")) or "").lower()
+        if name == "chartqa" and split in CHARTQA_SPLITS:  # ChartQA's human / augmented questions
+            doc["human_or_machine"] = CHARTQA_SPLITS[split]
         # MMMU's `category` is the subject (Art_Theory): the row is matched within lm-eval's subject task
         leaf = f"mmmu_val_{subject.lower().replace(' ', '_')}" if name == "mmmu_val" and subject else name
         identity: dict[str, Any] = {"task": leaf, "doc": doc}
         answer = _cell(row.get("answer"))
         if answer is not None:
             identity["target"] = answer
+        index = _cell(row.get("index"))
+        if index is not None and index.lstrip("-").isdigit():
+            identity["index"] = int(index)  # places rows that share question and answer with other documents
         yield number, identity, [prediction or ""]
 
 
@@ -300,7 +308,11 @@ def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_m
         report.versions[task or mapped or abbr] = abbr  # OpenCompass's dataset config is the benchmark version
     else:
         rows = lmms_rows(path, task) if fmt == "lmms-eval" else vlmevalkit_rows(path, task)
-    for _number, identity, responses in rows:
+    checked: set[str] = set()
+    for number, identity, responses in rows:
+        if identity.get("task") and identity["task"] not in checked:
+            _require_scorable(identity["task"], path, fmt, number)
+            checked.add(identity["task"])
         if not responses:
             report.skipped["MMMU dev split (not in mmmu_val)"] += 1
             continue
@@ -311,3 +323,17 @@ def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_m
                     response = f"{MARKER} {response.strip()}"
             handle.write(json.dumps({**identity, "response": response}, ensure_ascii=False) + "\n")
             report.rows[lmms_task(identity["task"])] += 1
+
+
+def _require_scorable(task: str, path: Path, fmt: str, line: int) -> None:
+    """Refuse, at import, a file of a task no lm-eval task (built in or rlgate's) can score: otherwise the
+    file converts fine and fails only at `rlgate eval`, far from the file."""
+    from rlgate.harness.lmeval.tasks import _folder_for
+
+    if _folder_for(task) is not None:
+        return
+    raise InputError(f"this {fmt} file answers task '{task}', which no lm-eval task rlgate knows can score "
+                     "(rlgate re-scores imported responses with lm-eval's own task, never with another tool's "
+                     "metric)", file=path, line=line, field="task",
+                     fix="convert only files of tasks lm-eval has (e.g. chartqa, mmmu_val, mathvista_testmini, "
+                         "gsm8k), or pass --task NAME naming the lm-eval task that holds the same documents")
