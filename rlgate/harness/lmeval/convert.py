@@ -247,7 +247,7 @@ def vlmevalkit_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[st
             raise InputError(f"row {number}: 'question' is empty", file=path, line=number, field="question",
                              fix="every result row needs the question it answers; re-export the file")
         mmmu_id, subject = _cell(row.get("id")), _cell(row.get("category"))
-        doc = {"id": mmmu_id} if name == "mmmu_val" and mmmu_id else {question_field: question}
+        doc: dict[str, Any] = {"id": mmmu_id} if name == "mmmu_val" and mmmu_id else {question_field: question}
         split = str(_cell(row.get("split")) or "").lower()
         if name == "chartqa" and split in CHARTQA_SPLITS:  # ChartQA's human / augmented questions
             doc["human_or_machine"] = CHARTQA_SPLITS[split]
