@@ -124,8 +124,9 @@ def test_opencompass_partitioned_dataset_continues_the_numbering(tmp_path: Path)
     """SizePartitioner writes <abbr>_<part>.json, each test_range[i:i+step] numbered from 0."""
     from rlgate.harness.lmeval.opencompass import opencompass_rows
 
-    write_predictions(tmp_path, "gsm8k_0", {str(i): {"origin_prompt": "q", "prediction": "a"} for i in range(4)})
-    second = write_predictions(tmp_path, "gsm8k_1", {str(i): {"origin_prompt": "q", "prediction": "a"} for i in range(2)})
+    entry = {"origin_prompt": "q", "prediction": "a"}
+    write_predictions(tmp_path, "gsm8k_0", {str(i): entry for i in range(4)})
+    second = write_predictions(tmp_path, "gsm8k_1", {str(i): entry for i in range(2)})
     assert [identity["doc_id"] for _, identity, _ in opencompass_rows(second, None)] == [4, 5]
 
 
