@@ -22,13 +22,13 @@ import contextlib
 import csv
 import json
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from rlgate.bounds import MAX_LINE_BYTES
 from rlgate.errors import InputError, MissingExtraError
 from rlgate.jsonl import iter_jsonl
 from rlgate.jsonl_fast import load_document
@@ -171,15 +171,19 @@ def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if suffix == ".xlsx":
         yield from _xlsx(path)
     elif suffix in (".tsv", ".csv"):
-        csv.field_size_limit(sys.maxsize)
+        csv.field_size_limit(MAX_LINE_BYTES)  # a cell past it is csv.Error: one located error, not a traceback
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+            number = 1
             try:
                 for number, row in enumerate(reader, start=2):
                     yield number, dict(row)
             except UnicodeDecodeError:
                 fix = "re-export the file as UTF-8, as VLMEvalKit writes it (or pass the .xlsx)"
                 raise InputError("is not UTF-8 text", file=path, fix=fix) from None
+            except csv.Error as exc:
+                raise InputError(f"not a readable table ({exc})", file=path, line=number + 1,
+                                 fix="give the .tsv / .csv VLMEvalKit wrote, unedited (or the .xlsx)") from None
     elif suffix == ".json":
         data = load_document(path, fix="VLMEvalKit's .json result is a list of row objects, as UTF-8 JSON")
         if not isinstance(data, list):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlgate.bounds import check_depth
 from rlgate.errors import InputError
 from rlgate.harness.swebench.summaries import (
     experiments_file,
@@ -81,8 +82,8 @@ def _load_json(path: Path, fix: str) -> Any:
         raise InputError(f"cannot read this SWE-bench report ({type(exc).__name__})", file=path, fix=fix) from None
     if not text.strip():
         raise InputError("this SWE-bench report is empty (a killed harness run?)", file=path, fix=fix)
-    try:
-        return text_only(json.loads(text), text)  # a lone surrogate escape: visible text, not a later crash
+    try:  # a lone surrogate escape: visible text, not a later crash; nesting bounded (rlgate.bounds)
+        return check_depth(text_only(json.loads(text), text), file=path, fix=fix)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
                          fix=fix) from None
