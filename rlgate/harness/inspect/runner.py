@@ -34,7 +34,12 @@ PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
 def _task_spec(task: ResolvedTask) -> str:
     """What inspect loads: `inspect_evals/x`, or `/abs/file.py[@function]` for a trusted local file."""
     if local_task_file(task.entry) is not None:
-        assert task.path is not None and task.trusted  # the loader refuses untrusted files
+        if task.path is None:
+            raise InputError(f"local task file '{local_task_file(task.entry)}' does not exist, and running task "
+                             f"'{task.name}' needs it", field="suites.tasks.task",
+                             fix="restore the task file (its path is relative to the suite file), or gate the "
+                                 "task's stored logs with `rlgate gate`, which needs no task source")
+        assert task.trusted  # the loader refuses untrusted files
         function = task.entry.task.split("@", 1)[1] if "@" in task.entry.task else None
         return f"{task.path}@{function}" if function else str(task.path)
     return task.entry.task
