@@ -117,6 +117,11 @@ def test_opencompass_predictions_become_rows_of_the_lm_eval_task(tmp_path: Path)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows[1] == {"task": "gsm8k", "doc_id": 1, "target": "1", "response": "The answer is 1"}
     assert report.rows["gsm8k"] == 3 and report.versions == {"gsm8k": "gsm8k"}
+    summary = tmp_path / "20260101_000000" / "summary"  # the summarizer's csv holds the dataset config's hash
+    summary.mkdir()
+    (summary / "summary_20260101_000000.csv").write_text("dataset,version,metric,mode,tiny-hf\n"
+                                                         "gsm8k,1d7fe4,accuracy,gen,0.00\n")
+    assert convert([tmp_path], "opencompass", out).versions == {"gsm8k": "gsm8k@1d7fe4"}
     assert same_target("1", "Natalia sold 48/2 = 24 clips in May.\n#### 1")  # OpenCompass keeps the number only
 
 

@@ -305,11 +305,11 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
 def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_marker: bool,
                 report: ConvertReport) -> None:
     if fmt == "opencompass":
-        from rlgate.harness.lmeval.opencompass import dataset_of, opencompass_rows
+        from rlgate.harness.lmeval.opencompass import benchmark_version, dataset_of, opencompass_rows
 
         rows = opencompass_rows(path, task)
         abbr, mapped = dataset_of(path)
-        report.versions[task or mapped or abbr] = abbr  # OpenCompass's dataset config is the benchmark version
+        report.versions[task or mapped or abbr] = benchmark_version(path)  # OpenCompass's dataset config
     else:
         rows = lmms_rows(path, task) if fmt == "lmms-eval" else vlmevalkit_rows(path, task)
     checked: set[str] = set()

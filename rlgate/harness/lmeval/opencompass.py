@@ -18,6 +18,7 @@ verdicts, has no per-sample correctness to gate: it is refused with the reason.
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +57,24 @@ def dataset_of(path: Path) -> tuple[str, str | None]:
     if task == "mmlu_pro" and abbr.startswith("mmlu_pro_"):
         task = abbr  # OpenCompass splits MMLU-Pro by category, as lm-eval's mmlu_pro_<category> tasks do
     return abbr, task
+
+
+def benchmark_version(path: Path) -> str:
+    """`<abbr>@<version>`: the dataset config hash OpenCompass's summarizer writes in the `version` column of
+    `summary/summary_<ts>.csv` (e.g. gsm8k@1d7fe4 for configs/datasets/gsm8k/gsm8k_gen_1d7fe4.py), else the abbr."""
+    abbr, _ = dataset_of(path)
+    base = _SHARD.match(path.stem)
+    name = base["abbr"] if base else abbr
+    run = path.parent.parent.parent  # <work_dir>/<timestamp>/predictions/<model>/<abbr>.json
+    for summary in sorted((run / "summary").glob("summary_*.csv"), reverse=True):
+        try:
+            with summary.open(encoding="utf-8", newline="") as handle:
+                for row in csv.DictReader(handle):
+                    if row.get("dataset") == name and row.get("version") not in (None, "", "-"):
+                        return f"{name}@{row['version']}"
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue
+    return name
 
 
 def opencompass_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[str, Any], list[str]]]:
