@@ -22,14 +22,13 @@ import contextlib
 import csv
 import json
 import re
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from rlgate.bounds import MAX_LINE_BYTES
 from rlgate.errors import InputError, MissingExtraError
+from rlgate.harness.base import ConvertReport
 from rlgate.jsonl import iter_jsonl
 from rlgate.jsonl_fast import load_document
 
@@ -48,15 +47,6 @@ QUESTION_FIELD = {"chartqa": "query", "mmmu_val": "question", "mathvista_testmin
 CHARTQA_SPLITS = {"human": 0, "augmented": 1, "machine": 1}
 
 
-@dataclass
-class ConvertReport:
-    """What was converted: rows per task, rows skipped (and why), bare answers (marked when asked)."""
-
-    rows: Counter[str] = field(default_factory=Counter)
-    skipped: Counter[str] = field(default_factory=Counter)
-    bare: Counter[str] = field(default_factory=Counter)
-    #: task -> the source's benchmark version (OpenCompass's dataset abbreviation, e.g. gsm8k_gen_1d7fe4)
-    versions: dict[str, str] = field(default_factory=dict)
 
 
 def lmms_task(name: str) -> str:
@@ -276,7 +266,7 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
     if out.is_dir():
         raise InputError("is a folder", file=out, field="--out", fix="name the responses file to write, e.g. "
                          "--out responses.jsonl")
-    report = ConvertReport()
+    report = ConvertReport(marker=MARKER)
     partial = out.with_name(out.name + ".partial")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
