@@ -14,9 +14,11 @@ from rlgate.cli.common import app, handles_input_errors
 @app.command("import")
 @handles_input_errors
 def import_command(
-    files: Annotated[list[Path], typer.Argument(help="lmms-eval <date>_samples_<task>.jsonl files, or VLMEvalKit "
-                                                "<model>_<dataset>.xlsx/.tsv/.csv/.json result files")],
-    source: Annotated[str, typer.Option("--from", help="the tool that wrote the files: lmms-eval or vlmevalkit")],
+    files: Annotated[list[Path], typer.Argument(help="lmms-eval <date>_samples_<task>.jsonl files, VLMEvalKit "
+                                                "<model>_<dataset>.xlsx/.tsv/.csv/.json result files, or OpenCompass "
+                                                "predictions/<model>/<dataset>.json files (or its run folder)")],
+    source: Annotated[str, typer.Option("--from", help="the tool that wrote the files: lmms-eval, vlmevalkit or "
+                                                       "opencompass")],
     out: Annotated[Path, typer.Option(help="responses JSONL to write (input of rlgate eval --responses)")] = Path(
         "responses.jsonl"),
     task: Annotated[str | None, typer.Option(
@@ -26,12 +28,13 @@ def import_command(
         help="prefix 'Final Answer: ' to chartqa / mathvista_testmini responses that lack it (lmms-eval and "
         "VLMEvalKit prompt for a bare answer; lm-eval's chartqa scorer reads only the marked answer)")] = False,
 ) -> None:
-    """Convert lmms-eval or VLMEvalKit predictions into a responses file for `rlgate eval --responses`."""
+    """Convert lmms-eval, VLMEvalKit or OpenCompass predictions into a responses file for `rlgate eval --responses`."""
     from rlgate.harness.registry import get_harness
 
     report = get_harness(harness).convert_responses(files, source, out, task=task, answer_marker=answer_marker)
     for name, count in sorted(report.rows.items()):
-        typer.echo(f"{name}: {count} responses")
+        version = f"; benchmark version {report.versions[name]}" if name in report.versions else ""
+        typer.echo(f"{name}: {count} responses (read as {source} output{version})")
     for why, count in report.skipped.items():
         typer.echo(f"skipped {count} rows: {why}")
     for name, count in sorted(report.bare.items()):

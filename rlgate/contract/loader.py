@@ -329,9 +329,11 @@ def _resolve_tasks(contract: Contract, doc: YamlDoc, suites: list[tuple[Suite, Y
             task_path = _ref_path(suite_doc, (*loc, "path"), entry.path, "task path") if entry.path else None
             local_file = local_task_file(entry)
             if local_file is not None:
-                task_path = _ref_path(suite_doc, (*loc, "task"), local_file, "task file")
+                # the file is needed only to run the task: stored logs carry the task's identity and are matched
+                # by name, so a contract that gates them loads without the source (the inspect runner refuses)
+                task_path = find_relative(suite_doc.file, local_file)
             is_trusted = task_path is not None and any(task_path == t or t in task_path.parents for t in trusted)
-            if local_file is not None and not is_trusted:
+            if local_file is not None and task_path is not None and not is_trusted:
                 raise suite_doc.error((*loc, "task"), f"local task file '{local_file}' is Python and is not in "
                                       "trusted_task_paths",
                                       f"add its folder to trusted_task_paths in {doc.file.name} if you trust its code")

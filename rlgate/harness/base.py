@@ -176,6 +176,8 @@ class ConvertReport:
     skipped: Counter[str] = field(default_factory=Counter)
     bare: Counter[str] = field(default_factory=Counter)
     marker: str = ""
+    #: task -> the source's own benchmark version (OpenCompass: `<abbr>@<config hash>`), printed by `rlgate import`
+    versions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

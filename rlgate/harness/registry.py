@@ -92,9 +92,13 @@ def harness_for(path: str | Path, name: str | None = None) -> Harness:
         harness = get_harness(known)
         if harness.can_read(target):
             return harness
-    raise InputError("no harness recognises these results", file=target,
-                     fix=f"give stored outputs of one of: {', '.join(sorted(REGISTRY.names()))}, or name it with "
-                         "--harness")
+    from rlgate.harness.detect import diagnose
+
+    seen = diagnose(target)  # what the files look like instead, and the way in
+    raise InputError(f"no harness recognises these results: they look like {seen[0]}" if seen else
+                     "no harness recognises these results (no harness's file names or first bytes match)",
+                     file=target, fix=seen[1] if seen else f"give stored outputs of one of: "
+                     f"{', '.join(sorted(REGISTRY.names()))}, or name it with --harness")
 
 
 def read_results(path: str | Path, *, harness: str | None = None, samples: bool = True) -> RunResult:

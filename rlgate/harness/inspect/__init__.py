@@ -7,6 +7,7 @@ sample id, epoch) with its trajectory; agent metrics are defined in `rlgate.resu
 
 from __future__ import annotations
 
+import re
 from importlib import metadata
 from pathlib import Path
 
@@ -17,6 +18,19 @@ from rlgate.harness.manifest import MANIFEST_FILE, load_manifest
 from rlgate.results.models import RunResult
 
 _HEAVY = ("inspect_ai", "inspect_evals")
+
+
+def is_json_log(path: Path) -> bool:
+    """A JSON-format inspect log (`--log-format json`, and every log before `.eval`, versions 1 and 2):
+    a cheap look at its first bytes for the top-level `version` / `status` / `eval` keys inspect writes first."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    start = head.lstrip()
+    return (start.startswith(b"{") and re.match(rb'\{\s*"version"\s*:\s*\d+\s*,', start) is not None
+            and b'"eval"' in head and b'"status"' in head)
 
 
 def _require_inspect(what: str) -> None:
@@ -41,9 +55,12 @@ class InspectHarness(Harness):
 
     def can_read(self, path: Path) -> bool:
         if path.is_file():
-            return path.suffix == ".eval"
-        return path.is_dir() and (next(path.glob("*.eval"), None) is not None
-                                  or next(path.glob("logs/*.eval"), None) is not None)
+            return path.suffix == ".eval" or (path.suffix == ".json" and is_json_log(path))
+        if not path.is_dir():
+            return False
+        return any(next(folder.glob("*.eval"), None) is not None
+                   or any(is_json_log(f) for f in sorted(folder.glob("*.json"))[:64])
+                   for folder in (path, path / "logs"))
 
     def read(self, path: Path, *, samples: bool = True) -> RunResult:
         """`.eval` logs (a file or a folder) with rlgate's run manifest attached when rlgate produced them."""
@@ -82,4 +99,4 @@ class InspectHarness(Harness):
         return InspectRunner().run(plan)
 
 
-__all__ = ["InspectHarness"]
+__all__ = ["InspectHarness", "is_json_log"]

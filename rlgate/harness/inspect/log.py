@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from rlgate.errors import InputError
 from rlgate.gcpause import collector_paused
+from rlgate.harness.inspect import is_json_log
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,
@@ -128,9 +129,11 @@ def _unreadable(value: Any) -> bool:
 
 
 def _float(value: Any) -> float | None:
+    """inspect's own `value_to_float`, except that a value it cannot map (a free-text string such as
+    "G:50.0 : T:100.0", a list) is unreadable (NaN: corrupt), never the 0.0 it falls back to with a warning."""
     from inspect_ai.scorer import value_to_float
 
-    if _unreadable(value):
+    if _unreadable(value) or isinstance(value, list | dict):  # value_to_float would give 0.0 with a warning
         return math.nan
     try:
         return float(value_to_float()(value))
@@ -171,6 +174,8 @@ def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float], 
             state = _float(meta[STATE_SUCCESS])
     if STATE_SUCCESS in numeric:
         state = numeric[STATE_SUCCESS]
+    if success is None and sample.error is None:
+        success = math.nan  # no scorer, or none whose value is a number: unknown (corrupt), never a failure
     return success, state, numeric, raw
 
 
@@ -327,10 +332,11 @@ def log_files(path: Path) -> list[Path]:
         return [path]
     for folder in (path / "logs", path):
         found = sorted([*folder.glob("*.eval"), *folder.glob("*.json")]) if folder.is_dir() else []
-        found = [f for f in found if f.name not in ("run_manifest.json", "logs.json")]
+        found = [f for f in found if f.suffix == ".eval" or is_json_log(f)]  # not a manifest or a summary
         if found:
             return found
-    raise InputError("no inspect log (.eval) in this folder", file=path,
+    raise InputError("no inspect log (.eval, or a JSON log with top-level version/status/eval) in this folder",
+                     file=path,
                      fix="point at an .eval file, or a folder of them (inspect eval --log-dir DIR)")
 
 

@@ -34,7 +34,12 @@ PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
 def _task_spec(task: ResolvedTask) -> str:
     """What inspect loads: `inspect_evals/x`, or `/abs/file.py[@function]` for a trusted local file."""
     if local_task_file(task.entry) is not None:
-        assert task.path is not None and task.trusted  # the loader refuses untrusted files
+        if task.path is None:
+            raise InputError(f"local task file '{local_task_file(task.entry)}' does not exist, and running task "
+                             f"'{task.name}' needs it", field="suites.tasks.task",
+                             fix="restore the task file (its path is relative to the suite file), or gate the "
+                                 "task's stored logs with `rlgate gate`, which needs no task source")
+        assert task.trusted  # the loader refuses untrusted files
         function = task.entry.task.split("@", 1)[1] if "@" in task.entry.task else None
         return f"{task.path}@{function}" if function else str(task.path)
     return task.entry.task
@@ -44,9 +49,15 @@ def _load_task(task: ResolvedTask) -> Any:
     """The inspect Task object; an unknown task or a task file that fails to load is an InputError."""
     from inspect_ai._eval.loader import load_tasks
 
+    from rlgate.harness.bfcl import categories_of
+    from rlgate.harness.bfcl.flags import FLAG_ARGS
+
     spec = _task_spec(task)
+    args = dict(task.entry.task_args)
+    if categories_of(task):  # the BFCL model flags are for bfcl-eval's checker (imports), not the inspect task
+        args = {k: v for k, v in args.items() if k not in FLAG_ARGS}
     try:
-        found = load_tasks([spec], task_args=dict(task.entry.task_args))
+        found = load_tasks([spec], task_args=args)
     except Exception as exc:
         raise InputError(f"inspect cannot load task '{task.entry.task}' ({type(exc).__name__}: "
                          f"{str(exc).splitlines()[0][:200] if str(exc) else ''})", field="suites.tasks.task",

@@ -22,6 +22,17 @@ from rlgate.results.models import RunResult
 _HEAVY = ("lm_eval", "torch", "transformers", "datasets")
 
 
+def _results_head(file: Path) -> bool:
+    """An lm-eval results file names its "results" near the top (not, e.g., an agent's results_summary.json);
+    an empty or broken one is still lm-eval's, so its reader reports what is wrong with it."""
+    try:
+        with file.open("rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return True
+    return b'"results"' in head or not head.lstrip().startswith(b"{")
+
+
 class LmEvalHarness(Harness):
     """lm-eval 0.4.x: `simple_evaluate` with rlgate's cache-first or replay LM; output folders as lm-eval's."""
 
@@ -41,9 +52,9 @@ class LmEvalHarness(Harness):
 
     def can_read(self, path: Path) -> bool:
         if path.is_file():
-            return path.name.startswith("results_") and path.suffix == ".json"
-        return path.is_dir() and (next(path.glob("results_*.json"), None) is not None
-                                  or next(path.glob("*/results_*.json"), None) is not None)
+            return path.name.startswith("results_") and path.suffix == ".json" and _results_head(path)
+        return path.is_dir() and any(_results_head(f) for pattern in ("results_*.json", "*/results_*.json")
+                                     for f in sorted(path.glob(pattern))[:16])
 
     def read(self, path: Path, *, samples: bool = True) -> RunResult:
         """An lm-eval output folder, with rlgate's run manifest attached when rlgate produced it."""

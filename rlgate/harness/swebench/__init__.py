@@ -49,7 +49,7 @@ class SweBenchHarness(ImporterHarness):
         if summary_files(path):
             return True
         return any(next(path.glob("/".join(["*"] * depth + [INSTANCE_REPORT])), None) is not None
-                   for depth in range(5))
+                   for depth in range(7))
 
     def read(self, path: Path, *, samples: bool = True) -> RunResult:
         """A report or folder; an rlgate import folder keeps the contract's task name from its run manifest."""
