@@ -73,9 +73,8 @@ def run_differences(base: RunResult, cand: RunResult) -> list[str]:
 
 def _image_protocol(run: RunResult) -> dict[str, Any]:
     """The image protocol rlgate's run manifest records for VLM runs (empty for text runs)."""
-    manifest = run.provenance.manifest or {}
-    image = (manifest.get("protocol") or {}).get("image") if isinstance(manifest, dict) else None
-    return dict(image) if isinstance(image, dict) else {}
+    manifest = run.provenance.manifest
+    return manifest.image_protocol() if manifest is not None else {}
 
 
 def protocol_differences(base: RunResult, cand: RunResult, leaves: Iterable[str],

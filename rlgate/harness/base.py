@@ -13,7 +13,7 @@ from typing import Protocol as TypingProtocol
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.harness.checkpoint import CheckpointInfo
-from rlgate.harness.manifest import RunManifest
+from rlgate.results.manifest import RunManifest
 from rlgate.results.models import RunResult
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from rlgate.errors import InputError
 from rlgate.gcpause import collector_paused
 from rlgate.harness.base import Harness
-from rlgate.harness.manifest import MANIFEST_FILE
 from rlgate.results.integrity import quarantine
+from rlgate.results.manifest import MANIFEST_FILE
 from rlgate.results.models import RunResult
 
 #: harness name -> "module:Class" (imported on first use) or a factory.

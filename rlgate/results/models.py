@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rlgate.defaults import empty_list
 from rlgate.jsonl_fast import visible_surrogates
 from rlgate.metrics import DEFAULT_FILTER, MetricRef, catalog_task
+from rlgate.results.manifest import RunManifest
 
 RESULTS_SCHEMA_VERSION = 1
 INVALID_ANSWER = "[invalid]"
@@ -209,7 +210,8 @@ class RunProvenance(_Model):
     fewshot_as_multiturn: bool | None = None
     date: str | None = None
     wall_time_s: float | None = None
-    manifest: dict[str, Any] | None = Field(None, description="rlgate run manifest, when rlgate produced the run")
+    seeds: dict[str, int] = Field(default_factory=dict, description="seeds the harness's own output records")
+    manifest: RunManifest | None = Field(None, description="rlgate run manifest, when rlgate produced the run")
 
     @field_validator("source", "model")
     @classmethod

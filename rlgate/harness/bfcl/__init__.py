@@ -18,7 +18,7 @@ from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
+from rlgate.results.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
 from rlgate.results.models import RunResult
 
 RESULTS = "bfcl"

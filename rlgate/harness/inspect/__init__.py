@@ -13,7 +13,7 @@ from pathlib import Path
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.errors import InputError, MissingExtraError
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, load_manifest
+from rlgate.results.manifest import MANIFEST_FILE, load_manifest
 from rlgate.results.models import RunResult
 
 _HEAVY = ("inspect_ai", "inspect_evals")

@@ -290,7 +290,13 @@ def provenance(log: Any, path: Path, version: str | None) -> RunProvenance:
                          model_args={k: str(v) for k, v in (spec.model_args or {}).items()},
                          library_versions={str(k): str(v) for k, v in (spec.packages or {}).items()},
                          system_instruction=(log.plan.config.system_message if log.plan is not None else None),
-                         date=str(spec.created))
+                         date=str(spec.created), seeds=_seeds(log))
+
+
+def _seeds(log: Any) -> dict[str, int]:
+    """The generation seed the log records (GenerateConfig.seed), where one was set."""
+    seed = log.plan.config.seed if log.plan is not None else None
+    return {"seed": seed} if type(seed) is int else {}
 
 
 def log_files(path: Path) -> list[Path]:

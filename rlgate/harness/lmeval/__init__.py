@@ -13,7 +13,7 @@ from pathlib import Path
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.errors import InputError, MissingExtraError
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, RunManifest, load_manifest
+from rlgate.results.manifest import MANIFEST_FILE, RunManifest, load_manifest
 from rlgate.results.models import RunResult
 
 _HEAVY = ("lm_eval", "torch", "transformers", "datasets")
