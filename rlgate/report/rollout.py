@@ -130,7 +130,8 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
     task_protocols: dict[str, dict[str, Any]] = {}
     for run in (candidate, baseline):
         for name, task in (run.tasks.items() if run else []):
-            task_protocols.setdefault(name, task.protocol.model_dump(mode="json", exclude_defaults=True))
+            task_protocols.setdefault(name, task.protocol.model_dump(mode="json", exclude_defaults=True,
+                                                                     exclude={"scoring"}))
     drops: list[dict[str, Any]] = []
     for pairing in decision.pairing:
         if pairing.only_baseline or pairing.only_candidate or pairing.document_mismatch:

@@ -168,6 +168,9 @@ class TaskProtocol(_Model):
     dataset: str | None = Field(None, description="dataset path / data files the task read")
     agent: dict[str, Any] = Field(
         default_factory=dict, description="agent protocol: epochs, limits, task arguments, tools (agent tasks)")
+    scoring: dict[str, Any] = Field(
+        default_factory=dict, description="the scoring definition as the harness recorded it, field -> value "
+        "(lm-eval: metric_list, filter_list, doc_to_target, process_results; inspect: scorers with their arguments)")
 
 
 class TaskResult(_Model):

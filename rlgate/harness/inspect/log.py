@@ -229,6 +229,12 @@ def _tools(log: Any) -> list[str]:
     return sorted(names)
 
 
+def _scoring(spec: Any) -> dict[str, Any]:
+    """The scorers the log names, with their arguments (what defines a score), as JSON data."""
+    scorers = getattr(spec, "scorers", None) or []
+    return {"scorers": [{"name": s.name, "options": s.options or {}} for s in scorers]} if scorers else {}
+
+
 def _solver(log: Any) -> list[str]:
     return [str(step.solver) for step in log.plan.steps] if log.plan is not None else []
 
@@ -263,7 +269,7 @@ def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     task = TaskResult(task=name, n_samples=len(records), samples=records,
                       protocol=TaskProtocol(version=str(spec.task_version), generation_kwargs=generate,
                                             dataset=str(getattr(spec.dataset, "name", None) or ""),
-                                            agent=agent))
+                                            agent=agent, scoring=_scoring(spec)))
     score_task(task)
     for name, value in _scorer_means(records).items():
         task.metrics.setdefault(NO_FILTER, {}).setdefault(name, value)

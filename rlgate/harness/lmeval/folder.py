@@ -140,7 +140,12 @@ def _protocol(task: str, doc: dict[str, Any]) -> TaskProtocol:
         filters=filters,
         task_hash=(doc.get("task_hashes") or {}).get(task),
         dataset=dataset,
+        scoring={k: config[k] for k in _SCORING_FIELDS if config.get(k) is not None},
     )
+
+
+#: the task config fields that define how a response is scored (a function's source, as lm-eval dumps it)
+_SCORING_FIELDS = ("metric_list", "filter_list", "doc_to_target", "process_results")
 
 
 def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
