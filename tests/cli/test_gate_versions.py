@@ -97,4 +97,5 @@ def test_a_baseline_without_a_manifest_against_a_versioned_candidate_is_an_input
     assert "benchmark version differs: gsm8k: baseline not recorded (no run manifest), candidate math@2" \
         in decision["warnings"]
     html = (tmp_path / "gated" / "report.html").read_text()
-    assert "random_seed=1234" in html  # the seeds rlgate's run gave lm-eval, on both runs' cards
+    assert "random_seed=1234" in html and "numpy_seed=1234" in html  # the seeds rlgate gave lm-eval
+    assert "numpy_random_seed" not in html  # the manifest names them as the results file does: shown once

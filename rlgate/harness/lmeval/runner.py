@@ -202,7 +202,9 @@ class LmEvalRunner:
             import_report=import_report,
             benchmark_versions={t.name: t.benchmark_version for t in plan.tasks},
             task_visibility={t.name: t.visibility for t in plan.tasks},
-            results_file=results_file.relative_to(plan.out_dir).as_posix(), seeds=lmeval_seeds(protocol))
+            results_file=results_file.relative_to(plan.out_dir).as_posix(),
+            # by the names lm-eval's results file gives them (config.numpy_seed, ...), so the two read as one
+            seeds={k.replace("_random_seed", "_seed"): v for k, v in lmeval_seeds(protocol).items()})
         write_manifest(plan.out_dir, manifest)
         return RunOutcome(plan.out_dir, results_file, manifest, loaded)
 
