@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rlgate.contract.metrics import MetricRef, is_bounded
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
@@ -20,7 +21,6 @@ from rlgate.engine.directions import direction
 from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
 from rlgate.engine.values import ColumnCache, Values, is_binary, paired_values, run_values
-from rlgate.metrics import MetricRef, is_bounded
 from rlgate.results.models import MetricKey, RunResult
 
 
@@ -70,7 +70,7 @@ class GateContext:
     def direction(self, ref: MetricRef, override: bool | None) -> bool:
         """Higher is better? The gate's override, else the harness's (rlgate.engine.directions); never a results
         file's own flag."""
-        return direction(ref, override)
+        return direction(self.config, ref, override)
 
     def unit(self, key: MetricKey) -> fmt.Unit:
         """How this metric's numbers read: a harness-declared range makes it a plain scale, not a fraction."""
@@ -119,13 +119,14 @@ class GateContext:
         else:
             if base_v.stderr is None or cand_v.stderr is None:
                 raise NoData(f"{key.task} has no per-sample results in one run and no stderr to compare "
-                             "aggregates; re-run lm_eval with --log_samples")
+                             f"aggregates; {self.config.samples_hint(key.task)}")
             for role, found in (("baseline", base_v), ("candidate", cand_v)):
                 if found.stderr is not None and not math.isfinite(found.stderr):  # would make every p NaN / 0.5
                     raise ValueError(f"the {role} run reports a non-finite stderr of {key.metric}/{key.filter} for "
                                      f"{key.task} ({found.stderr}); its results file is corrupt")
             result = compare_unpaired(base_v.aggregate or 0.0, base_v.stderr, cand_v.aggregate or 0.0,
-                                      cand_v.stderr, min(base_v.n, cand_v.n), level=self.level)
+                                      cand_v.stderr, min(base_v.n, cand_v.n), level=self.level,
+                                      needs=self.config.samples_option(key.task))
         self._comparisons[key] = result
         return result
 

@@ -12,20 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rlgate.metrics import MetricRef
-from rlgate.metrics import higher_is_better as _catalogued
+from rlgate.contract.metrics import MetricRef
+from rlgate.contract.models import GateConfig
+from rlgate.contract.vocabulary import neutral_metric
 from rlgate.results.models import RunResult
 
 
-def metric_direction(ref: MetricRef) -> bool:
-    """Higher is better? As the metric's harness says (read through rlgate.metrics' catalogue of metric names
-    until each harness answers for its own vocabulary)."""
-    return _catalogued(ref.metric)
+def metric_direction(config: GateConfig, ref: MetricRef) -> bool:
+    """Higher is better? As the task's harness says (`Harness.vocabulary`, which the loader puts on the gates);
+    a task whose vocabulary was not checked (gates built in code) by rlgate's convention for the metric's name."""
+    vocabulary = config.vocabulary(ref.task)
+    info = vocabulary.metric(ref.metric) if vocabulary is not None else neutral_metric(ref.metric)
+    return info.higher_is_better
 
 
-def direction(ref: MetricRef, override: bool | None) -> bool:
+def direction(config: GateConfig, ref: MetricRef, override: bool | None) -> bool:
     """The gate's direction: its contract setting, else the harness's."""
-    return override if override is not None else metric_direction(ref)
+    return override if override is not None else metric_direction(config, ref)
 
 
 def _word(flag: bool) -> str:
@@ -42,8 +45,8 @@ def _recorded(run: RunResult, ref: MetricRef) -> dict[str, bool]:
     return out
 
 
-def direction_findings(gated: Iterable[tuple[MetricRef, bool | None]], baseline: RunResult | None,
-                       candidate: RunResult) -> tuple[list[str], list[str]]:
+def direction_findings(config: GateConfig, gated: Iterable[tuple[MetricRef, bool | None]],
+                       baseline: RunResult | None, candidate: RunResult) -> tuple[list[str], list[str]]:
     """(warnings, input differences) for the gated metrics: a file flag that disagrees with the direction used,
     and leaves whose two files disagree with each other."""
     warnings: list[str] = []
@@ -53,7 +56,7 @@ def direction_findings(gated: Iterable[tuple[MetricRef, bool | None]], baseline:
         if (ref.task, ref.metric) in seen:
             continue
         seen.add((ref.task, ref.metric))
-        used = direction(ref, override)
+        used = direction(config, ref, override)
         source = "the contract" if override is not None else "the harness"
         flags = {role: _recorded(run, ref) for role, run in (("baseline", baseline), ("candidate", candidate))
                  if run is not None}
