@@ -18,6 +18,7 @@ from rlgate.harness import ProgressSink, RunOutcome, SilentProgress, get_harness
 from rlgate.harness.checkpoint import CheckpointInfo, inspect_checkpoint
 from rlgate.harness.registry import importer_for
 from rlgate.harness.vocabulary import load_contract
+from rlgate.results.manifest import RunManifest
 
 
 def default_cache_dir() -> Path:
@@ -203,7 +204,7 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
             warnings.append(f"{outcome.manifest.role}: {drops.errored} request(s) errored and {drops.timed_out} "
                             f"timed out{extra}; they are scored as failures")
     baseline_run, candidate_run = runs.read()
-    manifests: dict[str, Any] = {"candidate": cand_outcome.manifest}
+    manifests: dict[str, RunManifest] = {"candidate": cand_outcome.manifest}
     if base_outcome is not None:
         manifests["baseline"] = base_outcome.manifest
     gated = decide_and_report(resolved, baseline_run, candidate_run, out, seed=seed, checkpoint=checkpoint,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -151,6 +152,48 @@ def test_the_checks_catch_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
     graph.setdefault("engine", set()).add(_package("rlgate.report.model"))
     assert "engine -> report" in _upward(graph)
     assert any({"engine", "report"} <= set(cycle) for cycle in _cycles(graph))
+
+
+def _manifest_dict_reads(source: str, in_harness: bool = False) -> list[str]:
+    """Reads of a run manifest by string key (`manifest["tasks"]`, `manifest.get("seed")`, `x.manifest or {}`):
+    the manifest is a typed model (rlgate.results.manifest.RunManifest) and is read by field. A harness may read
+    the harness-specific spec it wrote itself (`manifest.model_spec`)."""
+
+    def names_manifest(node: ast.expr) -> bool:
+        text = ast.unparse(node)
+        return bool(re.search(r"manifest\b", text, re.IGNORECASE)) and not (in_harness and text.endswith(".model_spec"))
+
+    def keyed(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript):
+            return isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) \
+                and names_manifest(node.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            return bool(node.args) and isinstance(node.args[0], ast.Constant) and names_manifest(node.func.value)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return isinstance(node.values[-1], ast.Dict) and any(names_manifest(v) for v in node.values[:-1])
+        return False
+
+    found = [ast.unparse(node) for node in ast.walk(ast.parse(source)) if keyed(node)]
+    return found
+
+
+def test_no_dict_reads_of_the_run_manifest_outside_results() -> None:
+    from rlgate.results.manifest import RunManifest
+    from rlgate.results.models import RunProvenance
+
+    assert RunProvenance.model_fields["manifest"].annotation == RunManifest | None
+    reads = {module: found for module, file in _modules() if _package(module) != "results"
+             for found in [_manifest_dict_reads(file.read_text(encoding="utf-8"), _package(module) == "harness")]
+             if found}
+    assert reads == {}
+
+
+def test_the_manifest_check_catches_a_dict_read() -> None:
+    bad = ("a = run.provenance.manifest or {}\nb = manifest.get('seed')\nc = run.provenance.manifest['tasks']\n"
+           "ok = manifest.tasks[0].documents\nok = manifests['baseline']\nspec = manifest.model_spec.get('x')\n")
+    assert _manifest_dict_reads(bad) == ["run.provenance.manifest or {}", "manifest.get('seed')",
+                                         "run.provenance.manifest['tasks']", "manifest.model_spec.get('x')"]
+    assert "manifest.model_spec.get('x')" not in _manifest_dict_reads(bad, in_harness=True)
 
 
 #: lm-eval's task catalog: only its adapter reads it; everyone else asks the task's harness (`vocabulary`)

@@ -95,9 +95,8 @@ def _manifest_visibility(runs: Sequence[RunResult | None]) -> dict[str, str]:
     out: dict[str, str] = {}
     for run in runs:
         manifest = run.provenance.manifest if run is not None else None
-        recorded = (manifest or {}).get("task_visibility")
-        if isinstance(recorded, dict):
-            out.update({str(k): str(v) for k, v in recorded.items()})
+        if manifest is not None:
+            out.update(manifest.task_visibility)
     return out
 
 

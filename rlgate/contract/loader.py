@@ -7,7 +7,6 @@ line, column, field and a fix. Nothing here executes code from the files it read
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,22 +135,16 @@ class ResolvedContract:
         return self.contract.splits.get(entry.split) if entry else None
 
     def referenced_files(self) -> list[Path]:
-        """Every file the decision depends on besides the runs: contract, suites, gate policies, judge anchors."""
-        judges = [self.contract.judge, *(t.entry.judge for t in self.tasks)]
-        anchors = [self.resolve_path(j.calibration.anchors) for j in judges if j is not None and j.calibration]
-        return [self.path, *self.suite_files, *self.policy_files, *dict.fromkeys(anchors)]
+        """Every file (or task folder) the decision depends on besides the runs (rlgate.contract.content)."""
+        from rlgate.contract.content import referenced_files
+
+        return referenced_files(self)
 
     def content_hash(self) -> str:
         """sha256 over every referenced file (name and bytes): a change to any of them changes the hash."""
-        digest = hashlib.sha256()
-        for file in self.referenced_files():
-            digest.update(file.name.encode("utf-8") + b"\0")
-            try:
-                digest.update(file.read_bytes())
-            except OSError:
-                digest.update(b"<missing>")  # a missing anchor file is reported by the judge itself
-            digest.update(b"\0")
-        return digest.hexdigest()
+        from rlgate.contract.content import content_hash
+
+        return content_hash(self)
 
     def resolve_path(self, relative: str) -> Path:
         """A path named in the contract, found as references are (file's folder, then above)."""

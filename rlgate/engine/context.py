@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rlgate.contract.metrics import MetricRef, is_bounded
-from rlgate.contract.metrics import higher_is_better as known_direction
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
+from rlgate.engine.directions import direction
 from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
 from rlgate.engine.units import one_run_means, responses_per_sample, run_codes, sample_means, unit_codes
@@ -91,18 +91,9 @@ class GateContext:
         return np.concatenate(parts), most
 
     def direction(self, ref: MetricRef, override: bool | None) -> bool:
-        """Higher is better? The gate's override, else lm-eval's own flag (the first leaf of a group that reports
-        the metric: a group may mix metrics), else rlgate's catalogue."""
-        if override is not None:
-            return override
-        for run in (self.candidate, self.baseline):
-            if run is None:
-                continue
-            for leaf in run.leaves(ref.task):
-                flag = run.tasks[leaf].higher_is_better.get(ref.metric)
-                if flag is not None:
-                    return flag
-        return known_direction(ref.metric)
+        """Higher is better? The gate's override, else the harness's (rlgate.engine.directions); never a results
+        file's own flag."""
+        return direction(self.config, ref, override)
 
     def unit(self, key: MetricKey) -> fmt.Unit:
         """How this metric's numbers read: a harness-declared range makes it a plain scale, not a fraction."""

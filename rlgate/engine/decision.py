@@ -23,6 +23,7 @@ from rlgate.engine.corrupt import (
     roles_read,
     run_warnings,
 )
+from rlgate.engine.directions import direction_findings
 from rlgate.engine.gaps import CoverageGap, coverage_gaps, judged, min_coverage, shown
 from rlgate.engine.gates import (
     AnyGate,
@@ -204,6 +205,11 @@ def decide(
                 task=leaf, paired=0, only_baseline=size if in_base else 0, only_candidate=0 if in_base else size,
                 examples=[f"task {leaf} is only in the {'baseline' if in_base else 'candidate'} run"])
         differences = protocol_differences(baseline, candidate, leaves, ctx.paired)
+    flag_warnings, flag_differences = direction_findings(
+        config, ((gate.ref, gate.higher_is_better) for _, gate, _ in named), baseline, candidate)
+    warnings += flag_warnings
+    if baseline is not None:
+        differences += flag_differences
         if differences and not allow_protocol_mismatch:
             raise InputError(
                 "baseline and candidate were evaluated under different protocols, so their scores are not "

@@ -18,7 +18,7 @@ from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, TaskVocabulary, open_vocabulary
 from rlgate.errors import InputError
 from rlgate.harness.checkpoint import CheckpointInfo
-from rlgate.harness.manifest import RunManifest
+from rlgate.results.manifest import RunManifest
 from rlgate.results.models import RunResult
 
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.files import write_text_atomic
 from rlgate.harness.base import Harness, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, RunManifest, TaskRun
+from rlgate.results.manifest import MANIFEST_FILE, RunManifest, TaskRun
 
 
 class ImporterHarness(Harness):

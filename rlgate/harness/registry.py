@@ -15,9 +15,9 @@ from pathlib import Path
 from rlgate.errors import InputError
 from rlgate.gcpause import collector_paused
 from rlgate.harness.base import Harness
-from rlgate.harness.manifest import MANIFEST_FILE
 from rlgate.registry import Registry
 from rlgate.results.integrity import quarantine, quarantine_out_of_range
+from rlgate.results.manifest import MANIFEST_FILE
 from rlgate.results.models import RunResult
 
 #: harness name -> "module:Class" (imported on first use) or a factory.

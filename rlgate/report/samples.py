@@ -275,7 +275,8 @@ def task_section(task: str, origin: TaskOrigin | None, have_contract: bool, deci
     counts = {c: 0 for c in CHANGES}
     for change in pairs:
         counts[change] += 1
-    protocol = results[-1].protocol.model_dump(mode="json", exclude_defaults=True) if results else {}
+    protocol = results[-1].protocol.model_dump(mode="json", exclude_defaults=True, exclude={"scoring"}) \
+        if results else {}
     section = TaskSection(
         task=task, suite_task=origin.suite_task if origin else None,
         split=origin.split if origin else None, visibility=origin.visibility if origin else None,

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rlgate.contract.metrics import MetricRef
 from rlgate.defaults import empty_list
 from rlgate.jsonl_fast import visible_surrogates
+from rlgate.results.manifest import RunManifest
 
 RESULTS_SCHEMA_VERSION = 1
 INVALID_ANSWER = "[invalid]"
@@ -169,6 +170,9 @@ class TaskProtocol(_Model):
     dataset: str | None = Field(None, description="dataset path / data files the task read")
     agent: dict[str, Any] = Field(
         default_factory=dict, description="agent protocol: epochs, limits, task arguments, tools (agent tasks)")
+    scoring: dict[str, Any] = Field(
+        default_factory=dict, description="the scoring definition as the harness recorded it, field -> value "
+        "(lm-eval: metric_list, filter_list, doc_to_target, process_results; inspect: scorers with their arguments)")
 
 
 class TaskResult(_Model):
@@ -211,7 +215,8 @@ class RunProvenance(_Model):
     fewshot_as_multiturn: bool | None = None
     date: str | None = None
     wall_time_s: float | None = None
-    manifest: dict[str, Any] | None = Field(None, description="rlgate run manifest, when rlgate produced the run")
+    seeds: dict[str, int] = Field(default_factory=dict, description="seeds the harness's own output records")
+    manifest: RunManifest | None = Field(None, description="rlgate run manifest, when rlgate produced the run")
 
     @field_validator("source", "model")
     @classmethod

@@ -14,7 +14,7 @@ from pathlib import Path
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.errors import MissingExtraError
 from rlgate.harness.base import Harness, RunOutcome, RunPlan, TaskRequirements
-from rlgate.harness.manifest import MANIFEST_FILE, load_manifest
+from rlgate.results.manifest import MANIFEST_FILE, load_manifest
 from rlgate.results.models import RunResult
 
 _HEAVY = ("inspect_ai", "inspect_evals")

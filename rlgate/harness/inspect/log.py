@@ -262,6 +262,12 @@ def _tools(log: Any) -> list[str]:
     return sorted(names)
 
 
+def _scoring(spec: Any) -> dict[str, Any]:
+    """The scorers the log names, with their arguments (what defines a score), as JSON data."""
+    scorers = getattr(spec, "scorers", None) or []
+    return {"scorers": [{"name": s.name, "options": s.options or {}} for s in scorers]} if scorers else {}
+
+
 def _solver(log: Any) -> list[str]:
     return [str(step.solver) for step in log.plan.steps] if log.plan is not None else []
 
@@ -296,7 +302,7 @@ def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     task = TaskResult(task=name, n_samples=len(records), samples=records,
                       protocol=TaskProtocol(version=str(spec.task_version), generation_kwargs=generate,
                                             dataset=str(getattr(spec.dataset, "name", None) or ""),
-                                            agent=agent))
+                                            agent=agent, scoring=_scoring(spec)))
     score_task(task)
     for name, value in _scorer_means(records).items():
         task.metrics.setdefault(NO_FILTER, {}).setdefault(name, value)
@@ -323,7 +329,13 @@ def provenance(log: Any, path: Path, version: str | None) -> RunProvenance:
                          model_args={k: str(v) for k, v in (spec.model_args or {}).items()},
                          library_versions={str(k): str(v) for k, v in (spec.packages or {}).items()},
                          system_instruction=(log.plan.config.system_message if log.plan is not None else None),
-                         date=str(spec.created))
+                         date=str(spec.created), seeds=_seeds(log))
+
+
+def _seeds(log: Any) -> dict[str, int]:
+    """The generation seed the log records (GenerateConfig.seed), where one was set."""
+    seed = log.plan.config.seed if log.plan is not None else None
+    return {"seed": seed} if type(seed) is int else {}
 
 
 def log_files(path: Path) -> list[Path]:

@@ -25,7 +25,7 @@ from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result
 from rlgate.harness.inspect.toolbox.policies import scripted_model
-from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
+from rlgate.results.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
 
 LOGS = "logs"
 PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
@@ -210,6 +210,7 @@ class InspectRunner:
             library_versions={"inspect_ai": version or "unknown"}, started=stamp,
             wall_time_s=round(time.monotonic() - started, 3), model_loaded=backend is None, tasks=runs,
             benchmark_versions={t.name: t.benchmark_version for t in plan.tasks if t.name in {r.task for r in runs}},
-            task_visibility={t.name: t.visibility for t in plan.tasks}, results_file=LOGS)
+            task_visibility={t.name: t.visibility for t in plan.tasks}, results_file=LOGS,
+            seeds={"seed": protocol.sampling.seed})
         write_text_atomic(plan.out_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2))
         return RunOutcome(plan.out_dir, plan.out_dir / LOGS, manifest, backend is None)

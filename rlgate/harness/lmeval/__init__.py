@@ -16,7 +16,7 @@ from rlgate.contract.vocabulary import TaskVocabulary
 from rlgate.errors import MissingExtraError
 from rlgate.harness.base import AnswerParse, ConvertReport, Harness, RunOutcome, RunPlan
 from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, task_vocabulary
-from rlgate.harness.manifest import MANIFEST_FILE, RunManifest, load_manifest
+from rlgate.results.manifest import MANIFEST_FILE, RunManifest, load_manifest
 from rlgate.results.models import RunResult
 
 _HEAVY = ("lm_eval", "torch", "transformers", "datasets")

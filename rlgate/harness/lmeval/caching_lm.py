@@ -29,8 +29,8 @@ from rlgate.errors import InputError
 from rlgate.harness.base import ProgressSink, SilentProgress
 from rlgate.harness.lmeval.backends import canonical_json
 from rlgate.harness.lmeval.images import LazyImage, has_lazy_images, materialize, pixel_key
-from rlgate.harness.manifest import Drops
 from rlgate.jsonl_fast import visible_surrogates
+from rlgate.results.manifest import Drops
 from rlgate.store.cache import CachedGeneration, GenerationCache, Scope
 
 MAX_ERROR_SHARE = 0.1

@@ -24,8 +24,8 @@ from typing import Any
 
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.backends import canonical_json
-from rlgate.harness.manifest import ImportReport
 from rlgate.jsonl import iter_jsonl
+from rlgate.results.manifest import ImportReport
 
 MAX_EXAMPLES = 8
 

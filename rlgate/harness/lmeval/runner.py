@@ -34,7 +34,7 @@ from rlgate.harness.lmeval.responses import match_rows, read_responses
 from rlgate.harness.lmeval.subsets import leave_out, select_look
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
 from rlgate.harness.lmeval.vlm_checks import check_processor, processor_chat_loader, refuse_text_backend
-from rlgate.harness.manifest import Drops, ImportReport, RunManifest, TaskRun
+from rlgate.results.manifest import Drops, ImportReport, RunManifest, TaskRun
 from rlgate.store.cache import GenerationCache
 
 #: lm-eval's stderr bootstrap for non-mean aggregations (its CLI default is 100000); rlgate's gate
@@ -227,7 +227,9 @@ class LmEvalRunner:
             import_report=import_report,
             benchmark_versions={t.name: t.benchmark_version for t in plan.tasks},
             task_visibility={t.name: t.visibility for t in plan.tasks},
-            results_file=results_file.relative_to(plan.out_dir).as_posix())
+            results_file=results_file.relative_to(plan.out_dir).as_posix(),
+            # by the names lm-eval's results file gives them (config.numpy_seed, ...), so the two read as one
+            seeds={k.replace("_random_seed", "_seed"): v for k, v in lmeval_seeds(protocol).items()})
         write_manifest(plan.out_dir, manifest)
         return RunOutcome(plan.out_dir, results_file, manifest, loaded)
 

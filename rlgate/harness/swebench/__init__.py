@@ -16,7 +16,7 @@ from rlgate.contract.loader import ResolvedTask
 from rlgate.errors import InputError
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.importer import ImporterHarness
-from rlgate.harness.manifest import Drops, TaskRun, stored_import
+from rlgate.results.manifest import Drops, TaskRun, stored_import
 from rlgate.results.models import RunResult
 
 REPORTS = "swebench"
