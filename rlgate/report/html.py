@@ -18,7 +18,7 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from rlgate.report import fmt, nodes, svg, views
+from rlgate.report import firstscreen, fmt, nodes, svg, views
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
 from rlgate.report.model import CHANGES, ReportModel, SampleTable
 from rlgate.report.template_cache import template_cache
@@ -151,7 +151,9 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             sections=report_sections(model),
             bad=views.badcase_view(model.decision.extensions, alpha=model.decision.alpha),
             baselines=views.known_baselines(model), subtasks=views.subtask_groups(model),
-            protocols=views.protocol_groups(model.rollout.task_protocols), sequential=views.sequential_lines(model))
+            protocols=views.protocol_groups(model.rollout.task_protocols), sequential=views.sequential_lines(model),
+            flags=firstscreen.gate_flags(model), unsafe=firstscreen.unsafe_actions(model),
+            warnings=firstscreen.shown_warnings(model), protocol_rows=firstscreen.protocol_rows(model))
         size = len(html) if html.isascii() else len(html.encode())
         if size <= HTML_LIMIT or (text_budget is not None and text_budget < 10_000):
             return html

@@ -40,7 +40,7 @@ def metric_words(ref: str) -> str:
 def _threshold(gate: GateVerdict, bounded: bool) -> str:
     t = gate.threshold
     parts = []
-    if "max_drop" in t:
+    if "max_drop" in t and gate.kind != "primary":  # a primary's max_drop only names its regression check
         parts.append(f"allowed drop {fmt.magnitude(t['max_drop'], bounded, threshold=True)}")
     if "min_delta" in t:
         parts.append(f"needs {fmt.delta(t['min_delta'], bounded, threshold=True)}")
