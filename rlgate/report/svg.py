@@ -32,15 +32,16 @@ def _thresholds(gate: GateVerdict) -> list[float]:
     """Threshold positions on the delta axis (signed as the delta is)."""
     sign = 1.0 if gate.higher_is_better else -1.0
     out = []
-    if "max_drop" in gate.threshold:
+    if "max_drop" in gate.threshold and gate.kind != "primary":  # a primary's max_drop only names its regression
         out.append(-sign * gate.threshold["max_drop"])
     if "min_delta" in gate.threshold:
         out.append(sign * gate.threshold["min_delta"])
     return [t for t in out if math.isfinite(t)]
 
 
-def ci_bar(gate: GateVerdict, width: int = 200, height: int = 22) -> Markup:
-    """The delta with its confidence interval against zero and the gate's threshold."""
+def ci_bar(gate: GateVerdict, width: int = 200, height: int = 34) -> Markup:
+    """The delta with its confidence interval against zero and the gate's threshold, every line labelled
+    (zero and the threshold's value in small text above the bar; the second of two close labels below it)."""
     if gate.delta is None or not math.isfinite(gate.delta):
         return Markup("")
     points = [gate.delta, *(gate.ci or ()), *_thresholds(gate)]
@@ -52,12 +53,25 @@ def ci_bar(gate: GateVerdict, width: int = 200, height: int = 22) -> Markup:
 
     colour = COLOURS.get(gate.verdict, "#6e7781")
     desc = f"delta {fmt.gate_delta(gate)}"
+    top, bottom = 10, height - 10
     parts = [f'<svg class="cibar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
              f'role="img" aria-label="{_esc(desc)}"><title>{_esc(desc)}</title>',
-             f'<line x1="{mid}" y1="2" x2="{mid}" y2="{height - 2}" stroke="#8c959f" stroke-width="1"/>']
+             f'<line x1="{mid}" y1="{top}" x2="{mid}" y2="{bottom}" stroke="#8c959f" stroke-width="1"/>']
+    bounded = fmt.gate_bounded(gate)
+    labels = [(mid, "0", "#6e7781")]
     for t in _thresholds(gate):
-        parts.append(f'<line x1="{x(t)}" y1="1" x2="{x(t)}" y2="{height - 1}" stroke="#bf8700" '
+        parts.append(f'<line x1="{x(t)}" y1="{top - 1}" x2="{x(t)}" y2="{bottom + 1}" stroke="#bf8700" '
                      'stroke-width="1.5" stroke-dasharray="3,2"/>')
+        labels.append((x(t), fmt.delta(t, bounded, threshold=True), "#9a6700"))
+    placed: list[tuple[float, float, int]] = []
+    for lx, text, fill in labels:
+        half_w = len(text) * 2.6 + 2
+        lx = min(max(lx, half_w), width - half_w)
+        row = 0 if all(abs(lx - px) > half_w + pw for px, pw, r in placed if r == 0) else 1
+        placed.append((lx, half_w, row))
+        y = 8 if row == 0 else height - 1
+        parts.append(f'<text class="bar-label" x="{lx:.1f}" y="{y}" font-size="8.5" text-anchor="middle" '
+                     f'fill="{fill}">{_esc(text)}</text>')
     cy = height / 2
     if gate.ci is not None and all(math.isfinite(v) for v in gate.ci):
         lo, hi = x(gate.ci[0]), x(gate.ci[1])

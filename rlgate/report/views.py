@@ -8,6 +8,7 @@ formatted once and reads the same in every format.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +78,13 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
         if gate.ci is not None:
             level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "
             change += f", {level}{fmt.interval(gate.ci, bounded, moves)}"
+        bound = gate.details.get("lower_bound_holm") if isinstance(gate.details, dict) else None
+        if isinstance(bound, int | float) and math.isfinite(bound):
+            # the verdict rests on this bound, not on the (two-sided, unadjusted) interval shown for reading
+            side = "improvement" if gate.higher_is_better else "reduction"
+            limit = [-gate.threshold["max_drop"]] if "max_drop" in gate.threshold else []
+            change += f"; deciding: the Holm-adjusted lower bound of the {side} {fmt.delta(bound, bounded, limit)}"
+            change += ", not the CI"
         parts.append(change)
     elif gate.ci is not None:
         parts.append(fmt.gate_delta(gate))
