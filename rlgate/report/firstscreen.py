@@ -7,7 +7,7 @@ the report's own units, and the protocol rows that belong to this run's kind of 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rlgate.engine.decision import THRESHOLD_KEY, underpowered
 from rlgate.metrics import MetricRef
@@ -133,3 +133,45 @@ def protocol_rows(model: ReportModel) -> list[tuple[str, str]]:
     rows = flatten(model.rollout.protocol)
     return [(k, v) for k, v in rows
             if not (k.startswith("agent.") and not agent) and not (k.startswith("image.") and not image)]
+
+
+@dataclass
+class TaskGroup:
+    """Consecutive task sections of one suite group (4+ subtasks: one summed row), or a single task."""
+
+    key: int
+    name: str
+    indices: list[int]
+    split: str | None = None
+    metric: str | None = None
+    n_baseline: int = 0
+    n_candidate: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def task_groups(model: ReportModel, min_size: int = 4) -> list[TaskGroup]:
+    """The task table's rows: a group of `min_size`+ subtasks is one row with the counts summed."""
+    runs: list[list[int]] = []
+    for i, s in enumerate(model.tasks):
+        prev = model.tasks[runs[-1][0]] if runs else None
+        if prev is not None and s.suite_task and s.suite_task != s.task and s.suite_task == prev.suite_task:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    out = []
+    for key, indices in enumerate(runs):
+        if len(indices) < min_size:
+            out += [TaskGroup(key=key * 1000 + k, name=model.tasks[i].task, indices=[i]) for k, i in enumerate(indices)]
+            continue
+        sections = [model.tasks[i] for i in indices]
+        counts: dict[str, int] = {}
+        for s in sections:
+            for change, n in s.counts.items():
+                counts[change] = counts.get(change, 0) + n
+        splits, metrics = {s.split for s in sections}, {s.drill_metric for s in sections}
+        out.append(TaskGroup(key=key, name=str(sections[0].suite_task), indices=indices,
+                             split=splits.pop() if len(splits) == 1 else "mixed",
+                             metric=metrics.pop() if len(metrics) == 1 else "mixed",
+                             n_baseline=sum(s.n_baseline for s in sections),
+                             n_candidate=sum(s.n_candidate for s in sections), counts=counts))
+    return out

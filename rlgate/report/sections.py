@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from rlgate.report import fmt
 from rlgate.report.nodes import MAX_ITEMS, Node, flatten, is_svg
 
 ITEM_ROWS = 100
@@ -22,8 +23,8 @@ def _text(value: str) -> Node:
     return Node("text", text=value)
 
 
-def _pct(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{100 * value:.{digits}f} %"
+def _pct(value: float | None) -> str:
+    return fmt.value(value, True)  # as every other rate on the page
 
 
 def _table(columns: list[str], rows: list[list[str]], more: int = 0) -> Node:
@@ -58,7 +59,7 @@ def generic_view(key: str, value: Any) -> Node:
 def history_view(value: Any) -> Node:
     """Where this run was recorded: one line, no toggle."""
     return _stack(Node("verdict", text=f"This run is recorded in the history store {value}; "
-                                       "`rlgate history` shows its trend across checkpoints."))
+                                       "rlgate history shows its trend across checkpoints."))
 
 
 def judge_view(value: Any) -> Node:
@@ -75,7 +76,7 @@ def judge_view(value: Any) -> Node:
         w = t.win_rate
         if w is not None and w.win_rate is not None:
             ci = f" [{_pct(w.ci[0])}, {_pct(w.ci[1])}]" if w.ci else ""
-            p = f", sign test p = {w.p_value:.3g}" if w.p_value is not None else ""
+            p = f", sign test p = {fmt.p_value(w.p_value)}" if w.p_value is not None else ""
             head = f"candidate wins {_pct(w.win_rate)}{ci} of {w.n} comparisons{p}"
         elif t.mean_candidate_score is not None:
             head = (f"judge score {t.mean_candidate_score:.3g} (candidate) vs "

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlgate.engine import fmt as engine_fmt
 from rlgate.engine.models import GateVerdict
 from rlgate.engine.summary import judge_trust_text
 from rlgate.metrics import MetricRef
@@ -83,7 +84,9 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
             # the verdict rests on this bound, not on the (two-sided, unadjusted) interval shown for reading
             side = "improvement" if gate.higher_is_better else "reduction"
             limit = [-gate.threshold["max_drop"]] if "max_drop" in gate.threshold else []
-            change += f"; deciding: the Holm-adjusted lower bound of the {side} {fmt.delta(bound, bounded, limit)}"
+            # written as the reason writes it (engine figures), so the page has one number for the bound
+            shown = engine_fmt.delta(bound, engine_fmt.Unit(bounded), limit)
+            change += f"; deciding: the Holm-adjusted lower bound of the {side} {shown}"
             change += ", not the CI"
         parts.append(change)
     elif gate.ci is not None:

@@ -1,7 +1,7 @@
 """Every demo's report reads in a minute: checked in headless Chromium at 1400 and 800 px.
 
 The report models `rlgate demo`, `rlgate demo --agent` and `rlgate demo --vlm` wrote are recorded under
-tests/report/demo_models/ (the runs take minutes; the renderers are what this test checks) and rendered
+tests/report/demo_models/ (gzipped; the runs take minutes, the renderers are what this test checks) and rendered
 again with the current templates, as `rlgate report` does. For each page: under 6,000 px tall with every
 <details> closed, no element wider than the viewport, no two texts of one SVG overlapping, no word broken
 inside a token, and each gate's figures the same in the first-screen line, the gate table and report.md
@@ -11,6 +11,7 @@ Skips without Chromium/playwright, except under RLGATE_REQUIRE_BROWSER=1 (CI).
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import shutil
@@ -27,7 +28,7 @@ from tests.report.test_browser import _require_browser
 pytestmark = pytest.mark.slow
 
 MODELS = Path(__file__).resolve().parent / "demo_models"
-DEMOS = sorted(p.name for p in MODELS.iterdir() if (p / "report_model.json").is_file()) if MODELS.is_dir() else []
+DEMOS = sorted(p.name for p in MODELS.iterdir() if (p / "report_model.json.gz").is_file()) if MODELS.is_dir() else []
 MAX_HEIGHT = 6_000
 FIRST_SCREEN = 900
 
@@ -36,13 +37,18 @@ PAGE_JS = """() => {
   const scrolls = (el) => { for (let a = el.parentElement; a; a = a.parentElement) {
       const o = getComputedStyle(a).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') return true; }
     return false; };
+  // what a closed <details> holds is not on the page (Chromium still lays it out, content-visibility: hidden)
+  const hidden = (el) => { const d = el.closest('details:not([open])'); return d && !el.closest('summary'); };
   const overflow = [];
   for (const el of document.body.querySelectorAll('*')) {
+    if (hidden(el)) continue;
     const r = el.getBoundingClientRect();
-    if (r.width && r.right > vw + 1 && !scrolls(el)) overflow.push(el.tagName + '.' + el.className + ' ' + Math.round(r.right));
+    if (r.width && r.right > vw + 1 && !scrolls(el))
+      overflow.push(el.tagName + '.' + el.className + ' ' + Math.round(r.right));
   }
   const overlaps = [];
   for (const svg of document.querySelectorAll('svg')) {
+    if (hidden(svg)) continue;
     const texts = [...svg.querySelectorAll('text')].map(t => ({t: t.textContent, r: t.getBoundingClientRect()}))
       .filter(x => x.r.width > 0);
     for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
@@ -56,12 +62,12 @@ PAGE_JS = """() => {
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     const p = n.parentElement;
-    if (!p || p.closest('pre, script, style, svg, details:not([open]) > :not(summary)')) continue;
-    const re = /\\S{2,}/g; let m;
+    if (!p || p.closest('pre, script, style, svg') || hidden(p)) continue;
+    const re = /[^\\s-]{2,}-?/g; let m;  // a break after a hyphen is a wrap, not a broken word
     while ((m = re.exec(n.data)) !== null) {
       const range = document.createRange(); range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
       const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
-      if (tops.size > 1) broken.push(m[0]);
+      if (tops.size > 1) broken.push(m[0] + ' in ' + p.tagName + '.' + p.className);
     }
   }
   const text = (sel) => [...document.querySelectorAll(sel)].map(e => e.textContent.replace(/\\s+/g, ' ').trim());
@@ -75,8 +81,9 @@ PAGE_JS = """() => {
 @pytest.fixture(scope="module", params=DEMOS or [pytest.param("none", marks=pytest.mark.skip("no recorded demo"))])
 def demo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp(request.param)
-    for item in (MODELS / request.param).iterdir():
-        shutil.copy(item, out / item.name)
+    with gzip.open(MODELS / request.param / "report_model.json.gz") as packed, \
+            open(out / "report_model.json", "wb") as unpacked:
+        shutil.copyfileobj(packed, unpacked)
     write_model(out, load_model(out), step_summary=False)
     return out
 
