@@ -47,7 +47,7 @@ def environment(template_dir: str | Path | None = None, *, autoescape: bool = Tr
                        outcome_note=fmt.outcome_note,
                        gate_bounded=fmt.gate_bounded, gate_mde=fmt.gate_mde, magnitude=fmt.magnitude,
                        ci_bar=svg.ci_bar, visible=visible_controls, svg_uri=nodes.svg_data_uri,
-                       breakable=breakable, code_spans=code_spans, tree=nodes.to_node, flatten=nodes.flatten)
+                       breakable=breakable, name_breakable=name_breakable, code_spans=code_spans, tree=nodes.to_node, flatten=nodes.flatten)
     env.globals.update(DECISION_LABEL=fmt.DECISION_LABEL, VERDICT_LABEL=fmt.VERDICT_LABEL, gate_line=views.gate_line,
                        gate_values=views.gate_values, libraries=views.libraries)
     return env
@@ -69,6 +69,11 @@ def code_spans(text: object) -> Markup:
         return escape("`".join(parts))
     return Markup("").join(escape(p) if i % 2 == 0 else Markup("<code>") + escape(p) + Markup("</code>")
                            for i, p in enumerate(parts))
+
+
+def name_breakable(text: object) -> Markup:
+    """A task name that may also wrap after each `_` (long subtask names in narrow cells)."""
+    return Markup("_<wbr>").join(breakable(part) for part in str(text).split("_"))
 
 
 def breakable(text: object) -> Markup:

@@ -38,7 +38,13 @@ PAGE_JS = """() => {
       const o = getComputedStyle(a).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') return true; }
     return false; };
   // what a closed <details> holds is not on the page (Chromium still lays it out, content-visibility: hidden)
-  const hidden = (el) => { const d = el.closest('details:not([open])'); return d && !el.closest('summary'); };
+  const hidden = (el) => {
+    for (let d = el.closest('details'); d; d = d.parentElement ? d.parentElement.closest('details') : null) {
+      const own = d.querySelector(':scope > summary');
+      if (!d.open && !(own && own.contains(el))) return true;
+    }
+    return false;
+  };
   const overflow = [];
   for (const el of document.body.querySelectorAll('*')) {
     if (hidden(el)) continue;
