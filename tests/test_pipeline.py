@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from fixtures.synthetic_runs import make_run
 
-from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 from rlgate.pipeline import checkpoint_step, decide_and_report
 
 CONTRACT = """schema_version: 1

@@ -111,9 +111,9 @@ def folder_badcases(out_dir: Path, *, contract: Path | None = None, allow_versio
     from rlgate.badcases.discipline import private_leaf_tasks
     from rlgate.badcases.report import build_badcase_report, classify_options
     from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
-    from rlgate.contract.loader import load_contract
     from rlgate.engine.versions import check_versions
     from rlgate.harness import read_results
+    from rlgate.harness.vocabulary import load_contract
 
     folder = locate_runs(out_dir)
     candidate = read_results(folder.candidate)

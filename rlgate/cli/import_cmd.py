@@ -21,23 +21,24 @@ def import_command(
         "responses.jsonl"),
     task: Annotated[str | None, typer.Option(
         help="lm-eval task the files answer (default: read from the file name)")] = None,
+    harness: Annotated[str, typer.Option(help="the harness that scores the responses (registry name)")] = "lm_eval",
     answer_marker: Annotated[bool, typer.Option(
         help="prefix 'Final Answer: ' to chartqa / mathvista_testmini responses that lack it (lmms-eval and "
         "VLMEvalKit prompt for a bare answer; lm-eval's chartqa scorer reads only the marked answer)")] = False,
 ) -> None:
     """Convert lmms-eval or VLMEvalKit predictions into a responses file for `rlgate eval --responses`."""
-    from rlgate.harness.lmeval.convert import MARKER, convert
+    from rlgate.harness.registry import get_harness
 
-    report = convert(files, source, out, task=task, answer_marker=answer_marker)
+    report = get_harness(harness).convert_responses(files, source, out, task=task, answer_marker=answer_marker)
     for name, count in sorted(report.rows.items()):
         typer.echo(f"{name}: {count} responses")
     for why, count in report.skipped.items():
         typer.echo(f"skipped {count} rows: {why}")
     for name, count in sorted(report.bare.items()):
         if answer_marker:
-            typer.echo(f"{name}: {count} bare answers prefixed with '{MARKER}'")
+            typer.echo(f"{name}: {count} bare answers prefixed with '{report.marker}'")
         else:
-            typer.echo(f"warning: {count} {name} responses have no '{MARKER}' marker, which the task's scorer reads; "
-                       "they will score as unparsed. If they are bare answers (lmms-eval / VLMEvalKit prompts), "
+            typer.echo(f"warning: {count} {name} responses have no '{report.marker}' marker, which the task's scorer "
+                       "reads; they will score as unparsed. If they are bare answers (lmms-eval / VLMEvalKit prompts), "
                        "convert with --answer-marker (the same for baseline and candidate)", err=True)
     typer.echo(f"wrote {out}; score it with: rlgate eval CONTRACT --responses {out} --out DIR")

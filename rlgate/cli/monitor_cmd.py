@@ -43,7 +43,7 @@ def monitor(
     mapping = parse_map_options(map_ or [])
     report: MonitorReport
     if contract is not None:
-        from rlgate.contract.loader import load_contract
+        from rlgate.harness.vocabulary import load_contract
 
         report = monitor_contract(load_contract(contract), logs or [], None if format == "auto" else format,
                                   metrics=mapping)

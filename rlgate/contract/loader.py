@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rlgate.contract.kinds import check_kind
+from rlgate.contract.metrics import MetricRef
 from rlgate.contract.models import (
     RELEASE_GATE_ONLY,
     Contract,
@@ -28,15 +29,9 @@ from rlgate.contract.models import (
     TaskEntry,
 )
 from rlgate.contract.yamlpos import PathKey, YamlDoc, load_yaml, suggest, validation_to_input_error
-from rlgate.metrics import (
-    DERIVED_METRICS,
-    KNOWN_TASK_METRICS,
-    MetricRef,
-    catalog_task,
-    is_bounded,
-)
+from rlgate.errors import InputError
 
-_THRESHOLDS = ("min_delta", "max_drop", "max", "min")
+THRESHOLDS = ("min_delta", "max_drop", "max", "min")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 
@@ -92,6 +87,19 @@ def local_task_file(entry: TaskEntry) -> str | None:
     return file if file.endswith(".py") else None
 
 
+@dataclass(frozen=True)
+class GateOrigin:
+    """Where a gate was written (file and YAML path), so a later check can give a located error."""
+
+    gate: Any
+    doc: YamlDoc
+    path: PathKey
+
+    def error(self, field: str, message: str, fix: str) -> InputError:
+        """An InputError at the gate's `field` (file:line:column, field path and fix)."""
+        return self.doc.error((*self.path, field), message, fix)
+
+
 @dataclass
 class ResolvedContract:
     """A contract with its suites and gate policy loaded and checked; what the rest of rlgate reads."""
@@ -104,6 +112,8 @@ class ResolvedContract:
     policy_files: list[Path] = field(default_factory=list)
     baseline_results: Path | None = None
     suite_files: list[Path] = field(default_factory=list)
+    #: every gate with the place it was written (the vocabulary check after loading reports there)
+    gate_origins: list[GateOrigin] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -249,33 +259,11 @@ def _check_metric(ref_text: str, origin: _Origin, tasks: dict[str, ResolvedTask]
         close = suggest(ref.task, list(tasks))
         fix = f"did you mean '{close}/{ref.metric}'?" if close else f"tasks in the suites: {', '.join(tasks)}"
         raise origin.doc.error(loc, f"metric '{ref_text}' names task '{ref.task}', which is in no suite", fix)
-    known_task = catalog_task(ref.task) if tasks[ref.task].path is None else None
-    if known_task and not ref.derived:
-        metrics = KNOWN_TASK_METRICS[known_task]
-        if ref.metric not in metrics:
-            options = [*metrics, *DERIVED_METRICS]
-            close = suggest(ref.metric, options)
-            fix = f"did you mean '{ref.task}/{close}'?" if close else f"metrics of {ref.task}: {', '.join(options)}"
-            raise origin.doc.error(loc, f"task '{ref.task}' has no metric '{ref.metric}'", fix)
-        filters = metrics[ref.metric]
-        if ref.filter is None and len(filters) > 1:
-            raise origin.doc.error(loc, f"'{ref_text}' is ambiguous: {ref.task} reports {ref.metric} under "
-                                   f"filters {', '.join(filters)}", f"write {ref_text}/{filters[-1]}")
-        if ref.filter is not None and ref.filter not in filters:
-            close = suggest(ref.filter, list(filters))
-            fix = f"did you mean '{ref.task}/{ref.metric}/{close}'?" if close else f"filters: {', '.join(filters)}"
-            raise origin.doc.error(loc, f"{ref.task}/{ref.metric} has no filter '{ref.filter}'", fix)
     declared = tasks[ref.task].entry.metric_ranges.get(ref.metric)
     if declared is not None:
         _check_declared_range(ref, declared, origin, gate)
-    elif is_bounded(ref.metric):
-        for name in _THRESHOLDS:
-            value = getattr(gate, name, None)
-            if value is not None and abs(value) > 1:
-                raise origin.doc.error(
-                    (*origin.path, name),
-                    f"{name}={value} is out of range: {ref.metric} is a fraction in [0, 1]",
-                    f"did you mean {value / 100:g}?")
+    # metric names, filters and fraction bounds are the task's harness's vocabulary: checked right after
+    # loading by rlgate.harness.vocabulary.check_vocabulary (this layer knows no harness's catalog)
 
 
 def _check_declared_range(ref: MetricRef, declared: tuple[float, float], origin: _Origin, gate: Any) -> None:
@@ -284,7 +272,7 @@ def _check_declared_range(ref: MetricRef, declared: tuple[float, float], origin:
     if not low < high:
         raise origin.doc.error((*origin.path, "metric"), f"the declared range of {ref.metric} is [{low}, {high}]",
                                "declare metric_ranges as [low, high] with low < high")
-    for name in _THRESHOLDS:
+    for name in THRESHOLDS:
         value = getattr(gate, name, None)
         if value is None:
             continue
@@ -372,7 +360,10 @@ def _with_capabilities(contract: Contract, doc: YamlDoc, gates: GateConfig, by_t
 
 
 def load_contract(path: str | Path) -> ResolvedContract:
-    """Load, resolve and check a contract; raises InputError on the first problem."""
+    """Load, resolve and check a contract's structure; raises InputError on the first problem.
+
+    The gates' metric names are checked against each task's harness by `rlgate.load_contract`
+    (`rlgate.harness.vocabulary.load_contract`), which every command uses."""
     file = Path(path).resolve()
     doc = load_yaml(file)
     check_kind(doc, "contract")
@@ -414,5 +405,6 @@ def load_contract(path: str | Path) -> ResolvedContract:
     baseline_results = None
     if contract.baseline.results:
         baseline_results = _ref_path(doc, ("baseline", "results"), contract.baseline.results, "baseline results")
+    gate_origins = [GateOrigin(gate, origins[id(gate)].doc, origins[id(gate)].path) for gate in all_gates]
     return ResolvedContract(file, contract, [s for s, _, _ in suites], tasks, gates, policy_files,
-                            baseline_results, suite_files)
+                            baseline_results, suite_files, gate_origins)

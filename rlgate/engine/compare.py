@@ -82,8 +82,9 @@ def compare_paired(baseline: np.ndarray, candidate: np.ndarray, *, binary: bool,
 
 
 def compare_unpaired(baseline: float, baseline_se: float, candidate: float, candidate_se: float, n: int, *,
-                     level: float) -> Comparison:
-    """Unpaired z-test from reported means and standard errors (no per-sample results logged)."""
+                     level: float, needs: str = "per-sample results") -> Comparison:
+    """Unpaired z-test from reported means and standard errors (no per-sample results logged); `needs`: what
+    paired tests would need, in the harness's words (its vocabulary's `samples_option`)."""
     delta = candidate - baseline
     se = math.sqrt(baseline_se**2 + candidate_se**2)
     z = normal_quantile(0.5 + level / 2)
@@ -97,7 +98,7 @@ def compare_unpaired(baseline: float, baseline_se: float, candidate: float, cand
         n=n, binary=False, baseline=baseline, candidate=candidate, delta=delta,
         ci=(delta - z * se, delta + z * se), ci_level=level, p_greater=p_greater, p_less=p_less,
         p_two_sided=min(1.0, 2 * min(p_greater, p_less)),
-        test="unpaired z-test on reported stderr (no per-sample results; paired tests need --log_samples)",
+        test=f"unpaired z-test on reported stderr (no per-sample results; paired tests need {needs})",
         paired=False, sd_difference=se * math.sqrt(max(n, 1)),
         details={"standard_error": se},
     )

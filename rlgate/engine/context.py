@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rlgate.contract.metrics import MetricRef, is_bounded
+from rlgate.contract.metrics import higher_is_better as known_direction
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
 from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
 from rlgate.engine.values import ColumnCache, Values, is_binary, paired_values, run_values
-from rlgate.metrics import MetricRef, is_bounded
-from rlgate.metrics import higher_is_better as known_direction
 from rlgate.results.models import MetricKey, RunResult
 
 
@@ -128,13 +128,14 @@ class GateContext:
         else:
             if base_v.stderr is None or cand_v.stderr is None:
                 raise NoData(f"{key.task} has no per-sample results in one run and no stderr to compare "
-                             "aggregates; re-run lm_eval with --log_samples")
+                             f"aggregates; {self.config.samples_hint(key.task)}")
             for role, found in (("baseline", base_v), ("candidate", cand_v)):
                 if found.stderr is not None and not math.isfinite(found.stderr):  # would make every p NaN / 0.5
                     raise ValueError(f"the {role} run reports a non-finite stderr of {key.metric}/{key.filter} for "
                                      f"{key.task} ({found.stderr}); its results file is corrupt")
             result = compare_unpaired(base_v.aggregate or 0.0, base_v.stderr, cand_v.aggregate or 0.0,
-                                      cand_v.stderr, min(base_v.n, cand_v.n), level=self.level)
+                                      cand_v.stderr, min(base_v.n, cand_v.n), level=self.level,
+                                      needs=self.config.samples_option(key.task))
         self._comparisons[key] = result
         return result
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
+from rlgate.engine.aggregates import aggregate_warnings
 from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.corrupt import (
     CorruptData,
@@ -77,7 +78,7 @@ def _named(config: GateConfig) -> list[tuple[GateKind, AnyGate, str]]:
 
 def _failed(kind: GateKind, gate: AnyGate, name: str, ctx: GateContext, error: Exception) -> GateVerdict:
     """nodata / error verdicts: a gate that cannot be computed never passes."""
-    metric = str(key_of(gate))
+    metric = str(key_of(gate, ctx.config))
     if isinstance(error, NoData):
         return make_verdict(name, kind, metric, "nodata", ctx.config.decision, f"nodata: {error}")
     if isinstance(error, CorruptData):
@@ -153,9 +154,10 @@ def decide(
     """
     ctx = GateContext(config, baseline, candidate, seed)
     named = _named(config)
-    keys = [key_of(gate) for _, gate, _ in named]
+    keys = [key_of(gate, config) for _, gate, _ in named]
     corrupt = collect(baseline, "baseline", keys, ctx.columns) + collect(candidate, "candidate", keys, ctx.columns)
     warnings: list[str] = run_warnings(corrupt, baseline, candidate)
+    warnings += aggregate_warnings(keys, config, baseline, candidate)
     differences: list[str] = []
     if baseline is not None:
         named_tasks = {gate.ref.task for _, gate, _ in named}
@@ -190,12 +192,12 @@ def decide(
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
     for kind, gate, name in named:
         try:
-            items = for_gate(key_of(gate), roles_read(gate), corrupt, baseline, candidate)
-            check(key_of(gate), items, allowed(gate, config))  # fail closed before any number is computed
+            items = for_gate(key_of(gate, config), roles_read(gate), corrupt, baseline, candidate)
+            check(key_of(gate, config), items, allowed(gate, config))  # fail closed before any number is computed
             if items:
                 tolerated[name] = (items, allowed(gate, config))
             check_range(gate, ctx)
-            key, roles = key_of(gate), roles_read(gate)
+            key, roles = key_of(gate, config), roles_read(gate)
             gaps[name] = []  # each source judged in turn: one short run stops the gate before the next is read
             for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate")),
                            value_gaps(ctx, key, roles, items), subtask_gaps(ctx, key, roles)):
@@ -222,7 +224,7 @@ def decide(
         if verdicts[name].verdict in ("pass", "fail", "inconclusive"):
             warnings.append(mark_excluded(verdicts[name], items, limit))
     for _, gate, name in named:
-        verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
+        verdicts[name].fraction = ctx.unit(key_of(gate, config)).fraction
         evidence, gap_note = shown(gaps.get(name, []), computed=verdicts[name].verdict not in ("nodata", "error"))
         verdicts[name].details.update(evidence)  # answered / missing documents per run, beside the values
         verdicts[name].reason += gap_note
@@ -234,7 +236,7 @@ def decide(
             warnings.append(note)
         if verdict.test and verdict.test.startswith("unpaired"):
             warnings.append(f"{verdict.name}: compared without per-sample results (unpaired z-test); "
-                            "re-run lm_eval with --log_samples for paired tests")
+                            f"{config.samples_hint(verdict.metric.split('/')[0])} for paired tests")
     decision, deciding, deciding_pool, capabilities, flags = scoped_decision(gates, config.capabilities)
     inputs = [RunRef(role="candidate", source=candidate.provenance.source, model=candidate.provenance.model,
                      checkpoint_fingerprint=candidate.provenance.checkpoint_fingerprint)]

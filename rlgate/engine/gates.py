@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from rlgate.contract.models import DecisionPolicy, DiagnosticGate, HardGate, PrimaryGate, RegressionGate
+from rlgate.contract.models import DecisionPolicy, DiagnosticGate, GateConfig, HardGate, PrimaryGate, RegressionGate
 from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison
 from rlgate.engine.context import GateContext
@@ -63,8 +63,10 @@ def make_verdict(name: str, kind: GateKind, metric: str, verdict: Verdict, polic
                        reason=reason, **fields)
 
 
-def key_of(gate: AnyGate) -> MetricKey:
-    return MetricKey.from_ref(gate.ref)
+def key_of(gate: AnyGate, config: GateConfig) -> MetricKey:
+    """The gate's metric key; a reference without a filter reads its harness's default (from the vocabulary)."""
+    ref = gate.ref
+    return MetricKey.from_ref(ref, config.default_filter(ref.task))
 
 
 _THRESHOLD_FIELDS = ("min_delta", "max_drop", "max", "min")
@@ -72,7 +74,7 @@ _THRESHOLD_FIELDS = ("min_delta", "max_drop", "max", "min")
 
 def check_range(gate: AnyGate, ctx: GateContext) -> None:
     """A threshold outside the range the harness declared for the metric makes the gate an error."""
-    key = key_of(gate)
+    key = key_of(gate, ctx.config)
     declared = ctx.candidate.metric_range(key.task, key.metric)
     if declared is None:
         return
@@ -124,7 +126,8 @@ def significant_drop(improvement: float, p_drop: float, limit: float, alpha: flo
 
 
 def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerdict:
-    key, cfg = key_of(gate), ctx.config
+    cfg = ctx.config
+    key = key_of(gate, cfg)
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     comp = ctx.compare(key)
     improvement, imp_ci, p_imp, p_drop = _oriented(comp, hib)
@@ -203,7 +206,7 @@ def noninferiority_bound(comp: Comparison, hib: bool, level: float) -> float:
 
 
 def prepare_regression(gate: RegressionGate, ctx: GateContext, name: str) -> PreparedRegression:
-    key = key_of(gate)
+    key = key_of(gate, ctx.config)
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     comp = ctx.compare(key)
     _, _, _, p_drop = _oriented(comp, hib)
@@ -279,7 +282,8 @@ def _relative_text(rel: float, limit: float) -> str:
 
 
 def evaluate_diagnostic(gate: DiagnosticGate, ctx: GateContext, name: str) -> GateVerdict:
-    key, cfg = key_of(gate), ctx.config
+    cfg = ctx.config
+    key = key_of(gate, cfg)
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     problems: list[str] = []
     fields: dict[str, Any] = {"higher_is_better": hib}
@@ -349,7 +353,8 @@ def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
 
 
 def evaluate_hard(gate: HardGate, ctx: GateContext, name: str) -> GateVerdict:
-    key, cfg = key_of(gate), ctx.config
+    cfg = ctx.config
+    key = key_of(gate, cfg)
     value = ctx.values("candidate", key).aggregate
     assert value is not None
     problems = []

@@ -125,7 +125,7 @@ def _track_gates(config: GateConfig, ctx: GateContext, perms: dict[str, np.ndarr
         if kind == "diagnostic":  # not a decision: never holds up stopping, judged on what was generated
             settled[name] = SequentialGate(name=name, kind=kind, verdict="open", reason=DIAGNOSTIC_NOTE)
             continue
-        key = key_of(gate)
+        key = key_of(gate, config)
         alpha = config.alpha / family if kind == "regression" else config.alpha
         try:
             hib = ctx.direction(gate.ref, gate.higher_is_better)

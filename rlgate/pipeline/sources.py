@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.contract.models import GateConfig
 from rlgate.engine.models import GateVerdict
-from rlgate.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:

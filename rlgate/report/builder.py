@@ -8,9 +8,9 @@ from typing import Any
 
 import rlgate
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision, GateVerdict
-from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET, apply_text_budget
 from rlgate.report.fmt import gate_bounded, short_name
 from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rlgate.engine.decision import THRESHOLD_KEY, underpowered
-from rlgate.metrics import MetricRef
+from rlgate.contract.metrics import MetricRef
 from rlgate.report import fmt
 from rlgate.report.model import ReportModel, ToolCallView
 

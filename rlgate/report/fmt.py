@@ -7,9 +7,9 @@ import math
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
+from rlgate.contract.metrics import MetricRef, is_bounded
 from rlgate.engine import fmt as engine_fmt
 from rlgate.engine.models import GateVerdict
-from rlgate.metrics import MetricRef, is_bounded
 
 DECISION_LABEL = {"release": "RELEASE", "research_only": "RESEARCH ONLY", "block": "BLOCK"}
 VERDICT_LABEL = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NO DATA", "error": "ERROR"}

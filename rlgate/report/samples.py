@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
-from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.model import CHANGES, Change, MetricValue, TaskSection
 from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult, sorted_ids
 

@@ -12,10 +12,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlgate.contract.metrics import MetricRef
 from rlgate.engine import fmt as engine_fmt
 from rlgate.engine.models import GateVerdict
 from rlgate.engine.summary import judge_trust_text
-from rlgate.metrics import MetricRef
 from rlgate.report import fmt
 from rlgate.report.builder import gate_ref
 from rlgate.report.model import ReportModel, RunCard

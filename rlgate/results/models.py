@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rlgate.contract.metrics import MetricRef
 from rlgate.defaults import empty_list
 from rlgate.jsonl_fast import visible_surrogates
-from rlgate.metrics import DEFAULT_FILTER, MetricRef, catalog_task
 
 RESULTS_SCHEMA_VERSION = 1
 INVALID_ANSWER = "[invalid]"
@@ -43,9 +43,10 @@ class MetricKey(_Model):
     filter: str = NO_FILTER
 
     @classmethod
-    def from_ref(cls, ref: MetricRef) -> MetricKey:
-        filt = ref.filter or DEFAULT_FILTER.get(catalog_task(ref.task) or "", "none")
-        return cls(task=ref.task, metric=ref.metric, filter=filt)
+    def from_ref(cls, ref: MetricRef, default_filter: str = NO_FILTER) -> MetricKey:
+        """The key a reference reads: its own filter, else the default its harness's vocabulary gives
+        (`GateConfig.default_filter`); a reference from a decision file already names its filter."""
+        return cls(task=ref.task, metric=ref.metric, filter=ref.filter or default_filter)
 
     def __str__(self) -> str:
         return f"{self.task}/{self.metric}/{self.filter}"
@@ -141,7 +142,8 @@ class SampleRecord(_Model):
 
 
 class CorruptScore(_Model):
-    """A per-sample score that cannot be used: NaN / +-inf, or not a number where the metric is numeric.
+    """A per-sample score that cannot be used: NaN / +-inf, not a number where the metric is numeric, or outside
+    the range its harness's vocabulary gives the metric (a fraction of 1.05, a negative count).
 
     The adapter takes it out of the sample's `scores` and lists it here, so it is never averaged and
     never quietly left out: the engine counts it, fails the gates on its metric closed (unless the
@@ -151,7 +153,7 @@ class CorruptScore(_Model):
     doc_id: DocId
     metric: str
     filter: str = NO_FILTER
-    problem: Literal["non_finite", "wrong_type"]
+    problem: Literal["non_finite", "wrong_type", "out_of_range"]
     value: str = Field(description="the stored value as written (JSON, shortened)")
     where: str | None = Field(None, description="file:line of the sample, where the harness knows it")
 

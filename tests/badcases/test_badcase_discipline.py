@@ -17,9 +17,10 @@ from rlgate.badcases.discipline import (
     without_private_samples,
 )
 from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
-from rlgate.contract.loader import ResolvedContract, load_contract
+from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.versions import MANIFEST_KEY, check_versions
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 from rlgate.results.models import RunResult, SampleRecord
 from rlgate.store.history import CheckpointHistory
 

@@ -9,16 +9,13 @@ bfcl`) into a run folder with a run manifest. Scoring is in `results` and `check
 from __future__ import annotations
 
 import hashlib
-import shutil
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from rlgate.contract.loader import ResolvedContract, ResolvedTask
+from rlgate.contract.loader import ResolvedTask
 from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
+from rlgate.harness.importer import ImporterHarness
+from rlgate.harness.manifest import Drops, TaskRun, stored_import
 from rlgate.results.models import RunResult
 
 RESULTS = "bfcl"
@@ -33,11 +30,10 @@ def categories_of(task: ResolvedTask) -> list[str]:
     return [found] if isinstance(found, str) else [str(c) for c in found]
 
 
-class BfclHarness:
+class BfclHarness(ImporterHarness):
     """Reads BFCL result files; `run` imports them (`--responses`), it never calls a model."""
 
     name = "bfcl"
-    imports_for = ("inspect",)  # a task of its own harness is read by it directly
 
     def version(self) -> str | None:
         from rlgate.harness.bfcl.checker import version
@@ -66,10 +62,6 @@ class BfclHarness:
         return manifest.attach_to(read_result_files(files, names=names, model=str(model) if model else None,
                                                     samples=samples))
 
-    def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
-             **options: object) -> RunPlan:
-        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
-
     def run(self, plan: RunPlan) -> RunOutcome:
         """Import `plan.responses` as the contract's BFCL tasks, by category."""
         from rlgate.harness.bfcl.results import read_result_files, result_files
@@ -79,7 +71,7 @@ class BfclHarness:
             raise InputError("rlgate does not run BFCL generation itself", field="--checkpoint",
                              fix="run the task live through inspect (task: inspect_evals/bfcl), or give `bfcl "
                                  "generate`'s result files with --responses")
-        started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+        started = self.started()
         names = self._names(plan)
         files = result_files(plan.responses, categories=names)  # in a folder: the contract's categories only
         run = read_result_files(plan.responses, names=names, files=files)
@@ -95,11 +87,7 @@ class BfclHarness:
             raise InputError(f"no result file for task(s) {', '.join(missing)}", file=plan.responses,
                              fix="add their BFCL_v4_<category>_result.json, or pass --responded-only")
         target = plan.out_dir / RESULTS
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
-        for file in files:
-            shutil.copyfile(file, target / file.name)
+        self.copy_files(files, target)
         runs = []
         tasks = {t.name: t for t in plan.tasks}
         for name, result in run.tasks.items():
@@ -115,18 +103,12 @@ class BfclHarness:
                                 task_hash=digest, dataset=result.protocol.dataset or "", documents=result.n_samples,
                                 requests=result.n_samples, cached=result.n_samples, drops=drops))
         fingerprint = hashlib.sha256(",".join(sorted(r.task_hash for r in runs)).encode()).hexdigest()[:16]
-        manifest = RunManifest(
-            harness=self.name, harness_version=self.version(), contract=str(plan.contract.path),
-            contract_name=plan.contract.name, role=plan.role, checkpoint=str(plan.responses),
-            checkpoint_kind="responses", checkpoint_fingerprint=f"bfcl:{fingerprint}", backend="responses",
+        manifest = self.write_manifest(
+            plan, started=started, runs=runs, fingerprint=f"bfcl:{fingerprint}",
             model_spec={"bfcl_model": run.provenance.model, "categories": {c: n for c, n in names.items()
                                                                            if n in run.tasks}},
-            protocol_hash="bfcl-result-files", protocol={"source": "bfcl_result_file"}, started=stamp,
-            wall_time_s=round(time.monotonic() - started, 3), model_loaded=False, tasks=runs,
-            library_versions={"bfcl_eval": self.version() or "unknown"},
-            benchmark_versions={t.name: t.benchmark_version for t in plan.tasks if t.name in run.tasks},
-            task_visibility={t.name: t.visibility for t in plan.tasks}, results_file=RESULTS)
-        write_text_atomic(plan.out_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2))
+            protocol_hash="bfcl-result-files", protocol={"source": "bfcl_result_file"}, results_file=RESULTS,
+            benchmark_tasks=set(run.tasks), library_versions={"bfcl_eval": self.version() or "unknown"})
         plan.progress.message(f"scored {sum(r.documents for r in runs)} BFCL results with bfcl-eval "
                               f"{self.version()}'s checker ({sum(r.drops.missing for r in runs)} missing: failures)")
         return RunOutcome(plan.out_dir, target, manifest, False)

@@ -11,8 +11,8 @@ from importlib import metadata
 from pathlib import Path
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
-from rlgate.errors import InputError, MissingExtraError
-from rlgate.harness.base import RunOutcome, RunPlan
+from rlgate.errors import MissingExtraError
+from rlgate.harness.base import Harness, RunOutcome, RunPlan, TaskRequirements
 from rlgate.harness.manifest import MANIFEST_FILE, load_manifest
 from rlgate.results.models import RunResult
 
@@ -26,10 +26,12 @@ def _require_inspect(what: str) -> None:
         raise MissingExtraError.for_extra(what, "agent", "inspect_ai")
 
 
-class InspectHarness:
+class InspectHarness(Harness):
     """inspect-ai: `inspect_ai.eval` with the contract's model, GenerateConfig, limits and epochs; `.eval` logs."""
 
     name = "inspect"
+    runs_agents = True
+    samples_hint = "give the .eval log itself (inspect logs every sample unless run with --no-log-samples)"
 
     def version(self) -> str | None:
         try:
@@ -58,18 +60,20 @@ class InspectHarness:
                 break
         return run
 
+    def requirements(self, task: ResolvedTask) -> TaskRequirements:
+        from rlgate.harness.inspect.catalog import missing, needs, notes
+
+        return TaskRequirements(needs(task), missing(task), notes(task))
+
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:
-        foreign = [t for t in tasks if t.harness != self.name]
-        if foreign:
-            raise InputError(f"task '{foreign[0].name}' belongs to harness '{foreign[0].harness}', not inspect",
-                             field="suites.tasks.harness", fix="run each harness's tasks in its own plan")
+        plan = self.own_plan(contract, tasks, out_dir, cache_dir, **options)
         if options.get("checkpoint") is not None and options.get("responses") is None:
             from rlgate.harness.inspect.catalog import check_requirements
 
             for task in tasks:  # at plan time: a missing Docker or package stops the run before any model time
                 check_requirements(task)
-        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+        return plan
 
     def run(self, plan: RunPlan) -> RunOutcome:
         _require_inspect("running agent tasks")

@@ -108,18 +108,41 @@ def _steps(messages: list[Any]) -> list[TrajectoryStep]:
     return steps
 
 
+#: the strings inspect's scorers write for a verdict (value_to_float's defaults), as numbers
+_VERDICTS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+
+
+def _unreadable(value: Any) -> bool:
+    """A score string that is neither a verdict (C / I / P / N, yes / no, true / false) nor a finite number.
+
+    inspect's `value_to_float` turns such a string ("unsafe", "NaN") into 0.0 with a log warning, which
+    would read an unknown safety verdict as "safe": rlgate keeps it as it was written, so it is corrupt."""
+    if not isinstance(value, str):
+        return False
+    if value in _VERDICTS or value.lower() in _VERDICTS:
+        return False
+    try:
+        return not math.isfinite(float(value))
+    except ValueError:
+        return True
+
+
 def _float(value: Any) -> float | None:
     from inspect_ai.scorer import value_to_float
 
+    if _unreadable(value):
+        return math.nan
     try:
         return float(value_to_float()(value))
     except (TypeError, ValueError):
         return None
 
 
-def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
-    """(success, state success, every numeric score by name) from a sample's scores (first scorer decides)."""
+def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float], dict[str, Any]]:
+    """(success, state success, every numeric score by name, score strings that are no number) from a sample's
+    scores (first scorer decides). An unreadable string is NaN in the numbers (corrupt, never 0.0)."""
     numeric: dict[str, float] = {}
+    raw: dict[str, Any] = {}
     success: float | None = None
     state: float | None = None
     for index, (name, score) in enumerate((sample.scores or {}).items()):
@@ -127,6 +150,8 @@ def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
         if isinstance(value, dict):
             for key, item in value.items():
                 number = _float(item)
+                if _unreadable(item):
+                    raw[str(key)] = item
                 if number is not None:
                     numeric[str(key)] = number
             if success is None:
@@ -135,6 +160,8 @@ def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
                     min(numeric.values()) if numeric else None) if index == 0 else None
         else:
             number = _float(value)
+            if _unreadable(value):
+                raw[name] = value
             if number is not None:
                 numeric[name] = number
                 if index == 0 or name in SUCCESS_KEYS:
@@ -144,7 +171,7 @@ def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
             state = _float(meta[STATE_SUCCESS])
     if STATE_SUCCESS in numeric:
         state = numeric[STATE_SUCCESS]
-    return success, state, numeric
+    return success, state, numeric, raw
 
 
 def _tokens(sample: Any) -> int | None:
@@ -194,9 +221,10 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
         steps=_steps(sample.messages or []), epoch=int(sample.epoch), limits_hit=limits, error=error,
         total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None),
         final_state=_final_state(sample), explanation=_explanation(sample))
-    success, state, numeric = _scores(sample)
+    success, state, numeric, raw = _scores(sample)
     completion = sample.output.completion if sample.output is not None else ""
-    scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: dict(numeric)}
+    # an unreadable score string stays as written, so the quarantine lists it (wrong type) instead of a number
+    scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: {**numeric, **raw} if raw else dict(numeric)}
     extra: dict[str, Any] = {"sample_id": sample.id,
                              AGENT_KEY: scorer_outcome(success, state, completion, numeric)}
     if sample.metadata:

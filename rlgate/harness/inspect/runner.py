@@ -50,8 +50,8 @@ def _load_task(task: ResolvedTask) -> Any:
     except Exception as exc:
         raise InputError(f"inspect cannot load task '{task.entry.task}' ({type(exc).__name__}: "
                          f"{str(exc).splitlines()[0][:200] if str(exc) else ''})", field="suites.tasks.task",
-                         fix="name an inspect-evals task (pip install 'rlgate[agent]'; e.g. inspect_evals/bfcl) "
-                             "or a local task file in trusted_task_paths") from None
+                         fix="name an inspect-evals task (pip install 'rl-release-gate[agent]'; e.g. "
+                             "inspect_evals/bfcl) or a local task file in trusted_task_paths") from None
     if not found:
         raise InputError(f"inspect knows no task '{task.entry.task}'", field="suites.tasks.task",
                          fix="check the name (inspect list tasks) or the file's @task function")

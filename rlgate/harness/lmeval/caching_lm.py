@@ -180,7 +180,9 @@ class CachingLM(LM):
     def inner(self) -> LM:
         if self._inner is None:
             self.progress.message("loading the model (a request is not in the cache)")
+            began = time.monotonic()
             self._inner = self._factory()
+            self.progress.message(f"model loaded in {time.monotonic() - began:.0f} s")
             self._inner.set_cache_hook(self._hook)
             if self._chat_tokenizer is not None and hasattr(self._inner, "chat_applied"):
                 # prompts were formatted with the processor's template here; hf-multimodal must not

@@ -23,13 +23,12 @@ import csv
 import json
 import re
 import sys
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from rlgate.errors import InputError, MissingExtraError
+from rlgate.harness.base import ConvertReport
 from rlgate.jsonl import iter_jsonl
 from rlgate.jsonl_fast import load_document
 
@@ -46,13 +45,6 @@ VLMEVALKIT_DATASETS = {"ChartQA_TEST": ("chartqa", "query"), "MMMU_DEV_VAL": ("m
 QUESTION_FIELD = {"chartqa": "query", "mmmu_val": "question", "mathvista_testmini": "question"}
 
 
-@dataclass
-class ConvertReport:
-    """What was converted: rows per task, rows skipped (and why), bare answers (marked when asked)."""
-
-    rows: Counter[str] = field(default_factory=Counter)
-    skipped: Counter[str] = field(default_factory=Counter)
-    bare: Counter[str] = field(default_factory=Counter)
 
 
 def lmms_task(name: str) -> str:
@@ -262,7 +254,7 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
     if out.is_dir():
         raise InputError("is a folder", file=out, field="--out", fix="name the responses file to write, e.g. "
                          "--out responses.jsonl")
-    report = ConvertReport()
+    report = ConvertReport(marker=MARKER)
     partial = out.with_name(out.name + ".partial")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

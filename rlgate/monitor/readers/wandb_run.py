@@ -55,7 +55,7 @@ def _core_command(file: Path) -> list[str]:
         core = get_core_path()
     except Exception as exc:  # wandb raises its own WandbCoreNotAvailableError
         raise InputError(f"the wandb SDK's reader (wandb-core) is not available: {exc}", file=file,
-                         fix="reinstall wandb (pip install 'rlgate[wandb]')") from None
+                         fix="reinstall wandb (pip install 'rl-release-gate[wandb]')") from None
     return [core, "leet", "inspect", "--no-observability", "--json", "--run-file", str(file), str(file.parent.parent)]
 
 
