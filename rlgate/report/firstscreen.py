@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rlgate.engine.decision import THRESHOLD_KEY, underpowered
 from rlgate.contract.metrics import MetricRef
+from rlgate.engine.decision import THRESHOLD_KEY, underpowered
 from rlgate.report import fmt
 from rlgate.report.model import ReportModel, ToolCallView
 

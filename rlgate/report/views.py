@@ -83,9 +83,9 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
         if isinstance(bound, int | float) and math.isfinite(bound):
             # the verdict rests on this bound, not on the (two-sided, unadjusted) interval shown for reading
             side = "improvement" if gate.higher_is_better else "reduction"
-            limit = [-gate.threshold["max_drop"]] if "max_drop" in gate.threshold else []
+            margin = [-gate.threshold["max_drop"]] if "max_drop" in gate.threshold else []
             # written as the reason writes it (engine figures), so the page has one number for the bound
-            shown = engine_fmt.delta(bound, engine_fmt.Unit(bounded), limit)
+            shown = engine_fmt.delta(bound, engine_fmt.Unit(bounded), margin)
             change += f"; deciding: the Holm-adjusted lower bound of the {side} {shown}"
             change += ", not the CI"
         parts.append(change)
