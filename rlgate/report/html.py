@@ -47,7 +47,8 @@ def environment(template_dir: str | Path | None = None, *, autoescape: bool = Tr
                        outcome_note=fmt.outcome_note,
                        gate_bounded=fmt.gate_bounded, gate_mde=fmt.gate_mde, magnitude=fmt.magnitude,
                        ci_bar=svg.ci_bar, visible=visible_controls, svg_uri=nodes.svg_data_uri,
-                       breakable=breakable, name_breakable=name_breakable, code_spans=code_spans, tree=nodes.to_node, flatten=nodes.flatten)
+                       breakable=breakable, name_breakable=name_breakable, code_spans=code_spans,
+                       tree=nodes.to_node, flatten=nodes.flatten)
     env.globals.update(DECISION_LABEL=fmt.DECISION_LABEL, VERDICT_LABEL=fmt.VERDICT_LABEL, gate_line=views.gate_line,
                        gate_values=views.gate_values, libraries=views.libraries)
     return env
