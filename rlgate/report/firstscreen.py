@@ -98,7 +98,7 @@ def gate_flags(model: ReportModel) -> dict[str, list[str]]:
         if chance and bounded and values and max(values) <= CHANCE_FACTOR * chance[1]:
             flags.append(f"at chance ({chance[0]} options, chance {fmt.value(chance[1], True)}): cannot show a "
                          "regression")
-        if underpowered(gate) is not None:
+        if gate.kind == "regression" and underpowered(gate) is not None:  # a passing primary showed its gain
             flags.append(f"too small to show it: MDE {fmt.gate_mde(gate)} exceeds the threshold")
         if flags:
             out[gate.name] = flags
