@@ -135,7 +135,7 @@ def monitor_view(value: Any) -> Node:
         [[lg.path, lg.format, str(lg.steps), ", ".join(s.name for s in lg.metrics[:12])
           + (" …" if len(lg.metrics) > 12 else ""), str(len(lg.problems))] for lg in report.logs])) \
         if report.logs else None
-    not_run = _details(f"{len(report.rules_not_run)} rule(s) not run", _table(
+    not_run = _details(f"{len(report.rules_not_run)} log rules not run", _table(
         ["Rule", "Domain", "Why not", "Needs"],
         [[r.rule, r.domain, r.reason or "–", ", ".join(r.needs) or "–"] for r in report.rules_not_run])) \
         if report.rules_not_run else None
