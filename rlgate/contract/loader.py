@@ -28,7 +28,7 @@ from rlgate.contract.models import (
     Suite,
     TaskEntry,
 )
-from rlgate.contract.yamlpos import PathKey, YamlDoc, load_yaml, suggest, validation_to_input_error
+from rlgate.contract.yamlpos import PathKey, YamlDoc, dotted, load_yaml, suggest, validation_to_input_error
 from rlgate.errors import InputError
 
 THRESHOLDS = ("min_delta", "max_drop", "max", "min")
@@ -217,6 +217,7 @@ class _Origin:
 def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[GateConfig, dict[int, _Origin]]:
     """Later layers override earlier ones; gate lists merge by metric (later wins)."""
     merged: dict[str, Any] = {"decision": {}}
+    sources: dict[str, str] = {}
     lists: dict[str, dict[str, tuple[Any, _Origin]]] = {"hard": {}, "regression": {}, "diagnostics": {}}
     primary: tuple[Any, _Origin] | None = None
     for settings, doc, base in layers:
@@ -226,6 +227,9 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
                 merged[scalar] = value
         if settings.decision:
             merged["decision"].update(settings.decision)
+            for outcome in settings.decision:  # the last layer that sets a key is the line that maps it
+                line = doc.pos_of((*base, "decision", outcome), key=True).line
+                sources[outcome] = f"{doc.file.name}:{line} {dotted((*base, 'decision', outcome))}"
         if settings.primary is not None:
             primary = (settings.primary, _Origin(doc, (*base, "primary")))
         for kind, table in lists.items():
@@ -243,6 +247,7 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
         regression=[g for g, _ in lists["regression"].values()],
         diagnostics=[g for g, _ in lists["diagnostics"].values()],
         decision=DecisionPolicy(**merged["decision"]),
+        decision_sources=sources,
     )
     if primary:
         origins[id(config.primary)] = primary[1]

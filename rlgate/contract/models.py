@@ -306,6 +306,9 @@ class GateConfig(StrictModel):
     regression: list[RegressionGate] = Field(default_factory=empty_list)
     diagnostics: list[DiagnosticGate] = Field(default_factory=empty_list)
     decision: DecisionPolicy = Field(default_factory=DecisionPolicy)
+    decision_sources: dict[str, str] = Field(
+        default_factory=dict, description="decision-policy key -> the file, line and key that set it (`use:` chains "
+        "included); keys absent here are rlgate's defaults")
     capabilities: dict[str, Capability] = Field(
         default_factory=dict, description="the contract's capabilities (scoped decisions), copied by the loader")
     vocabularies: dict[str, TaskVocabulary] = Field(
@@ -346,6 +349,9 @@ class MonitorSpec(StrictModel):
         description="canonical metric -> the log's key, for keys the monitor does not know "
         "(e.g. reward_mean: reward/g, val_score/true: reward/f); wins over the built-in aliases",
     )
+    duplicate_steps: Literal["refuse", "last", "first"] = Field(
+        "refuse", description="a step logged twice with different values (a resumed or restarted run): refuse (the "
+        "monitor gate is error), or keep the last or the first logging")
     policy: str | None = Field(None, description="monitor threshold file; default gates/monitor_default.yaml")
     overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="rule -> threshold overrides")
     history: str | None = Field(None, description=(

@@ -61,6 +61,11 @@ def contract_summary(rc: ResolvedContract, *, agent_tasks: bool = False) -> str:
                  f"{policy.nodata}/{policy.error}; primary miss -> {policy.primary_fail}; "
                  f"primary significantly worse -> {policy.primary_regression}; "
                  f"diagnostic -> {policy.diagnostic_fail}")
+    if g.primary is None and not g.hard and not g.regression:
+        lines.append("decision  at most research_only: the contract has no primary, hard or regression gate "
+                     "(diagnostics inform, never release); add gates.primary or a hard/regression gate")
+    for outcome, source in sorted(g.decision_sources.items()):
+        lines.append(f"  {outcome} -> {getattr(policy, outcome)}  ({source})")
     if c.monitor:
         lines.append(f"monitor   logs: {', '.join(c.monitor.logs) or '-'} (format {c.monitor.format})")
     lines += judge_policy_lines(rc)

@@ -6,7 +6,7 @@ I/O, no globals, no clock: the same inputs and seed give the same Decision.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
@@ -41,6 +41,7 @@ from rlgate.engine.models import (
     CapabilityVerdict,
     CorruptDocument,
     Decision,
+    DecisionName,
     GateKind,
     GateVerdict,
     PairingReport,
@@ -100,25 +101,54 @@ def _policy_effect(gate: GateVerdict, config: GateConfig) -> GateVerdict:
     return gate.model_copy(deep=True)  # the caller's object is never modified
 
 
-def _outcome_note(gate: GateVerdict) -> str:
-    """` [primary_regression]` when a failure's outcome is not its kind's plain `<kind>_fail`."""
+def _outcome_note(gate: GateVerdict, sources: Mapping[str, str]) -> str:
+    """` [primary_regression]` when a failure's outcome is not its kind's plain `<kind>_fail`; with the policy line
+    that mapped it (` [regression_fail -> release: lenient.yaml:4 decision.regression_fail]`) where a file set it."""
+    source = sources.get(gate.outcome)
+    if source:
+        return f" [{gate.outcome} -> {gate.effect}: {source}]"
     return f" [{gate.outcome}]" if fmt.special_outcome(gate.outcome) else ""
 
 
-def _summary(decision: str, deciding: list[GateVerdict], total: int, flags: Sequence[str] = (),
-             capabilities: Sequence[CapabilityVerdict] = ()) -> str:
+def _gate_text(gate: GateVerdict, sources: Mapping[str, str]) -> str:
+    return (f"{gate.kind} gate {gate.name} {gate.verdict}{_outcome_note(gate, sources)} "
+            f"({gate.reason.split(': ', 1)[-1]})")
+
+
+def _summary(decision: str, deciding: list[GateVerdict], pool: list[GateVerdict], flags: Sequence[str] = (),
+             capabilities: Sequence[CapabilityVerdict] = (), sources: Mapping[str, str] | None = None) -> str:
+    """One sentence: the decision and the gates behind it. Every gate that did not pass but that the decision
+    policy maps to release is named with the line that maps it: never "all gates passed" beside a FAIL."""
+    sources = sources or {}
     scoped = ""
     if flags:
         feature = {c.flag: c for c in capabilities if c.flag}
         scoped = "; " + "; ".join(f"{flag} ({feature[flag].summary})" for flag in flags)
+    hidden = [g for g in pool if g.verdict != "pass" and g.effect == "release"]
+    scope = "model-scope " if flags else ""
+    mapped = ("the decision policy maps " + ("it" if len(hidden) == 1 else f"these {len(hidden)}") + " to release: "
+              + "; ".join(_gate_text(g, sources) for g in hidden)) if hidden else ""
     if decision == "release":
-        if flags:
-            return f"release: all {total} model-scope gates passed{scoped}"
-        return f"release: all {total} gates passed"
-    shown = "; ".join(f"{g.kind} gate {g.name} {g.verdict}{_outcome_note(g)} ({g.reason.split(': ', 1)[-1]})"
-                      for g in deciding[:3])
+        if not hidden:
+            return f"release: all {len(pool)} {scope}gates passed{scoped}"
+        return (f"release: {len(pool) - len(hidden)} of {len(pool)} {scope}gates passed; {len(hidden)} did not, and "
+                f"{mapped}{scoped}")
+    shown = "; ".join(_gate_text(g, sources) for g in deciding[:3])
     more = f"; and {len(deciding) - 3} more" if len(deciding) > 3 else ""
-    return f"{decision}: {shown}{more}{scoped}"
+    also = f"; {mapped}" if hidden else ""
+    return f"{decision}: {shown}{more}{also}{scoped}"
+
+
+_DECISIVE = ("primary", "hard", "regression")
+NO_DECISIVE_GATE = ("the contract has no primary, hard or regression gate, so nothing shows the candidate fit to "
+                    "release (diagnostics inform, never release); add gates.primary or a hard/regression gate")
+
+
+def capped(decision: DecisionName, summary: str, gates: Sequence[GateVerdict]) -> tuple[DecisionName, str]:
+    """At most research_only without a primary, hard or regression gate: a diagnostic alone never releases."""
+    if decision == "release" and not any(g.kind in _DECISIVE for g in gates):
+        return "research_only", f"research_only: {NO_DECISIVE_GATE} ({summary})"
+    return decision, summary
 
 
 def underpowered(gate: GateVerdict) -> str | None:
@@ -238,6 +268,10 @@ def decide(
             warnings.append(f"{verdict.name}: compared without per-sample results (unpaired z-test); "
                             f"{config.samples_hint(verdict.metric.split('/')[0])} for paired tests")
     decision, deciding, deciding_pool, capabilities, flags = scoped_decision(gates, config.capabilities)
+    decision, summary = capped(decision, _summary(decision, deciding, deciding_pool, flags, capabilities,
+                                                  config.decision_sources), gates)
+    if not any(g.kind in _DECISIVE for g in gates):
+        warnings.append(NO_DECISIVE_GATE)
     inputs = [RunRef(role="candidate", source=candidate.provenance.source, model=candidate.provenance.model,
                      checkpoint_fingerprint=candidate.provenance.checkpoint_fingerprint)]
     if baseline is not None:
@@ -246,7 +280,7 @@ def decide(
     else:
         warnings.append("no baseline results: comparative gates are nodata and the decision cannot be release")
     return Decision(
-        decision=decision, summary=_summary(decision, deciding, len(deciding_pool), flags, capabilities),
+        decision=decision, summary=summary,
         deciding_gates=[g.name for g in deciding], capabilities=capabilities, flags=flags,
         gates=gates, pairing=[count_in_pairing(r, corrupt)
                               for r in [p.report for p in ctx.paired.values()] + list(ctx.one_sided.values())],

@@ -13,7 +13,7 @@ Semantics (the issue's defaults, each overridable in the contract):
   (Holm-adjusted one-sided p < alpha); otherwise `inconclusive` (outcome `regression_inconclusive`,
   research_only by default) with the way it leans and roughly how many more paired samples would
   settle it. `test: significance` is the fail rule alone (else pass); `test: non_inferiority`
-  fails unless the bootstrap interval's lower bound is >= -`max_drop`.
+  fails unless the interval's lower bound is >= -`max_drop` (its exact form: rlgate.engine.bounds).
 - diagnostic: relative increase / decrease against the baseline, or absolute bounds, on point
   estimates.
 Intervals are two-sided at 1 - alpha. "Improvement" follows the metric's direction.
@@ -29,6 +29,7 @@ import numpy as np
 
 from rlgate.contract.models import DecisionPolicy, DiagnosticGate, GateConfig, HardGate, PrimaryGate, RegressionGate
 from rlgate.engine import fmt
+from rlgate.engine.bounds import margin_note, oriented_lower
 from rlgate.engine.compare import Comparison
 from rlgate.engine.context import GateContext
 from rlgate.engine.models import GateKind, GateVerdict, Verdict
@@ -133,11 +134,13 @@ def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerd
     improvement, imp_ci, p_imp, p_drop = _oriented(comp, hib)
     m = gate.min_delta
     if gate.require == "lower_bound":
-        ok = imp_ci[0] >= m
+        bound = oriented_lower(comp, hib)  # no Monte-Carlo error: the verdict never depends on the seed
+        ok = bound >= m
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
         why = (f"improvement {fmt.delta(improvement, ctx.unit(key))}, "
-               f"lower bound {fmt.delta(imp_ci[0], ctx.unit(key), [m])} "
-               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, ctx.unit(key), threshold=True)}")
+               f"lower bound {fmt.delta(bound, ctx.unit(key), [m])} "
+               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, ctx.unit(key), threshold=True)}"
+               + margin_note(imp_ci[0], bound, m))
     else:
         big, sig = improvement >= m, p_imp < cfg.alpha
         ok = big and sig
@@ -225,10 +228,12 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
     outcome: str | None = None
     verdict: Verdict
     if gate.test == "non_inferiority":
-        ok = imp_ci[0] >= -limit
+        bound = oriented_lower(comp, prep.hib)  # no Monte-Carlo error: the verdict never depends on the seed
+        ok = bound >= -limit
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
-        why = (f"change {fmt.delta(improvement, unit)}, lower bound {fmt.delta(imp_ci[0], unit, [-limit])} "
-               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, unit, threshold=True)}")
+        why = (f"change {fmt.delta(improvement, unit)}, lower bound {fmt.delta(bound, unit, [-limit])} "
+               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, unit, threshold=True)}"
+               + margin_note(imp_ci[0], bound, -limit))
         verdict = "pass" if ok else "fail"
     elif gate.test == "significance":
         regressed, why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, unit)
@@ -331,7 +336,12 @@ def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
     value = found.aggregate or 0.0
     out: dict[str, Any] = {"n": found.n, "ci_level": ctx.level}
     if found.values is not None:
-        vals = found.values[~np.isnan(found.values)]
+        per_sample, epochs = ctx.sample_values("candidate", key)  # epochs of a sample are one unit
+        vals = per_sample[~np.isnan(per_sample)]
+        out["n"] = int(vals.size)
+        if epochs > 1:
+            out["details"] = {"units": {"samples": int(vals.size), "records": found.n,
+                                        "epochs_per_sample": str(epochs)}}
         binary = bool(((vals == 0) | (vals == 1)).all())
         sd = float(vals.std(ddof=1)) if vals.size > 1 else 0.0
         if binary:

@@ -96,7 +96,9 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
         holm = " (Holm)" if gate.p_adjusted is not None else ""
         parts.append(("p " + p if p.startswith("<") else f"p = {p}") + holm)
     if gate.n is not None:
-        parts.append(f"n = {fmt.count(gate.n)}")
+        parts.append(f"n = {fmt.gate_n(gate)}")
+        if fmt.gate_agreement(gate):
+            parts.append(fmt.gate_agreement(gate))
     limit = _threshold(gate, bounded)
     if limit:
         parts.append(limit)

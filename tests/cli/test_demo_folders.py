@@ -56,6 +56,9 @@ def test_four_demos_in_one_folder_keep_each_others_outputs(tmp_path: Path, monke
         assert result.exit_code in (0, 1, 3), result.output
         assert (tmp_path / folder / "contract.yaml").exists(), result.output
         reruns[folder] = _rerun_line(result.output)
+        first = (tmp_path / folder / "contract.yaml").read_text(encoding="utf-8").splitlines()[0]
+        if "$schema=" in first:  # the schema an editor follows is the copy beside the contract, not a URL
+            assert (tmp_path / folder / first.split("$schema=", 1)[1]).is_file(), first
         snapshots[folder] = _snapshot(tmp_path / folder)
         for earlier, files in snapshots.items():  # nothing an earlier demo wrote changed
             assert _snapshot(tmp_path / earlier) == files, (flag, earlier)

@@ -152,7 +152,9 @@ def test_diagnostics_relative_and_absolute() -> None:
     assert up.decision == "research_only" and one(up).details["relative_change"] == pytest.approx(55 / 150)
     ok = decide(cfg(diagnostics=[DiagnosticGate(metric="t/response_length_mean", max_relative_decrease=0.1,
                                                 max=300)]), b, c, seed=0, contract_name="x")
-    assert ok.decision == "release"
+    # the diagnostic passes, but a contract of diagnostics alone never releases (issue 33)
+    assert one(ok).verdict == "pass" and ok.decision == "research_only"
+    assert "no primary, hard or regression" in ok.summary
     ab = decide(cfg(diagnostics=[DiagnosticGate(metric="t/response_length_mean", max=200)]), b, c, seed=0,
                 contract_name="x")
     assert one(ab).verdict == "fail" and one(ab).mde is not None
