@@ -197,16 +197,16 @@ def shorter_paths_actions(ctx: ActionContext) -> list[NextAction]:
     """Not a failure cluster: successful agent runs that got longer or costlier than the baseline's."""
     out = []
     for family, ((base_steps, cand_steps), (base_tokens, cand_tokens)) in sorted(ctx.agent_costs.items()):
-        grew = [f"{name} {b:.1f} → {c:.1f}" for name, b, c in (("steps", base_steps, cand_steps),
-                                                                ("tokens", base_tokens, cand_tokens))
+        grew = [f"{name} {b:,.{k}f} → {c:,.{k}f}" for name, b, c, k in (("steps", base_steps, cand_steps, 1),
+                                                                         ("tokens", base_tokens, cand_tokens, 0))
                 if b and c is not None and c > b * (1 + PATH_GROWTH)]
         if grew:
             out.append(NextAction(
                 rule="shorter_successful_paths", area="data", cluster=f"{family}_cost_to_success",
-                evidence=f"{family}: mean cost of successful trajectories, baseline → candidate: {'; '.join(grew)}",
+                evidence=f"{family}: mean cost over each run's own successful trajectories (all of them, unpaired; "
+                f"a cost gate pairs only the samples both runs solved), baseline → candidate: {'; '.join(grew)}",
                 action="distil shorter successful paths: keep the shortest successful trajectory per task as SFT "
-                "data (`rlgate badcases OUT --export` gives the baseline's successful run as chosen_trajectory "
-                "where the candidate failed), and add a per-step cost to the reward"))
+                "data, and add a per-step cost to the reward"))
     return out
 
 

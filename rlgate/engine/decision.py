@@ -57,7 +57,7 @@ from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
 from rlgate.stats.noninferiority import holm_levels
 
-_THRESHOLD_KEY = {"primary": "min_delta", "regression": "max_drop"}
+THRESHOLD_KEY = {"primary": "min_delta", "regression": "max_drop"}
 
 
 def _named(config: GateConfig) -> list[tuple[GateKind, AnyGate, str]]:
@@ -152,8 +152,8 @@ def capped(decision: DecisionName, summary: str, gates: Sequence[GateVerdict]) -
     return decision, summary
 
 
-def _underpowered(gate: GateVerdict) -> str | None:
-    key = _THRESHOLD_KEY.get(gate.kind)
+def underpowered(gate: GateVerdict) -> str | None:
+    key = THRESHOLD_KEY.get(gate.kind)
     limit = gate.threshold.get(key) if key else None
     if limit and gate.mde is not None and gate.mde > limit:
         mde = fmt.apart(gate.mde, [(limit, f"{limit:g}")], (f"{gate.mde:.{k}g}" for k in range(4, 4 + fmt.MOST_DIGITS)))
@@ -266,7 +266,7 @@ def decide(
         verdicts[name].reason += gap_note
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
     for verdict in gates:
-        note = _underpowered(verdict)
+        note = underpowered(verdict)
         if note:
             verdict.details["underpowered"] = True
             warnings.append(note)

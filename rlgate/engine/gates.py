@@ -145,10 +145,11 @@ def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerd
         big, sig = improvement >= m, p_imp < cfg.alpha
         ok = big and sig
         mde = _mde(comp, cfg.alpha, cfg.power)
-        parts = [f"improvement {fmt.delta(improvement, ctx.unit(key), [m])} {'>=' if big else '<'} min_delta "
-                 f"{fmt.delta(m, ctx.unit(key), threshold=True)}",
-                 f"one-sided {fmt.p(p_imp, cfg.alpha)} {'<' if sig else '>='} alpha {cfg.alpha:g}"]
-        why = ", ".join(parts)
+        parts = [(big, f"improvement {fmt.delta(improvement, ctx.unit(key), [m])} {'>=' if big else '<'} min_delta "
+                       f"{fmt.delta(m, ctx.unit(key), threshold=True)}"),
+                 (sig, f"one-sided {fmt.p(p_imp, cfg.alpha)} {'<' if sig else '>='} alpha {cfg.alpha:g}")]
+        # the clause that failed leads (a reviewer reads why first); the ones that held follow
+        why = ", ".join(text for _, text in sorted(parts, key=lambda part: part[0]))
     verdict: Verdict = "pass" if ok else "fail"
     outcome = None
     if not ok:

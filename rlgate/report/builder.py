@@ -181,8 +181,21 @@ def top_regressions(decision: Decision, metrics: list[MetricValue], tasks: list[
     return [r for _, r in found[:limit]]
 
 
+def run_names(candidate: RunResult | None, baseline: RunResult | None) -> list[str]:
+    """Names that tell the two runs apart: the model ids, else their checkpoint paths or sources (two scripted
+    policies of one `mockllm/model` differ only there), else the model id with the run's role."""
+    runs = [r for r in (candidate, baseline) if r is not None]
+    for pick in (lambda r: r.provenance.model, lambda r: r.provenance.source):
+        names = [short_name(pick(r)) if pick(r) else "" for r in runs]
+        if all(names) and len(set(names)) == len(names):
+            return names
+    roles = ("candidate", "baseline") if candidate is not None else ("baseline",)
+    return [f"{short_name(r.provenance.model or r.provenance.source)} ({role})" for r, role in zip(runs, roles,
+                                                                                                 strict=False)]
+
+
 def _title(contract_name: str, baseline: RunResult | None, candidate: RunResult | None) -> str:
-    names = [short_name(r.provenance.model or r.provenance.source) for r in (candidate, baseline) if r is not None]
+    names = run_names(candidate, baseline)
     return f"{contract_name}: " + " vs ".join(names) if names else contract_name
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from rlgate.report import fmt, nodes, svg, views
+from rlgate.report import firstscreen, fmt, nodes, svg, views
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
 from rlgate.report.model import CHANGES, ReportModel, SampleTable
 from rlgate.report.template_cache import template_cache
@@ -48,7 +49,8 @@ def environment(template_dir: str | Path | None = None, *, autoescape: bool = Tr
                        outcome_note=fmt.outcome_note,
                        gate_bounded=fmt.gate_bounded, gate_mde=fmt.gate_mde, magnitude=fmt.magnitude,
                        ci_bar=svg.ci_bar, visible=visible_controls, svg_uri=nodes.svg_data_uri,
-                       breakable=breakable, tree=nodes.to_node, flatten=nodes.flatten)
+                       breakable=breakable, name_breakable=name_breakable, code_spans=code_spans,
+                       tree=nodes.to_node, flatten=nodes.flatten)
     env.globals.update(DECISION_LABEL=fmt.DECISION_LABEL, VERDICT_LABEL=fmt.VERDICT_LABEL, gate_line=views.gate_line,
                        gate_values=views.gate_values, libraries=views.libraries)
     return env
@@ -60,9 +62,31 @@ def report_sections(model: ReportModel) -> list[tuple[str, str, nodes.Node]]:
     return nodes.sections({k: v for k, v in model.decision.extensions.items() if k not in hidden})
 
 
+_LONG_RUN = re.compile(r"[0-9A-Za-z]{32,}")
+
+
+def code_spans(text: object) -> Markup:
+    """Text whose `backtick spans` (commands in rlgate's own advice) are shown as code, the rest escaped."""
+    parts = visible_controls(str(text)).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no spans
+        return escape("`".join(parts))
+    return Markup("").join(escape(p) if i % 2 == 0 else Markup("<code>") + escape(p) + Markup("</code>")
+                           for i, p in enumerate(parts))
+
+
+def name_breakable(text: object) -> Markup:
+    """A task name that may also wrap after each `_` (long subtask names in narrow cells)."""
+    return Markup("_<wbr>").join(breakable(part) for part in str(text).split("_"))
+
+
 def breakable(text: object) -> Markup:
-    """A metric path that may wrap after each `/` (escaped, then joined with <wbr>)."""
-    return Markup("/<wbr>").join(escape(visible_controls(str(text))).split("/"))
+    """A metric name or path that may wrap after each `/`, `__` and `:` (escaped, then joined with <wbr>); a digest
+    (a run of 32+ letters and digits) may wrap every 16 characters. No other break falls inside a word."""
+    def chunks(piece: str) -> str:
+        return _LONG_RUN.sub(lambda m: "\0".join(m.group(0)[i:i + 16] for i in range(0, len(m.group(0)), 16)), piece)
+
+    marked = chunks(visible_controls(str(text))).replace("/", "/\0").replace("__", "__\0").replace(":", ":\0")
+    return Markup("<wbr>").join(escape(part) for part in marked.split("\0"))
 
 
 def _rows(table: SampleTable, with_text: bool = False) -> tuple[list[list[Any]], list[list[str | None]]]:
@@ -153,7 +177,10 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             sections=report_sections(model),
             bad=views.badcase_view(model.decision.extensions, alpha=model.decision.alpha),
             baselines=views.known_baselines(model), subtasks=views.subtask_groups(model),
-            protocols=views.protocol_groups(model.rollout.task_protocols), sequential=views.sequential_lines(model))
+            protocols=views.protocol_groups(model.rollout.task_protocols), sequential=views.sequential_lines(model),
+            flags=firstscreen.gate_flags(model), unsafe=firstscreen.unsafe_actions(model),
+            warnings=firstscreen.shown_warnings(model), protocol_rows=firstscreen.protocol_rows(model),
+            task_groups=firstscreen.task_groups(model))
         size = len(html) if html.isascii() else len(html.encode())
         if size <= HTML_LIMIT or (text_budget is not None and text_budget < 10_000):
             return html

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from rlgate.report import fmt, nodes, views
+from rlgate.report import firstscreen, fmt, nodes, views
 from rlgate.report.html import environment
 from rlgate.report.model import ReportModel
 from rlgate.report.text import md_inline
@@ -64,8 +64,12 @@ def md_node(node: nodes.Node, depth: int = 0) -> Md:
     if node.kind == "gallery":
         count = len(node.children)
         return Md(f"_\\({count} plot{'s' if count != 1 else ''} in the HTML report\\)_")
+    if node.kind == "verdict":
+        return Md(f"**{_cell(node.text)}**")
+    if node.kind == "stack":  # the section's verdict and its table; what is collapsed in HTML is one line here
+        return Md("\n\n".join(md_node(c, depth) for c in node.children))
     if node.kind == "details":
-        return Md("_\\(data in the HTML report\\)_")
+        return Md(f"_{md_inline(node.text or 'data')}: in the HTML report_")
     if depth >= 3:
         return Md("_\\(details in the HTML report\\)_")
     lines: list[str] = []
@@ -143,4 +147,6 @@ def render_markdown(model: ReportModel, template_dir: str | Path | None = None, 
         bad=views.badcase_view(model.decision.extensions, alpha=model.decision.alpha),
         baselines=views.known_baselines(model),
         generated=fmt.iso_utc(model.generated_at), drops=views.drop_lines(model),
-        sequential=views.sequential_lines(model))
+        sequential=views.sequential_lines(model), flags=firstscreen.gate_flags(model),
+        unsafe=firstscreen.unsafe_actions(model), warnings=firstscreen.shown_warnings(model),
+        html_name_anchor=lambda anchor: md_link("trajectory", f"{html_url or model.html_name}#{anchor}"))

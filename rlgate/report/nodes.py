@@ -22,6 +22,7 @@ SECTION_TITLES = {
     "badcase_clusters": "Badcase clusters",
     "judge": "Judge",
     "contamination": "Contamination",
+    "history": "History",
 }
 #: Shown in the Markdown job summary (the rest only in the HTML report).
 SUMMARY_SECTIONS = ("monitor", "badcase_top", "badcase_explanations", "next_actions", "judge", "contamination")
@@ -31,7 +32,8 @@ MAX_DEPTH = 6
 
 @dataclass
 class Node:
-    """text | image | kv | list | table | gallery (captioned images) | details (collapsed); `more` = left out."""
+    """text | verdict (the section's one line) | image | kv | list | table | gallery (captioned images) |
+    stack (children one after another) | details (collapsed behind `text`); `more` = left out."""
 
     kind: str
     text: str = ""
@@ -110,44 +112,6 @@ def title(key: str) -> str:
     return SECTION_TITLES.get(key, key.replace("_", " ").capitalize())
 
 
-_MONITOR_TITLES = {"history_findings": "history findings",
-                   "history_rules": "cross-checkpoint rules (on gated results)",
-                   "rules_not_run": "log rules not run"}
-
-
-def monitor_view(report: dict[str, Any]) -> Node:
-    """The monitor report: verdict and findings first, plots as a gallery, per-log details collapsed."""
-    items: list[tuple[str, Node]] = []
-    first = ("severity", "diagnosis", "findings", "history_findings", "history_rules", "rules_not_run")
-    for key in first:
-        if report.get(key) not in (None, [], {}):
-            items.append((_MONITOR_TITLES.get(key, key.replace("_", " ")), to_node(report[key], 1)))
-    unchecked = report.get("unchecked_logs")
-    if isinstance(unchecked, list) and unchecked:  # "no finding" there means nothing could be looked at
-        items.insert(0, ("could not check", Node("text", text=f"{len(unchecked)} training log(s) no rule could "
-                                                 f"judge (no recognised metric with a finite value): "
-                                                 f"{', '.join(map(str, unchecked[:MAX_ITEMS]))}")))
-    if report.get("severity") is None and not report.get("findings"):
-        items.insert(0, ("severity", Node("text", text="no finding" if not unchecked else
-                                          "no finding in what could be checked")))
-    if not report.get("logs") and report.get("rules_not_run"):
-        items.insert(1, ("training logs", Node("text", text="none given (monitor.logs is not set): the log rules "
-                                                          "below were not run; the cross-checkpoint rules were")))
-    plots = report.get("plots")
-    if isinstance(plots, list) and plots:
-        gallery = Node("gallery")
-        for plot in plots[:MAX_ITEMS]:
-            if isinstance(plot, dict) and isinstance(plot.get("svg"), str) and is_svg(plot["svg"]):
-                caption = str(plot.get("title") or plot.get("metric") or "plot")
-                gallery.children.append(Node("image", text=plot["svg"], items=[("caption", Node("text", caption))]))
-        gallery.more = len(plots) - len(gallery.children)
-        items.append(("plots", gallery))
-    rest = {k: v for k, v in report.items() if k not in (*first, "plots")}
-    if rest:
-        items.append(("logs and settings", Node("details", children=[to_node(rest, 1)])))
-    return Node("kv", items=items)
-
-
 def sections(extensions: dict[str, Any]) -> list[tuple[str, str, Node]]:
     """(key, title, tree) for every non-empty extension: rlgate's known sections first, raw data collapsed."""
     order = [k for k in SECTION_TITLES if k in extensions] + [k for k in extensions if k not in SECTION_TITLES]
@@ -156,13 +120,9 @@ def sections(extensions: dict[str, Any]) -> list[tuple[str, str, Node]]:
         value = extensions[key]
         if value in (None, "", [], {}):
             continue
-        if key == "monitor" and isinstance(value, dict):
-            tree = monitor_view(value)
-        elif key in SECTION_TITLES:
-            tree = to_node(value)
-        else:
-            tree = Node("details", children=[to_node(value)])
-        out.append((key, title(key), tree))
+        from rlgate.report.sections import view
+
+        out.append((key, title(key), view(key, value)))
     return out
 
 

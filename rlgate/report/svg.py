@@ -6,6 +6,7 @@ Every piece of text that reaches the markup goes through `_esc`: invisible chara
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
@@ -31,15 +32,16 @@ def _thresholds(gate: GateVerdict) -> list[float]:
     """Threshold positions on the delta axis (signed as the delta is)."""
     sign = 1.0 if gate.higher_is_better else -1.0
     out = []
-    if "max_drop" in gate.threshold:
+    if "max_drop" in gate.threshold and gate.kind != "primary":  # a primary's max_drop only names its regression
         out.append(-sign * gate.threshold["max_drop"])
     if "min_delta" in gate.threshold:
         out.append(sign * gate.threshold["min_delta"])
     return [t for t in out if math.isfinite(t)]
 
 
-def ci_bar(gate: GateVerdict, width: int = 200, height: int = 22) -> Markup:
-    """The delta with its confidence interval against zero and the gate's threshold."""
+def ci_bar(gate: GateVerdict, width: int = 200, height: int = 34) -> Markup:
+    """The delta with its confidence interval against zero and the gate's threshold, every line labelled
+    (zero and the threshold's value in small text above the bar; the second of two close labels below it)."""
     if gate.delta is None or not math.isfinite(gate.delta):
         return Markup("")
     points = [gate.delta, *(gate.ci or ()), *_thresholds(gate)]
@@ -51,12 +53,25 @@ def ci_bar(gate: GateVerdict, width: int = 200, height: int = 22) -> Markup:
 
     colour = COLOURS.get(gate.verdict, "#6e7781")
     desc = f"delta {fmt.gate_delta(gate)}"
+    top, bottom = 10, height - 10
     parts = [f'<svg class="cibar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
              f'role="img" aria-label="{_esc(desc)}"><title>{_esc(desc)}</title>',
-             f'<line x1="{mid}" y1="2" x2="{mid}" y2="{height - 2}" stroke="#8c959f" stroke-width="1"/>']
+             f'<line x1="{mid}" y1="{top}" x2="{mid}" y2="{bottom}" stroke="#8c959f" stroke-width="1"/>']
+    bounded = fmt.gate_bounded(gate)
+    labels = [(mid, "0", "#6e7781")]
     for t in _thresholds(gate):
-        parts.append(f'<line x1="{x(t)}" y1="1" x2="{x(t)}" y2="{height - 1}" stroke="#bf8700" '
+        parts.append(f'<line x1="{x(t)}" y1="{top - 1}" x2="{x(t)}" y2="{bottom + 1}" stroke="#bf8700" '
                      'stroke-width="1.5" stroke-dasharray="3,2"/>')
+        labels.append((x(t), fmt.delta(t, bounded, threshold=True), "#9a6700"))
+    placed: list[tuple[float, float, int]] = []
+    for lx, text, fill in labels:
+        half_w = len(text) * 2.6 + 2
+        lx = min(max(lx, half_w), width - half_w)
+        row = 0 if all(abs(lx - px) > half_w + pw for px, pw, r in placed if r == 0) else 1
+        placed.append((lx, half_w, row))
+        y = 8 if row == 0 else height - 1
+        parts.append(f'<text class="bar-label" x="{lx:.1f}" y="{y}" font-size="8.5" text-anchor="middle" '
+                     f'fill="{fill}">{_esc(text)}</text>')
     cy = height / 2
     if gate.ci is not None and all(math.isfinite(v) for v in gate.ci):
         lo, hi = x(gate.ci[0]), x(gate.ci[1])
@@ -79,14 +94,25 @@ def axis_labels(axes: list[RadarAxis]) -> list[list[str]]:
         lines = [task]
         if tasks.count(task) > 1 and len(parts) > 1:
             lines.append(parts[1].replace("_", " "))
-        out.append([_short(line) for line in lines])
+        out.append([part for line in lines for part in _wrap(line)])
     return out
 
 
-def _short(text: str, limit: int = 26) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _wrap(text: str, limit: int = 22) -> list[str]:
+    """A label as lines of at most `limit` characters, broken only after `::`, `_`, `-`, `/` or a space: a token
+    longer than the limit stays whole (never cut, never ended with "…")."""
+    pieces = [p for p in re.findall(r".*?(?:::|[_\-/ ]|$)", text) if p]
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and len(lines[-1]) + len(piece) <= limit:
+            lines[-1] += piece
+        else:
+            lines.append(piece)
+    return [line.strip() for line in lines] or [text]
 
 
+#: Above this many axes the radar's labels crowd each other: the capabilities are drawn as bars instead.
+MAX_RADAR_AXES = 10
 #: Width of one character of the 11 px label font, generously (system-ui / DejaVu Sans).
 CHAR_PX = 6.8
 LINE_PX = 13
@@ -100,6 +126,8 @@ def radar(axes: list[RadarAxis], size: int = 420, margin: int | None = None) -> 
     if len(axes) < 3:
         return Markup("")
     labels = axis_labels(axes)
+    if len(axes) > MAX_RADAR_AXES or _labels_collide(labels, size, margin):
+        return bars(axes)
     if margin is None:
         margin = int(max(len(line) for lines in labels for line in lines) * CHAR_PX) + 16
     width = size + 2 * margin
@@ -125,12 +153,7 @@ def radar(axes: list[RadarAxis], size: int = 420, margin: int | None = None) -> 
         parts.append(f'<line x1="{cx}" y1="{cy}" x2="{ex}" y2="{ey}" stroke="#d0d7de" stroke-width="1"/>')
         angle = -math.pi / 2 + 2 * math.pi * i / n
         lx, ly = cx + (radius + 12) * math.cos(angle), cy + (radius + 12) * math.sin(angle)
-        anchor = "start" if math.cos(angle) > 0.3 else "end" if math.cos(angle) < -0.3 else "middle"
-        height = LINE_PX * len(lines)
-        if abs(math.sin(angle)) < 0.7:
-            top = ly - height / 2 + 10
-        else:
-            top = ly + 12 if math.sin(angle) > 0 else ly - height + 6
+        anchor, top = _label_place(angle, lx, ly, len(lines))
         spans = "".join(f'<tspan x="{lx:.1f}" y="{top + k * LINE_PX:.1f}">{_esc(line)}</tspan>'
                         for k, line in enumerate(lines))
         parts.append(f'<text class="axis-label" font-size="11" text-anchor="{anchor}" fill="#24292f">'
@@ -140,6 +163,60 @@ def radar(axes: list[RadarAxis], size: int = 420, margin: int | None = None) -> 
         pts = " ".join(f"{px},{py}" for px, py in (point(i, v) for i, v in enumerate(values)))
         parts.append(f'<polygon points="{pts}" fill="{fill}" fill-opacity="0.14" stroke="{stroke}" '
                      f'stroke-width="2"{dash}/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _label_place(angle: float, lx: float, ly: float, lines: int) -> tuple[str, float]:
+    """Text anchor and first baseline of an axis label placed at (lx, ly) outside the rings."""
+    anchor = "start" if math.cos(angle) > 0.3 else "end" if math.cos(angle) < -0.3 else "middle"
+    height = LINE_PX * lines
+    if abs(math.sin(angle)) < 0.7:
+        return anchor, ly - height / 2 + 10
+    return anchor, (ly + 12 if math.sin(angle) > 0 else ly - height + 6)
+
+
+def _labels_collide(labels: list[list[str]], size: int, margin: int | None) -> bool:
+    """Whether two axis labels' boxes (estimated from the font's character width) would overlap."""
+    if margin is None:
+        margin = int(max(len(line) for lines in labels for line in lines) * CHAR_PX) + 16
+    cx, cy, radius, n = size / 2 + margin, size / 2, size / 2 - 50, len(labels)
+    boxes = []
+    for i, lines in enumerate(labels):
+        angle = -math.pi / 2 + 2 * math.pi * i / n
+        lx, ly = cx + (radius + 12) * math.cos(angle), cy + (radius + 12) * math.sin(angle)
+        anchor, top = _label_place(angle, lx, ly, len(lines))
+        w = max(len(line) for line in lines) * CHAR_PX
+        left = lx if anchor == "start" else lx - w if anchor == "end" else lx - w / 2
+        boxes.append((left, left + w, top - 11, top + (len(lines) - 1) * LINE_PX + 3))
+        if top - 11 < 0 or top + (len(lines) - 1) * LINE_PX + 3 > size:
+            return True
+    return any(a[0] < b[1] + 2 and b[0] < a[1] + 2 and a[2] < b[3] + 1 and b[2] < a[3] + 1
+               for k, a in enumerate(boxes) for b in boxes[k + 1:])
+
+
+def bars(axes: list[RadarAxis], bar_width: int = 300) -> Markup:
+    """The radar's values as paired horizontal bars (baseline grey, candidate blue), one row per axis, each
+    label whole on its row: for suites whose labels a radar cannot place apart."""
+    label_w = int(max(len(a.ref) for a in axes) * CHAR_PX) + 12
+    row, top = 30, 8
+    width, height = label_w + bar_width + 48, top + row * len(axes) + 18
+    parts = [f'<svg class="radar bars" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+             f'aria-label="capabilities, {len(axes)} metrics"><title>capabilities: candidate (blue) vs baseline '
+             '(grey), 0–100, higher is better</title>']
+    for tick in (0, 50, 100):
+        tx = label_w + bar_width * tick / 100
+        parts.append(f'<line x1="{tx}" y1="{top}" x2="{tx}" y2="{height - 16}" stroke="#d0d7de" stroke-width="1"/>'
+                     f'<text x="{tx}" y="{height - 4}" font-size="9" fill="#8c959f" text-anchor="middle">{tick}'
+                     '</text>')
+    for i, axis in enumerate(axes):
+        y = top + i * row
+        parts.append(f'<text class="axis-label" x="{label_w - 8}" y="{y + 17}" font-size="11" text-anchor="end" '
+                     f'fill="#24292f"><title>{_esc(axis.rule)}</title>{_esc(axis.ref)}</text>')
+        for k, (value, colour) in enumerate(((axis.baseline, "#6e7781"), (axis.candidate, "#0969da"))):
+            w = bar_width * max(0.0, min(100.0, value or 0.0)) / 100
+            parts.append(f'<rect x="{label_w}" y="{y + 4 + k * 11}" width="{w:.1f}" height="9" fill="{colour}" '
+                         f'opacity="{0.6 if k == 0 else 0.9}"/>')
     parts.append("</svg>")
     return Markup("".join(parts))
 

@@ -8,10 +8,12 @@ formatted once and reads the same in every format.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlgate.contract.metrics import MetricRef
+from rlgate.engine import fmt as engine_fmt
 from rlgate.engine.models import GateVerdict
 from rlgate.engine.summary import judge_trust_text
 from rlgate.report import fmt
@@ -40,7 +42,7 @@ def metric_words(ref: str) -> str:
 def _threshold(gate: GateVerdict, bounded: bool) -> str:
     t = gate.threshold
     parts = []
-    if "max_drop" in t:
+    if "max_drop" in t and gate.kind != "primary":  # a primary's max_drop only names its regression check
         parts.append(f"allowed drop {fmt.magnitude(t['max_drop'], bounded, threshold=True)}")
     if "min_delta" in t:
         parts.append(f"needs {fmt.delta(t['min_delta'], bounded, threshold=True)}")
@@ -77,6 +79,15 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
         if gate.ci is not None:
             level = f"{100 * gate.ci_level:.0f}% CI " if gate.ci_level else "CI "
             change += f", {level}{fmt.interval(gate.ci, bounded, moves)}"
+        bound = gate.details.get("lower_bound_holm") if isinstance(gate.details, dict) else None
+        if isinstance(bound, int | float) and math.isfinite(bound):
+            # the verdict rests on this bound, not on the (two-sided, unadjusted) interval shown for reading
+            side = "improvement" if gate.higher_is_better else "reduction"
+            margin = [-gate.threshold["max_drop"]] if "max_drop" in gate.threshold else []
+            # written as the reason writes it (engine figures), so the page has one number for the bound
+            shown = engine_fmt.delta(bound, engine_fmt.Unit(bounded), margin)
+            change += f"; deciding: the Holm-adjusted lower bound of the {side} {shown}"
+            change += ", not the CI"
         parts.append(change)
     elif gate.ci is not None:
         parts.append(fmt.gate_delta(gate))

@@ -144,7 +144,7 @@ def test_one_new_unsafe_action_gets_the_rule_gate_action_without_significance() 
 def test_shorter_paths_only_when_successes_got_costlier() -> None:
     assert shorter_paths_actions(ActionContext(agent_costs={"t": ((4.0, 4.2), (500.0, 520.0))})) == []
     found = shorter_paths_actions(ActionContext(agent_costs={"t": ((4.0, 4.2), (500.0, 1000.0))}))
-    assert found and "tokens 500.0 → 1000.0" in found[0].evidence
+    assert found and "tokens 500 → 1,000" in found[0].evidence
 
 
 def test_export_writes_failed_trajectories_with_the_baselines_success_as_chosen(tmp_path: Path) -> None:

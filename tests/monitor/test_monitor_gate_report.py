@@ -17,7 +17,7 @@ from rlgate.monitor.plots import plots_for, svg_plot
 from rlgate.monitor.policy import MonitorPolicy
 from rlgate.monitor.report import MonitorReport, build_report
 from rlgate.monitor.rules import evaluate
-from rlgate.report.nodes import monitor_view
+from rlgate.report.sections import monitor_view
 
 
 def _finding(rule: str, severity: str, domain: str = "algorithm") -> Finding:
@@ -68,9 +68,9 @@ def test_a_log_no_rule_can_check_is_nodata_not_a_pass(tmp_path: Path) -> None:
             ("monitor:nodata", "nodata", "nodata", "block")]
         assert str(path) in gates[0].reason and "could not be checked" in gates[0].reason
         assert report.unchecked_logs == [str(path)]
-        view = dict(monitor_view(report.model_dump(mode="json")).items)
-        assert view["severity"].text == "no finding in what could be checked"
-        assert view["could not check"].text.endswith(f"a finite value): {path}")
+        verdict = monitor_view(report.model_dump(mode="json")).children[0]
+        assert verdict.kind == "verdict" and verdict.text.startswith("no finding in what could be checked")
+        assert verdict.text.endswith(f"a finite value): {path}")
     mapped = run_monitor([renamed], metrics={"reward_mean": "rewards/acc/mean", "kl_ref": "train_kl_div"})
     assert mapped.unchecked == [] and monitor_gates(mapped)[0].verdict == "pass"
 
