@@ -52,6 +52,9 @@ def _gate(contract: Path, cand: Path, base: Path, out: Path, root: Path) -> dict
     for path, label in ((root, "<tmp>"), (REPO, "<repo>")):  # paths of the checkout and the temporary folder
         escaped = str(path).replace("_", "\\_")  # Markdown escapes the underscores of a path
         texts = {name: text.replace(str(path), label).replace(escaped, label) for name, text in texts.items()}
+        # the HTML report breaks long paths with <wbr> after separators: match the path with those in it too
+        wrapped = re.compile("(?:<wbr>)?".join(re.escape(char) for char in str(path)))
+        texts = {name: wrapped.sub(label, text) for name, text in texts.items()}
     return {name: _normalised(text) for name, text in texts.items()}
 
 
