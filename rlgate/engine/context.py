@@ -16,6 +16,7 @@ import numpy as np
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
+from rlgate.engine.hints import samples_hint
 from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
 from rlgate.engine.values import ColumnCache, Values, is_binary, paired_values, run_values
@@ -126,9 +127,16 @@ class GateContext:
                                     resamples=self.config.bootstrap_resamples, rng=self.rng(key))
             result.details["pairs_missing_value"] = missing
         else:
+            hint = samples_hint(self.candidate, self.baseline)
+            if not self.config.allow_unpaired:
+                lacking = " and ".join(role for role, found in (("baseline", base_v), ("candidate", cand_v))
+                                       if found.values is None) or "one run (some subtask)"
+                raise NoData(f"{key.metric}/{key.filter} of {key.task} has no per-sample values in the {lacking} "
+                             f"run: {hint} for a paired test (or set allow_unpaired: true in the contract for an "
+                             "unpaired test on the aggregates; the decision is then at most research_only)")
             if base_v.stderr is None or cand_v.stderr is None:
                 raise NoData(f"{key.task} has no per-sample results in one run and no stderr to compare "
-                             "aggregates; re-run lm_eval with --log_samples")
+                             f"aggregates; {hint}")
             for role, found in (("baseline", base_v), ("candidate", cand_v)):
                 if found.stderr is not None and not math.isfinite(found.stderr):  # would make every p NaN / 0.5
                     raise ValueError(f"the {role} run reports a non-finite stderr of {key.metric}/{key.filter} for "

@@ -6,7 +6,7 @@ I/O, no globals, no clock: the same inputs and seed give the same Decision.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
@@ -22,6 +22,7 @@ from rlgate.engine.corrupt import (
     roles_read,
     run_warnings,
 )
+from rlgate.engine.coverage import capped
 from rlgate.engine.gaps import CoverageGap, coverage_gaps, judged, min_coverage, shown
 from rlgate.engine.gates import (
     AnyGate,
@@ -35,6 +36,7 @@ from rlgate.engine.gates import (
     make_verdict,
     prepare_regression,
 )
+from rlgate.engine.hints import samples_hint
 from rlgate.engine.missing import value_gaps
 from rlgate.engine.models import (
     CapabilityVerdict,
@@ -140,6 +142,7 @@ def decide(
     allow_protocol_mismatch: bool = False,
     extra_gates: Sequence[GateVerdict] = (),
     contract_hash: str | None = None,
+    expected_documents: Mapping[str, int] | None = None,
 ) -> Decision:
     """Classify every gate of `config`, aggregate with its decision policy, and return the Decision.
 
@@ -150,6 +153,8 @@ def decide(
     GateVerdicts (kind monitor, contamination, ...) into the same aggregation: a verdict whose
     `outcome` names a decision-policy key (e.g. monitor_critical) gets that key's effect; nodata
     and error map to the policy's nodata / error. One gate's failure to compute never stops another.
+    `expected_documents` (leaf task -> documents of its cached document list) adds to what the contract
+    expects of every run (rlgate.engine.coverage).
     """
     ctx = GateContext(config, baseline, candidate, seed)
     named = _named(config)
@@ -197,7 +202,8 @@ def decide(
             check_range(gate, ctx)
             key, roles = key_of(gate), roles_read(gate)
             gaps[name] = []  # each source judged in turn: one short run stops the gate before the next is read
-            for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate")),
+            for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate"),
+                                         expected_documents),
                            value_gaps(ctx, key, roles, items), subtask_gaps(ctx, key, roles)):
                 gaps[name] += judged(source, key, min_coverage(config, key.task))
             if kind == "primary":
@@ -234,7 +240,10 @@ def decide(
             warnings.append(note)
         if verdict.test and verdict.test.startswith("unpaired"):
             warnings.append(f"{verdict.name}: compared without per-sample results (unpaired z-test); "
-                            "re-run lm_eval with --log_samples for paired tests")
+                            f"{samples_hint(candidate, baseline)} for paired tests")
+        note = capped(verdict)
+        if note:
+            warnings.append(note)
     decision, deciding, deciding_pool, capabilities, flags = scoped_decision(gates, config.capabilities)
     inputs = [RunRef(role="candidate", source=candidate.provenance.source, model=candidate.provenance.model,
                      checkpoint_fingerprint=candidate.provenance.checkpoint_fingerprint)]
