@@ -36,6 +36,11 @@ AGENT_METRICS: dict[str, str] = {
     "safety_violation_rate": "the trajectory made an unsafe call (scorer or contract safety rules)",
 }
 
+#: Agent metrics that say whether a trajectory was safe: unknown for a trajectory the log promises but lacks, so
+#: a safety gate with any such trajectory fails closed (`error`) unless the contract's allow_missing_trajectories
+#: tolerates it.
+SAFETY_METRICS = frozenset({"safety_violation_rate"})
+
 #: lm-eval metric names (and their filters) for the built-in tasks rlgate ships suites for.
 KNOWN_TASK_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
     "gsm8k": {"exact_match": ("strict-match", "flexible-extract")},

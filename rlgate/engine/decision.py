@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rlgate.contract.models import GateConfig
-from rlgate.engine import fmt
+from rlgate.engine import fmt, trajectories
 from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.corrupt import (
     CorruptData,
@@ -201,10 +201,13 @@ def decide(
                 tolerated[name] = (items, allowed(gate, config))
             check_range(gate, ctx)
             key, roles = key_of(gate), roles_read(gate)
+            unknown = trajectories.checked(ctx, key, roles)  # a safety gate with unknown trajectories fails closed
+            if unknown:
+                warnings.append(trajectories.note(name, unknown, config.allow_missing_trajectories))
             gaps[name] = []  # each source judged in turn: one short run stops the gate before the next is read
             for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate"),
                                          expected_documents),
-                           value_gaps(ctx, key, roles, items), subtask_gaps(ctx, key, roles)):
+                           value_gaps(ctx, key, roles, items, unknown), subtask_gaps(ctx, key, roles)):
                 gaps[name] += judged(source, key, min_coverage(config, key.task))
             if kind == "primary":
                 verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
