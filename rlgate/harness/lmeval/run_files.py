@@ -62,7 +62,7 @@ def find_results_file(path: str | Path) -> Path:
     # lm-eval's timestamps are ISO dates with ':' replaced, so names sort by time.
     ordered = sorted(found, key=lambda p: (_stamp(p), _mtime(p)), reverse=True)
     newest = ordered[0]
-    if len(ordered) > 1 and not _samples_of_run(newest):
+    if len(ordered) > 1 and newest.exists() and not _samples_of_run(newest):  # a link to nothing: read, named
         logged = [p for p in ordered[1:] if _samples_of_run(p)]
         if logged:
             runs = "; ".join(f"{p.name} ({len(_samples_of_run(p))} samples files)" for p in logged[:5])
