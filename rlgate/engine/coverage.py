@@ -13,14 +13,15 @@ a leaf without per-sample results answers none, unless the contract allows unpai
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlgate.engine.context import GateContext
-from rlgate.engine.gaps import CoverageGap
+from rlgate.engine.gaps import CoverageGap, Shortfall
 from rlgate.engine.hints import samples_hint
 from rlgate.engine.models import GateVerdict
+from rlgate.results.drops import CoverageShortfall
 from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult
 
 _SHOWN = 3
@@ -168,3 +169,18 @@ def capped(verdict: GateVerdict) -> str | None:
     verdict.reason += " (without per-sample values under allow_unpaired: at most research_only)"
     return (f"{verdict.name}: computed without per-sample values (allow_unpaired): the decision is at most "
             "research_only")
+
+
+def shortfall_details(name: str, error: Shortfall) -> dict[str, Any]:
+    """What a gate left nodata by a coverage shortfall records in its details (decision.json)."""
+    gap = error.gap
+    found = CoverageShortfall(gate=name, run="candidate" if gap.role == "candidate" else "baseline",
+                              task=error.key.task, check=gap.why, expected=gap.expected, answered=gap.answered,
+                              min_coverage=error.need, causes=list(gap.causes), examples=list(gap.examples))
+    return {"coverage": {gap.role: f"{gap.answered}/{gap.expected}"}, "shortfall": found.model_dump(mode="json")}
+
+
+def shortfalls(gates: Sequence[GateVerdict]) -> list[CoverageShortfall]:
+    """Every coverage shortfall a decision's gates recorded, typed (for the drops manifest and the report)."""
+    return [CoverageShortfall.model_validate(g.details["shortfall"]) for g in gates
+            if g.verdict == "nodata" and isinstance(g.details.get("shortfall"), dict)]

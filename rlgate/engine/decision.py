@@ -22,8 +22,8 @@ from rlgate.engine.corrupt import (
     roles_read,
     run_warnings,
 )
-from rlgate.engine.coverage import capped
-from rlgate.engine.gaps import CoverageGap, coverage_gaps, judged, min_coverage, shown
+from rlgate.engine.coverage import capped, shortfall_details
+from rlgate.engine.gaps import CoverageGap, Shortfall, coverage_gaps, judged, min_coverage, shown
 from rlgate.engine.gates import (
     AnyGate,
     PreparedRegression,
@@ -80,6 +80,9 @@ def _named(config: GateConfig) -> list[tuple[GateKind, AnyGate, str]]:
 def _failed(kind: GateKind, gate: AnyGate, name: str, ctx: GateContext, error: Exception) -> GateVerdict:
     """nodata / error verdicts: a gate that cannot be computed never passes."""
     metric = str(key_of(gate))
+    if isinstance(error, Shortfall):
+        return make_verdict(name, kind, metric, "nodata", ctx.config.decision, f"nodata: {error}",
+                            details=shortfall_details(name, error))
     if isinstance(error, NoData):
         return make_verdict(name, kind, metric, "nodata", ctx.config.decision, f"nodata: {error}")
     if isinstance(error, CorruptData):
@@ -233,6 +236,8 @@ def decide(
     for _, gate, name in named:
         verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
         evidence, gap_note = shown(gaps.get(name, []), computed=verdicts[name].verdict not in ("nodata", "error"))
+        if "coverage" in evidence and "coverage" in verdicts[name].details:  # a shortfall's run is already there
+            evidence["coverage"] = {**evidence["coverage"], **verdicts[name].details["coverage"]}
         verdicts[name].details.update(evidence)  # answered / missing documents per run, beside the values
         verdicts[name].reason += gap_note
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]

@@ -52,13 +52,21 @@ def min_coverage(config: GateConfig, task: str) -> float:
     return config.task_min_coverage.get(task, config.min_coverage)
 
 
+class Shortfall(NoData):
+    """NoData for want of documents: the gap that fell short, for decision.json and the drops manifest."""
+
+    def __init__(self, message: str, gap: CoverageGap, key: MetricKey, need: float) -> None:
+        super().__init__(message)
+        self.gap, self.key, self.need = gap, key, need
+
+
 def judged(gaps: Iterable[CoverageGap], key: MetricKey, need: float) -> list[CoverageGap]:
-    """The gaps, once all are within `need`; NoData (the first short run's reason) otherwise. Read lazily, so a
-    source stops at the first short run, as each check always did."""
+    """The gaps, once all are within `need`; Shortfall (the first short run's reason) otherwise. Read lazily, so
+    a source stops at the first short run, as each check always did."""
     out: list[CoverageGap] = []
     for gap in gaps:
         if gap.share < need:
-            raise NoData(_reason(gap, key, need))
+            raise Shortfall(_reason(gap, key, need), gap, key, need)
         out.append(gap)
     return out
 
