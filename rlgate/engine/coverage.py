@@ -4,8 +4,9 @@ A run's own counts (lm-eval's n-samples effective, a manifest written by a run t
 describe a partial run consistently, so they never set what is expected. For each leaf of a gated task the
 expected documents are the most any source promises: the contract's own count (the rlgate run manifest's
 expected_documents, the suite's `limit`), the harness's size of the full split (lm-eval's n-samples original),
-the documents of a cached doc list of the task (`expected`, keyed by leaf), both runs' reported counts, and the
-union of both runs' documents. A run answers a document when its samples hold it unchanged: a document
+the documents of the task's cached document list (doc hashes by leaf, rlgate.results.expected), both runs'
+reported counts, and the union of both runs' documents; a document the cached list does not hold is not
+covered. A run answers a document when its samples hold it unchanged: a document
 whose hash differs between the runs is not covered in either (the reason names the field that changed), and
 a leaf without per-sample results answers none, unless the contract allows unpaired comparisons
 (`allow_unpaired`), where its reported count stands. The gap per run goes to `gaps.judged` like every other.
@@ -99,14 +100,15 @@ def _never_answered(task: TaskResult, expected: int, leaf: str) -> list[str]:
     return [f"{leaf}:{d}" for d in range(expected) if d not in ids][:_SHOWN]
 
 
-def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Count, listed: Mapping[str, int]
-          ) -> None:
+def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Count,
+          listed: Mapping[str, frozenset[str]]) -> None:
     run = ctx.candidate if role == "candidate" else ctx.baseline
     other_run = ctx.baseline if role == "candidate" else ctx.candidate
     assert run is not None
     task = run.tasks[leaf]
     other = other_run.tasks.get(leaf) if other_run is not None else None
-    expected, source = _promised(run, leaf, task, other, limit, listed.get(leaf))
+    known = listed.get(leaf)
+    expected, source = _promised(run, leaf, task, other, limit, len(known) if known is not None else None)
     if not task.samples:
         answered = min(task.n_samples, expected) if ctx.config.allow_unpaired else 0
         if ctx.config.allow_unpaired:
@@ -130,6 +132,12 @@ def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Cou
             union = answered = len(task.samples)
         expected = max(expected, union)
         rest = expected - union
+        if known is not None:  # a document whose hash the task's list lacks is not one the contract names
+            foreign = [s for s in task.samples if s.doc_hash not in known]
+            taken = min(len(foreign), answered)
+            answered -= taken
+            count.add("not in the task's cached document list (their hash is unknown to it)", taken,
+                      [f"{leaf}:{s.doc_id}" for s in foreign[:_SHOWN]])
     if rest > 0:
         count.add(f"never answered ({leaf} has {expected} documents: {source})", rest,
                   _never_answered(task, expected, leaf))
@@ -137,7 +145,7 @@ def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Cou
     count.answered += answered
 
 
-def contract_gap(ctx: GateContext, key: MetricKey, role: str, listed: Mapping[str, int] | None = None
+def contract_gap(ctx: GateContext, key: MetricKey, role: str, listed: Mapping[str, frozenset[str]] | None = None
                  ) -> CoverageGap | None:
     """The run's documents of `key.task` against what the contract expects; None when every one is covered."""
     run = ctx.candidate if role == "candidate" else ctx.baseline

@@ -145,7 +145,7 @@ def decide(
     allow_protocol_mismatch: bool = False,
     extra_gates: Sequence[GateVerdict] = (),
     contract_hash: str | None = None,
-    expected_documents: Mapping[str, int] | None = None,
+    expected_documents: Mapping[str, frozenset[str]] | None = None,
 ) -> Decision:
     """Classify every gate of `config`, aggregate with its decision policy, and return the Decision.
 
@@ -156,7 +156,7 @@ def decide(
     GateVerdicts (kind monitor, contamination, ...) into the same aggregation: a verdict whose
     `outcome` names a decision-policy key (e.g. monitor_critical) gets that key's effect; nodata
     and error map to the policy's nodata / error. One gate's failure to compute never stops another.
-    `expected_documents` (leaf task -> documents of its cached document list) adds to what the contract
+    `expected_documents` (leaf task -> doc hashes of its cached document list) adds to what the contract
     expects of every run (rlgate.engine.coverage).
     """
     ctx = GateContext(config, baseline, candidate, seed)

@@ -124,9 +124,9 @@ def shown(gaps: list[CoverageGap], computed: bool, over: str = "values") -> tupl
 
 
 def coverage_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...],
-                  listed: Mapping[str, int] | None = None) -> Iterator[CoverageGap]:
+                  listed: Mapping[str, frozenset[str]] | None = None) -> Iterator[CoverageGap]:
     """Each run's answered / expected documents of the metric's task: against what the contract expects
-    (`coverage.contract_gap`; `listed` holds cached document counts by leaf) when the run falls short of it,
+    (`coverage.contract_gap`; `listed` holds cached document hashes by leaf) when the run falls short of it,
     else from its run manifest; without one (a folder lm-eval wrote itself), the documents its samples hold
     against the count the harness reported (n_samples), only when short. A fully covered run without a
     manifest (or no such run) yields nothing."""

@@ -163,6 +163,7 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     from rlgate.engine.decision import decide
     from rlgate.report.io import write_reports
     from rlgate.results.drops import drops_manifest
+    from rlgate.results.expected import cached_documents
 
     gates = resolved.gates
     for contribution in contributions.values():
@@ -173,6 +174,7 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
         allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
         contract_hash=resolved.content_hash(),
         extra_gates=[v for c in contributions.values() for v in c.verdicts],
+        expected_documents=cached_documents([baseline, candidate]),
     )
     if sequential_status is not None:
         from rlgate.engine.sequential_check import with_sequential
