@@ -127,7 +127,8 @@ def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Cou
             assert other is not None
             count.add("changed between the runs (the document's hash differs)", r.document_mismatch,
                       _changed(task, other, leaf))
-            count.add("answered by the other run only", theirs)
+            count.add(f"answered by the {'baseline' if role == 'candidate' else 'candidate'} run only", theirs,
+                      _never_answered(task, max(expected, union), leaf))
         else:
             union = answered = len(task.samples)
         expected = max(expected, union)
