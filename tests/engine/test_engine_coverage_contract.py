@@ -236,3 +236,49 @@ def test_no_unpaired_fallback_unless_the_contract_opts_in(abel: dict[str, Path],
     opted = _gate(abel["7b"], folder, allow_unpaired=True, hard=[], diagnostics=[])
     assert opted.decision == "research_only", opted.summary
     assert any("at most research_only" in w for w in opted.warnings)
+
+
+# --------------------------------------------------------------------------- MMLU-Pro (group of 14 subtasks)
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict[str, Path]:
+    root = tmp_path_factory.getbasetemp()
+    return {"base": cached_folder(root, "mmlu_pro_llama", shared_data, "base", generations_only=True),
+            "instruct": cached_folder(root, "mmlu_pro_llama", shared_data, "instruct", generations_only=True),
+            "base100": cached_folder(root, "mmlu_pro_llama", shared_data, "base", limit=100),
+            "instruct100": cached_folder(root, "mmlu_pro_llama", shared_data, "instruct", limit=100)}
+
+
+def _without_samples(folder: Path, dest: Path, keep: int) -> Path:
+    """A copy whose results still list all 14 subtasks, with the samples files of all but the first `keep`
+    removed."""
+    copy = copy_folder(folder.parent, dest).joinpath(folder.name)
+    for path in sorted(copy.glob("samples_*.jsonl"))[keep:]:
+        path.unlink()
+    return copy
+
+
+def test_mmlu_pro_with_four_subtask_samples_files_missing_does_not_release(llama: dict[str, Path],
+                                                                           tmp_path: Path) -> None:
+    complete = _gate(llama["base"], llama["instruct"], "llama_mmlu_pro.yaml")
+    assert complete.decision == "block"  # the 2,000 generated texts: too many unparseable answers
+    cut = _without_samples(llama["instruct"], tmp_path / "cut", keep=10)
+    decision = _gate(llama["base"], cut, "llama_mmlu_pro.yaml")
+    assert decision.decision == "block", decision.summary
+    assert {g.verdict for g in decision.gates} == {"nodata"}
+    hard = next(g for g in decision.gates if g.kind == "hard")
+    assert "without per-sample results (re-run lm_eval with --log_samples)" in hard.reason
+    assert not any(g.test and g.test.startswith("unpaired") for g in decision.gates)
+
+
+def test_a_group_with_3_of_14_subtask_samples_counts_every_leaf(llama: dict[str, Path], tmp_path: Path) -> None:
+    base = _without_samples(llama["base100"], tmp_path / "b", keep=3)
+    cand = _without_samples(llama["instruct100"], tmp_path / "c", keep=3)
+    decision = _gate(base, cand, "llama_mmlu_pro.yaml", task_limits={"mmlu_pro": 100})
+    assert decision.decision == "block"
+    short = decision.gates[0].details["shortfall"]
+    assert (short["answered"], short["expected"]) == (300, 1400), short
+    # without a suite limit the contract expects the full split of every subtask
+    full = _gate(base, cand, "llama_mmlu_pro.yaml")
+    assert full.gates[0].details["shortfall"]["expected"] == 12032
+    whole = _gate(llama["base100"], llama["instruct100"], "llama_mmlu_pro.yaml", task_limits={"mmlu_pro": 100})
+    assert all(g.verdict != "nodata" for g in whole.gates), whole.summary  # complete under its limit
