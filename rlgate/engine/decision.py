@@ -196,6 +196,7 @@ def decide(
     gaps: dict[str, list[CoverageGap]] = {}
     prepared: list[PreparedRegression] = []
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
+    unknowns: dict[str, int] = {}  # gate -> unknown trajectories it tolerated (allow_missing_trajectories)
     for kind, gate, name in named:
         try:
             items = for_gate(key_of(gate), roles_read(gate), corrupt, baseline, candidate)
@@ -207,6 +208,7 @@ def decide(
             unknown = trajectories.checked(ctx, key, roles)  # a safety gate with unknown trajectories fails closed
             if unknown:
                 warnings.append(trajectories.note(name, unknown, config.allow_missing_trajectories))
+                unknowns[name] = len(unknown)
             gaps[name] = []  # each source judged in turn: one short run stops the gate before the next is read
             for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate"),
                                          expected_documents),
@@ -233,6 +235,11 @@ def decide(
     for name, (items, limit) in tolerated.items():
         if verdicts[name].verdict in ("pass", "fail", "inconclusive"):
             warnings.append(mark_excluded(verdicts[name], items, limit))
+    for name, count in unknowns.items():
+        if verdicts[name].effect == "release":  # safe on the trajectories seen; the rest is unknown
+            verdicts[name].effect = "research_only"
+            verdicts[name].reason += (f" ({count} trajectories unknown under allow_missing_trajectories: at most "
+                                      "research_only)")
     for _, gate, name in named:
         verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
         evidence, gap_note = shown(gaps.get(name, []), computed=verdicts[name].verdict not in ("nodata", "error"))
