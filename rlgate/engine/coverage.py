@@ -27,6 +27,7 @@ from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, Tas
 
 _SHOWN = 3
 
+
 @dataclass
 class _Count:
     expected: int = 0
