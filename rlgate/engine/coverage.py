@@ -187,7 +187,10 @@ def shortfall_details(name: str, error: Shortfall) -> dict[str, Any]:
     found = CoverageShortfall(gate=name, run="candidate" if gap.role == "candidate" else "baseline",
                               task=error.key.task, check=gap.why, expected=gap.expected, answered=gap.answered,
                               min_coverage=error.need, causes=list(gap.causes), examples=list(gap.examples))
-    return {"coverage": {gap.role: f"{gap.answered}/{gap.expected}"}, "shortfall": found.model_dump(mode="json")}
+    details: dict[str, Any] = {"shortfall": found.model_dump(mode="json")}
+    if gap.check == "coverage":  # answered / expected documents; values and subtasks keep their own counts
+        details["coverage"] = {gap.role: f"{gap.answered}/{gap.expected}"}
+    return details
 
 
 def shortfalls(gates: Sequence[GateVerdict]) -> list[CoverageShortfall]:
