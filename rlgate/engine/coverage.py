@@ -125,6 +125,11 @@ def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Cou
             own, theirs = (r.only_candidate, r.only_baseline) if role == "candidate" else \
                 (r.only_baseline, r.only_candidate)
             answered = r.paired + own
+            entry = _manifest_entry(run, leaf)
+            stopped = len(entry.get("not_generated") or []) if entry is not None else 0
+            if stopped:  # a sequential check's stop: the documents after it were never generated, not missing
+                dropped = min(stopped, theirs)
+                theirs, union = theirs - dropped, union - dropped
             assert other is not None
             count.add("changed between the runs (the document's hash differs)", r.document_mismatch,
                       _changed(task, other, leaf))
