@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlgate.contract.loader import load_contract
 from rlgate.engine.models import Decision, GateVerdict
+from rlgate.harness.vocabulary import load_contract
 from rlgate.report.builder import build_report
 from rlgate.report.html import render_html
 from rlgate.report.io import write_model

@@ -30,13 +30,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from rlgate.contract.loader import load_contract  # noqa: E402
 from rlgate.contract.models import GateConfig, Sequential  # noqa: E402
 from rlgate.engine import decide  # noqa: E402
 from rlgate.engine.gates import key_of  # noqa: E402
 from rlgate.engine.pairing import pair_task  # noqa: E402
 from rlgate.engine.sequential import order, replay  # noqa: E402
 from rlgate.engine.values import paired_values  # noqa: E402
+from rlgate.harness.vocabulary import load_contract  # noqa: E402
 from rlgate.results.models import RunResult  # noqa: E402
 
 CONTRACTS = REPO / "tests" / "fixtures" / "contracts"

@@ -11,11 +11,11 @@ from rlgate._lazy import lazy_getattr
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "load_contract": "rlgate.contract.loader",
+    "load_contract": "rlgate.harness.vocabulary",
     "ResolvedContract": "rlgate.contract.loader",
     "Contract": "rlgate.contract.models",
     "InputError": "rlgate.errors",
-    "MetricRef": "rlgate.metrics",
+    "MetricRef": "rlgate.contract.metrics",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from rlgate.bounds import check_depth
 from rlgate.errors import InputError
 
 
@@ -84,11 +85,12 @@ def load_document(path: Path, fix: str) -> Any:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=path) from None
     try:
-        return text_only(json.loads(text), text)
+        value = text_only(json.loads(text), text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno, fix=fix) from None
     except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
         raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path, fix=fix) from None
+    return check_depth(value, file=path, fix=fix or None)
 
 
 def text_only(value: Any, text: str) -> Any:

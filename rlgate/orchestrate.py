@@ -11,12 +11,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rlgate.contract.loader import ResolvedContract, ResolvedTask, load_contract
+from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.engine.models import Decision, SequentialReplay
 from rlgate.errors import InputError
 from rlgate.harness import ProgressSink, RunOutcome, SilentProgress, get_harness
 from rlgate.harness.checkpoint import CheckpointInfo, inspect_checkpoint
 from rlgate.harness.registry import importer_for
+from rlgate.harness.vocabulary import load_contract
+from rlgate.results.manifest import RunManifest
 
 
 def default_cache_dir() -> Path:
@@ -73,7 +75,7 @@ def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *
     name = _one_harness(resolved, tasks)
     harness = (importer_for(name, responses) if responses is not None and responses.exists() else None) \
         or get_harness(name)
-    if sequential_look is not None and not getattr(harness, "generates_in_looks", False):
+    if sequential_look is not None and not harness.generates_in_looks:
         raise InputError(f"protocol.sequential generates documents look by look; the {name} harness runs every "
                          "sample", file=resolved.path, field="protocol.sequential",
                          fix="remove protocol.sequential, or gate stored results with `rlgate gate --sequential`")
@@ -202,7 +204,7 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
             warnings.append(f"{outcome.manifest.role}: {drops.errored} request(s) errored and {drops.timed_out} "
                             f"timed out{extra}; they are scored as failures")
     baseline_run, candidate_run = runs.read()
-    manifests: dict[str, Any] = {"candidate": cand_outcome.manifest}
+    manifests: dict[str, RunManifest] = {"candidate": cand_outcome.manifest}
     if base_outcome is not None:
         manifests["baseline"] = base_outcome.manifest
     gated = decide_and_report(resolved, baseline_run, candidate_run, out, seed=seed, checkpoint=checkpoint,

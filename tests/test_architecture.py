@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,7 +22,7 @@ PACKAGE = Path(rlgate.__file__).parent
 #: package (first name under rlgate) -> layer; a package may import its own layer's siblings or lower ones.
 LAYERS: dict[str, int] = {
     "rlgate": 0, "_lazy": 0, "defaults": 0, "errors": 0, "files": 0, "gcpause": 0, "jsonl": 0, "jsonl_fast": 0,
-    "metrics": 0, "stats": 0, "visible": 0,
+    "bounds": 0, "registry": 0, "stats": 0, "visible": 0,
     "contract": 1,
     "store": 2, "results": 2,
     "harness": 3,
@@ -151,3 +152,121 @@ def test_the_checks_catch_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
     graph.setdefault("engine", set()).add(_package("rlgate.report.model"))
     assert "engine -> report" in _upward(graph)
     assert any({"engine", "report"} <= set(cycle) for cycle in _cycles(graph))
+
+
+def _manifest_dict_reads(source: str, in_harness: bool = False) -> list[str]:
+    """Reads of a run manifest by string key (`manifest["tasks"]`, `manifest.get("seed")`, `x.manifest or {}`):
+    the manifest is a typed model (rlgate.results.manifest.RunManifest) and is read by field. A harness may read
+    the harness-specific spec it wrote itself (`manifest.model_spec`)."""
+
+    def names_manifest(node: ast.expr) -> bool:
+        text = ast.unparse(node)
+        return bool(re.search(r"manifest\b", text, re.IGNORECASE)) and not (in_harness and text.endswith(".model_spec"))
+
+    def keyed(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript):
+            return isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) \
+                and names_manifest(node.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            return bool(node.args) and isinstance(node.args[0], ast.Constant) and names_manifest(node.func.value)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return isinstance(node.values[-1], ast.Dict) and any(names_manifest(v) for v in node.values[:-1])
+        return False
+
+    found = [ast.unparse(node) for node in ast.walk(ast.parse(source)) if keyed(node)]
+    return found
+
+
+def test_no_dict_reads_of_the_run_manifest_outside_results() -> None:
+    from rlgate.results.manifest import RunManifest
+    from rlgate.results.models import RunProvenance
+
+    assert RunProvenance.model_fields["manifest"].annotation == RunManifest | None
+    reads = {module: found for module, file in _modules() if _package(module) != "results"
+             for found in [_manifest_dict_reads(file.read_text(encoding="utf-8"), _package(module) == "harness")]
+             if found}
+    assert reads == {}
+
+
+def test_the_manifest_check_catches_a_dict_read() -> None:
+    bad = ("a = run.provenance.manifest or {}\nb = manifest.get('seed')\nc = run.provenance.manifest['tasks']\n"
+           "ok = manifest.tasks[0].documents\nok = manifests['baseline']\nspec = manifest.model_spec.get('x')\n")
+    assert _manifest_dict_reads(bad) == ["run.provenance.manifest or {}", "manifest.get('seed')",
+                                         "run.provenance.manifest['tasks']", "manifest.model_spec.get('x')"]
+    assert "manifest.model_spec.get('x')" not in _manifest_dict_reads(bad, in_harness=True)
+
+
+#: lm-eval's task catalog: only its adapter reads it; everyone else asks the task's harness (`vocabulary`)
+CATALOG_MODULE = "rlgate.harness.lmeval.catalog"
+CATALOG_NAMES = frozenset({"KNOWN_TASK_METRICS", "DEFAULT_FILTER", "catalog_task"})
+HARNESS_NAMES = frozenset({"lm_eval", "inspect", "bfcl", "swebench"})
+
+
+def _catalog_imports(file: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == CATALOG_MODULE or (node.module.startswith("rlgate")
+                                                  and {a.name for a in node.names} & CATALOG_NAMES):
+                found.append(f"{file.name}:{node.lineno}")
+        elif isinstance(node, ast.Import) and any(a.name == CATALOG_MODULE for a in node.names):
+            found.append(f"{file.name}:{node.lineno}")
+    return found
+
+
+def _harness_name_conditionals(file: Path) -> list[str]:
+    """Comparisons of something named *harness* with a harness's name (`task.harness == "inspect"`)."""
+    found = []
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        texts = [ast.unparse(side) for side in sides]
+        constants = {c.value for side in sides for c in ast.walk(side)
+                     if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+        if constants & HARNESS_NAMES and any("harness" in text for text in texts):
+            found.append(f"{file.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def _outside(folder: str) -> list[Path]:
+    inside = PACKAGE / folder
+    return [f for _, f in _modules() if inside not in f.parents]
+
+
+def test_no_catalog_import_outside_the_lm_eval_adapter() -> None:
+    found = [hit for file in _outside("harness/lmeval") for hit in _catalog_imports(file)]
+    assert not found, f"ask the task's harness (Harness.vocabulary / rlgate.harness.vocabulary) instead: {found}"
+
+
+def test_no_harness_name_conditionals_outside_the_harness_package() -> None:
+    found = [hit for file in _outside("harness") for hit in _harness_name_conditionals(file)]
+    assert not found, f"declare a capability on rlgate.harness.Harness instead of naming the harness: {found}"
+
+
+def test_the_engine_names_no_harness_in_its_hints() -> None:
+    texts = [node.value for _, file in _modules() if _package(_module_of(file)) == "engine"
+             for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    assert not [t for t in texts if "log_samples" in t or "lm_eval" in t]
+
+
+def _module_of(file: Path) -> str:
+    return ".".join(file.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
+def test_the_vocabulary_checks_are_not_vacuous(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from rlgate.harness.lmeval.catalog import catalog_task\n"
+                   "from rlgate.contract.metrics import DEFAULT_FILTER\n"
+                   "def f(task):\n    return task.harness == 'inspect' or task.harness in ('bfcl',)\n")
+    assert len(_catalog_imports(bad)) == 2
+    assert len(_harness_name_conditionals(bad)) == 2
+
+
+def test_only_the_harness_layer_and_the_demo_reach_into_an_adapter() -> None:
+    """Badcases, judge, reports ... ask the port (rlgate.harness.vocabulary), never an adapter's modules."""
+    found = [f"{module} -> {name}" for module, file in _modules() if _package(module) not in ("harness", "demo")
+             for name in _imports(file) if name.startswith(("rlgate.harness.lmeval", "rlgate.harness.inspect",
+                                                            "rlgate.harness.bfcl", "rlgate.harness.swebench"))]
+    assert not found, found

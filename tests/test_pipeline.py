@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.synthetic_runs import make_run
+from fixtures.synthetic_runs import make_manifest, make_run
 
-from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 from rlgate.pipeline import checkpoint_step, decide_and_report
 
 CONTRACT = """schema_version: 1
@@ -34,8 +34,8 @@ def test_runs_on_different_benchmark_versions_are_refused(tmp_path: Path) -> Non
     resolved = load_contract(_contract(tmp_path))
     base = make_run({"t": {"acc": [0.0, 1.0, 0.0, 1.0]}})
     cand = make_run({"t": {"acc": [1.0, 1.0, 0.0, 1.0]}})
-    base.provenance.manifest = {"benchmark_versions": {"t": "1"}}
-    cand.provenance.manifest = {"benchmark_versions": {"t": "2"}}
+    base.provenance.manifest = make_manifest(benchmark_versions={"t": "1"})
+    cand.provenance.manifest = make_manifest(benchmark_versions={"t": "2"})
     with pytest.raises(InputError) as info:
         decide_and_report(resolved, base, cand, tmp_path / "out")
     assert "t: baseline 1, candidate 2" in str(info.value)

@@ -95,9 +95,8 @@ def _manifest_visibility(runs: Sequence[RunResult | None]) -> dict[str, str]:
     out: dict[str, str] = {}
     for run in runs:
         manifest = run.provenance.manifest if run is not None else None
-        recorded = (manifest or {}).get("task_visibility")
-        if isinstance(recorded, dict):
-            out.update({str(k): str(v) for k, v in recorded.items()})
+        if manifest is not None:
+            out.update(manifest.task_visibility)
     return out
 
 
@@ -111,9 +110,9 @@ def folder_badcases(out_dir: Path, *, contract: Path | None = None, allow_versio
     from rlgate.badcases.discipline import private_leaf_tasks
     from rlgate.badcases.report import build_badcase_report, classify_options
     from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
-    from rlgate.contract.loader import load_contract
     from rlgate.engine.versions import check_versions
     from rlgate.harness import read_results
+    from rlgate.harness.vocabulary import load_contract
 
     folder = locate_runs(out_dir)
     candidate = read_results(folder.candidate)

@@ -1,9 +1,10 @@
 """The classifier registry: which family classifier claims a task, and classifying whole runs.
 
 Built-in families (GSM8K, MMLU-Pro, IFEval) are registered at import; `register_classifier` puts a
-user's classifier in front of them. Tasks whose samples carry agent trajectories get the agent
-taxonomy (`badcases.agent`) unless a user's classifier claims them. Tasks no classifier claims fall
-back to right / wrong / invalid.
+user's classifier in front of them, and so does a package's `"badcase_classifier.<name>"` entry point in
+the `rlgate.plugins` group (imported on the first classification). Tasks whose samples carry agent
+trajectories get the agent taxonomy (`badcases.agent`) unless a user's classifier claims them. Tasks no
+classifier claims fall back to right / wrong / invalid.
 """
 
 from __future__ import annotations
@@ -20,11 +21,30 @@ from rlgate.badcases.taxonomy import (
     SampleOutcome,
     TaskBatchClassifier,
 )
+from rlgate.registry import Registry
 from rlgate.results.models import DocId, RunResult, TaskResult
 
 #: family classifiers, first match wins; user registrations go in front of the built-in ones
 _REGISTRY: list[FailureClassifier] = list(BUILTIN_CLASSIFIERS)
 _FALLBACK = GenericClassifier()
+#: classifiers of installed packages (entry points `badcase_classifier.<name>`), behind those registered in code
+PLUGINS: Registry[FailureClassifier] = Registry("badcase_classifier", {})
+_loaded: list[FailureClassifier] | None = None
+
+
+def plugin_classifiers() -> list[FailureClassifier]:
+    """The entry-point classifiers, built once (call `PLUGINS.refresh()` and `reload_plugins()` after installing)."""
+    global _loaded
+    if _loaded is None:
+        _loaded = [PLUGINS.get(name) for name in sorted(PLUGINS.plugins())]
+    return _loaded
+
+
+def reload_plugins() -> None:
+    """Forget the entry-point classifiers built so far (the next classification reads them again)."""
+    global _loaded
+    _loaded = None
+    PLUGINS.refresh()
 
 
 def register_classifier(classifier: FailureClassifier) -> None:
@@ -38,7 +58,8 @@ _AGENT = AgentClassifier()
 def classifier_for(task: str, result: TaskResult | None = None) -> FailureClassifier:
     """A user's classifier that claims the task; else the agent taxonomy when its samples are trajectories;
     else the built-in family that claims it; else right / wrong / invalid."""
-    user = next((c for c in _REGISTRY if c not in BUILTIN_CLASSIFIERS and c.claims(task)), None)
+    user = next((c for c in [*_REGISTRY, *plugin_classifiers()] if c not in BUILTIN_CLASSIFIERS and c.claims(task)),
+                None)
     if user is not None:
         return user
     if result is not None and result.is_agent:

@@ -22,7 +22,7 @@ from rlgate.badcases.models import DropDriver, DropExplanation
 from rlgate.badcases.taxonomy import SampleOutcome
 from rlgate.engine import fmt
 from rlgate.engine.models import GateVerdict
-from rlgate.metrics import catalog_task
+from rlgate.harness.vocabulary import family_of
 
 #: Format and truncation losses must be more than this share of the lost answers to be "the" cause.
 MOST = 0.5
@@ -46,7 +46,7 @@ def gate_evidence(gates: Sequence[GateVerdict] | None) -> dict[str, GateEvidence
         if gate.kind == "monitor" or gate.baseline is None or gate.candidate is None:
             continue
         task = gate.metric.split("/")[0]
-        family = catalog_task(task) or task
+        family = family_of(task)
         rank = _KIND_ORDER.get(gate.kind, 9)
         if family not in out or rank < out[family][0]:
             out[family] = (rank, GateEvidence(gate.name, fmt.deciding_p(gate.p_value, gate.p_adjusted)))

@@ -21,7 +21,7 @@ from rlgate.badcases.taxonomy import (
     is_truncated,
     pick_filter,
 )
-from rlgate.metrics import catalog_task
+from rlgate.harness.vocabulary import family_of
 from rlgate.results.models import INVALID_ANSWER, SampleRecord
 
 _NO_SCORES: dict[str, Any] = {}
@@ -97,7 +97,7 @@ class Gsm8kClassifier(TaskBatchClassifier):
     family = "gsm8k"
 
     def claims(self, task: str) -> bool:
-        return catalog_task(task) in ("gsm8k", "gsm8k_cot") or task.startswith("gsm8k")
+        return family_of(task) in ("gsm8k", "gsm8k_cot") or task.startswith("gsm8k")
 
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:

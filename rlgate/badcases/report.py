@@ -16,8 +16,8 @@ from rlgate.badcases.explain import explain_drops
 from rlgate.badcases.index import Outcomes, build_index
 from rlgate.badcases.models import AnchorShift, BadcaseReport, ClusterStat
 from rlgate.badcases.taxonomy import ClassifyOptions
+from rlgate.contract.metrics import MetricRef, is_bounded
 from rlgate.engine.versions import VersionCheck
-from rlgate.metrics import MetricRef, is_bounded
 from rlgate.results.models import NO_FILTER, DocId, RunResult, SampleRecord
 
 if TYPE_CHECKING:

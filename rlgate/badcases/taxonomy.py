@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Protocol
 
 from rlgate.badcases.models import FailureKind
-from rlgate.metrics import DEFAULT_FILTER, catalog_task
+from rlgate.harness.vocabulary import family_of, vocabulary_of
 from rlgate.results.models import INVALID_ANSWER, DocId, SampleRecord, SampleValue
 
 #: Failure kinds that leave a sample without a usable answer (see `SampleOutcome.answered`).
@@ -109,7 +109,8 @@ class ClassifyOptions:
 
     def filter_choices(self, task: str, family: str) -> tuple[str, ...]:
         """The filters `filter_for` tries, in order, before a sample's first one: worked out once per task."""
-        named = (self.filters.get(task), self.filters.get(family), DEFAULT_FILTER.get(family))
+        known = vocabulary_of(family)
+        named = (self.filters.get(task), self.filters.get(family), known.default_filter if known.closed else None)
         return tuple(dict.fromkeys(name for name in named if name))
 
 
@@ -186,7 +187,7 @@ class GenericClassifier(TaskBatchClassifier):
     def classify_many(self, task: str, samples: Iterable[SampleRecord],
                       options: ClassifyOptions) -> list[SampleOutcome]:
         """Every sample of a task: its family and filter choices worked out once."""
-        family = catalog_task(task) or task
+        family = family_of(task)
         choices = options.filter_choices(task, family)
         out: list[SampleOutcome] = []
         for sample in samples:

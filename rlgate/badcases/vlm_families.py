@@ -28,7 +28,7 @@ from rlgate.badcases.taxonomy import (
     binary_score,
     first_response,
 )
-from rlgate.harness.lmeval.vlm_metrics import chartqa_final_answer, mmmu_parsed
+from rlgate.harness.vocabulary import answer_parse
 from rlgate.results.models import INVALID_ANSWER, SampleRecord
 
 TOLERANCE = 0.05  # ChartQA's relaxed accuracy
@@ -80,7 +80,8 @@ class ChartQaClassifier:
 
     def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
         response = first_response(sample)
-        answer = chartqa_final_answer(response)
+        found = answer_parse(task, response, sample.doc or {})
+        answer = found.answer if found is not None else None
         relaxed = binary_score(sample.score("relaxed_accuracy", "none"))
         exact = binary_score(sample.score("exact_match", "none"))
         gold = _gold(sample)
@@ -156,7 +157,8 @@ class MmmuClassifier:
     def classify(self, task: str, sample: SampleRecord, options: ClassifyOptions) -> SampleOutcome:
         right = binary_score(sample.score("acc", "none"))
         response = first_response(sample)
-        parsed = mmmu_parsed(response, sample.doc or {})
+        found = answer_parse(task, response, sample.doc or {})
+        parsed = found is not None and found.parsed
         subject = task.removeprefix("mmmu_val_").replace("_", " ") or None
         failures: tuple[Failure, ...] = ()
         if not right:

@@ -31,8 +31,8 @@ def contamination(
     """Share of each task's documents found in the training data; exit 1 when the contract's max_rate gate fails."""
     from rlgate.contamination.api import contract_contamination
     from rlgate.contamination.index import contamination_gates
-    from rlgate.contract.loader import load_contract
     from rlgate.engine.models import DECISION_ORDER
+    from rlgate.harness.vocabulary import load_contract
 
     # the contract's own bounds (contamination.min_overlap, .ngram); nan fails the comparison too, and would
     # count no document as contaminated

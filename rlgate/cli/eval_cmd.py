@@ -53,7 +53,7 @@ def eval_command(
     from rlgate.cli.progress import RichProgress, quiet_environment
 
     quiet_environment()
-    from rlgate.contract.loader import load_contract
+    from rlgate.harness.vocabulary import load_contract
     from rlgate.orchestrate import check_checkpoint, default_cache_dir, evaluate, select_tasks
 
     if (checkpoint is None) == (responses is None):

@@ -23,7 +23,10 @@ def gate(
         "harness's outputs")],
     baseline: Annotated[Path | None, typer.Option(
         help="stored results of the baseline (default: the contract's baseline.results)")] = None,
-    out: Annotated[Path, typer.Option(help="folder for decision.json and summary.md")] = Path("rlgate-out"),
+    out: Annotated[Path, typer.Option(
+        help="folder for the reports: decision.json (the decision), report_model.json (everything the reports "
+        "show), report.html, report.md, junit.xml (one test case per gate) and summary.md (the decision table)"
+    )] = Path("rlgate-out"),
     seed: Annotated[int, typer.Option(help="seed of the bootstrap resampling")] = 0,
     harness: Annotated[str | None, typer.Option(
         help="harness that wrote the results (default: the one their run manifest names, else detected)")] = None,
@@ -36,9 +39,9 @@ def gate(
     # the runs, the decision and its reports all live until the process exits (rlgate.gcpause)
     with command_policy(), pydantic_plugins_off():
         with collector_paused():  # these modules live until the process exits (rlgate.gcpause)
-            from rlgate.contract.loader import load_contract
             from rlgate.engine.summary import decision_markdown, decision_table
             from rlgate.harness import read_results
+            from rlgate.harness.vocabulary import load_contract
             from rlgate.pipeline import decide_and_report
 
         resolved = load_contract(contract)

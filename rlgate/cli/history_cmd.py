@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rlgate.cli.common import app, handles_input_errors
 from rlgate.errors import InputError
+
+if TYPE_CHECKING:
+    from rlgate.store.protocol import HistoryStore
 
 
 @app.command()
@@ -30,14 +33,19 @@ def history(
     """Gated checkpoints per training run: step, decision, primary metric and interval, deciding gates, the best
     checkpoint, cross-checkpoint rules that fire, private-split consultations against their budget; --html FILE
     draws them as a trend page."""
-    from rlgate.store.open import history_url, open_history
+    from rlgate.store.open import SETTING, history_url, open_history
 
     resolved = None
     if contract is not None:
-        from rlgate.contract.loader import load_contract
+        from rlgate.harness.vocabulary import load_contract
 
         resolved = load_contract(contract)
-    db = open_history(store, setting="--history") if store else open_history(history_url(resolved))
+    location = store or history_url(resolved)
+    setting = "--history" if store else SETTING
+    if import_ is None and _absent_file(location, setting):
+        db = _empty_history(location)  # a read never creates a store where it is run
+    else:
+        db = open_history(location, setting=setting)
     try:
         if (export is not None or import_ is not None) and html is not None:
             raise InputError("--html draws the history; --export/--import copy it", field="--html",
@@ -70,3 +78,35 @@ def history(
             typer.echo(f"wrote {written}", err=json_out)  # stdout stays JSON with --json
     finally:
         db.close()
+
+
+def _absent_file(location: str, setting: str) -> bool:
+    """Whether the history is a SQLite file that does not exist (yet) where one could be made."""
+    from rlgate.store.open import scheme_of, sqlite_path
+
+    scheme = scheme_of(location)
+    if scheme not in (None, "sqlite"):
+        return False
+    path = Path(location) if scheme is None else sqlite_path(location, setting)
+    # a path under a file is not "absent": opening it gives the located error
+    return not path.exists() and all(p.is_dir() or not p.exists() for p in path.parents)
+
+
+def _empty_history(location: str) -> HistoryStore:
+    """An empty store shown under `location`'s name, kept in a temporary folder that goes when it is closed."""
+    import shutil
+    import tempfile
+
+    from rlgate.store.history import SQLiteHistory
+
+    folder = Path(tempfile.mkdtemp(prefix="rlgate-history-"))
+    db = SQLiteHistory(folder / "history.sqlite")
+    db.location = location
+    close = db.close
+
+    def close_and_remove() -> None:
+        close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    db.close = close_and_remove  # type: ignore[method-assign]
+    return db

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors, output_folder
+
+if TYPE_CHECKING:
+    from rlgate.monitor.duplicates import DuplicatePolicy
 
 #: Read problems printed per log; monitor.json lists every one.
 SHOWN_PROBLEMS = 10
@@ -29,6 +32,9 @@ def monitor(
         "--map", metavar="CANONICAL=KEY",
         help="read log key KEY as canonical metric CANONICAL (repeatable; over the contract's monitor.metrics), "
              "e.g. --map reward_mean=reward/g --map val_score/true=reward/f")] = None,
+    duplicate_steps: Annotated[str | None, typer.Option(
+        help="a step logged twice with different values: refuse (exit 2), last or first (default: the contract's "
+             "monitor.duplicate_steps, else refuse)")] = None,
 ) -> None:
     """Check training logs for failure signals; exit 0 none or notes, 3 warning, 1 critical, 2 log unread or unchecked.
 
@@ -41,25 +47,30 @@ def monitor(
 
     output_folder(out)
     mapping = parse_map_options(map_ or [])
+    duplicates = parse_duplicates(duplicate_steps)
     report: MonitorReport
     if contract is not None:
-        from rlgate.contract.loader import load_contract
+        from rlgate.harness.vocabulary import load_contract
 
         report = monitor_contract(load_contract(contract), logs or [], None if format == "auto" else format,
-                                  metrics=mapping)
+                                  metrics=mapping, duplicates=duplicates)
     else:
-        report = run_monitor(logs or [], fmt=format, metrics=mapping)
+        report = run_monitor(logs or [], fmt=format, metrics=mapping, duplicates=duplicates or "refuse")
     written = write_report(report, out)
     typer.echo(render_text(report))
     typer.echo(f"wrote {written}")
     for log in report.logs:  # a few per log: a log of corrupt lines would print one error per line
         for problem in log.problems[:SHOWN_PROBLEMS]:
-            typer.echo(f"error: {problem.text}\n  fix: the rest of the log was read and checked; repair the log "
-                       "and run again for a complete check", err=True)
+            fix = problem.fix if problem.fix and "duplicate_steps" in problem.fix else (
+                "the rest of the log was read and checked; repair the log and run again for a complete check")
+            typer.echo(f"error: {problem.text}\n  fix: {fix}", err=True)
         if len(log.problems) > SHOWN_PROBLEMS:
             typer.echo(f"error: {log.path}: and {len(log.problems) - SHOWN_PROBLEMS} more problems in this log\n"
                        f"  fix: every one is listed in {written}; if none of its lines reads, check --format",
                        err=True)
+    for log in report.logs:
+        for note in log.warnings:
+            typer.echo(f"warning: {log.path}: {note}", err=True)
     for log in report.unchecked:
         typer.echo(f"error: {log.path}: nothing could be checked: no monitor rule (beyond the NaN/Inf check) "
                    f"found the finite metrics it needs in this {log.format} log ({log.steps} logged steps)\n"
@@ -67,6 +78,19 @@ def monitor(
                    err=True)
     code = report.exit_code()
     raise typer.Exit(EXIT_BAD_INPUT if code == EXIT_BAD_INPUT else code)
+
+
+def parse_duplicates(value: str | None) -> DuplicatePolicy | None:
+    """`--duplicate-steps` checked against the policies there are."""
+    from rlgate.errors import InputError
+    from rlgate.monitor.duplicates import POLICIES
+
+    if value is None:
+        return None
+    if value not in POLICIES:
+        raise InputError(f"--duplicate-steps '{value}' is not a policy", field="--duplicate-steps",
+                         fix=f"use one of {', '.join(POLICIES)}")
+    return cast("DuplicatePolicy", value)
 
 
 def render_text(report: object) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rlgate.contamination.index import ContaminationReport, check_contamination
 from rlgate.contamination.sources import EvalDoc, data_file_for, doc_text, docs_from_data_file
 from rlgate.errors import InputError
-from rlgate.metrics import catalog_task
+from rlgate.harness.vocabulary import family_of
 
 if TYPE_CHECKING:
     from rlgate.contract.loader import ResolvedContract
@@ -25,7 +25,7 @@ def eval_docs(resolved: ResolvedContract, results: RunResult | None = None) -> t
     docs: list[EvalDoc] = []
     warnings: list[str] = []
     for task in resolved.tasks:
-        family = catalog_task(task.name) or task.name
+        family = family_of(task.name, task.harness)
         private = task.release_gate_only
         if task.data_files:
             docs.extend(docs_from_data_file(task.name, family, Path(data_file_for(task.data_files)), private))

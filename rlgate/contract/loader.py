@@ -7,7 +7,6 @@ line, column, field and a fix. Nothing here executes code from the files it read
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rlgate.contract.kinds import check_kind
+from rlgate.contract.metrics import MetricRef
 from rlgate.contract.models import (
     RELEASE_GATE_ONLY,
     Contract,
@@ -27,16 +27,10 @@ from rlgate.contract.models import (
     Suite,
     TaskEntry,
 )
-from rlgate.contract.yamlpos import PathKey, YamlDoc, load_yaml, suggest, validation_to_input_error
-from rlgate.metrics import (
-    DERIVED_METRICS,
-    KNOWN_TASK_METRICS,
-    MetricRef,
-    catalog_task,
-    is_bounded,
-)
+from rlgate.contract.yamlpos import PathKey, YamlDoc, dotted, load_yaml, suggest, validation_to_input_error
+from rlgate.errors import InputError
 
-_THRESHOLDS = ("min_delta", "max_drop", "max", "min")
+THRESHOLDS = ("min_delta", "max_drop", "max", "min")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 
@@ -92,6 +86,19 @@ def local_task_file(entry: TaskEntry) -> str | None:
     return file if file.endswith(".py") else None
 
 
+@dataclass(frozen=True)
+class GateOrigin:
+    """Where a gate was written (file and YAML path), so a later check can give a located error."""
+
+    gate: Any
+    doc: YamlDoc
+    path: PathKey
+
+    def error(self, field: str, message: str, fix: str) -> InputError:
+        """An InputError at the gate's `field` (file:line:column, field path and fix)."""
+        return self.doc.error((*self.path, field), message, fix)
+
+
 @dataclass
 class ResolvedContract:
     """A contract with its suites and gate policy loaded and checked; what the rest of rlgate reads."""
@@ -104,6 +111,8 @@ class ResolvedContract:
     policy_files: list[Path] = field(default_factory=list)
     baseline_results: Path | None = None
     suite_files: list[Path] = field(default_factory=list)
+    #: every gate with the place it was written (the vocabulary check after loading reports there)
+    gate_origins: list[GateOrigin] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -126,22 +135,16 @@ class ResolvedContract:
         return self.contract.splits.get(entry.split) if entry else None
 
     def referenced_files(self) -> list[Path]:
-        """Every file the decision depends on besides the runs: contract, suites, gate policies, judge anchors."""
-        judges = [self.contract.judge, *(t.entry.judge for t in self.tasks)]
-        anchors = [self.resolve_path(j.calibration.anchors) for j in judges if j is not None and j.calibration]
-        return [self.path, *self.suite_files, *self.policy_files, *dict.fromkeys(anchors)]
+        """Every file (or task folder) the decision depends on besides the runs (rlgate.contract.content)."""
+        from rlgate.contract.content import referenced_files
+
+        return referenced_files(self)
 
     def content_hash(self) -> str:
         """sha256 over every referenced file (name and bytes): a change to any of them changes the hash."""
-        digest = hashlib.sha256()
-        for file in self.referenced_files():
-            digest.update(file.name.encode("utf-8") + b"\0")
-            try:
-                digest.update(file.read_bytes())
-            except OSError:
-                digest.update(b"<missing>")  # a missing anchor file is reported by the judge itself
-            digest.update(b"\0")
-        return digest.hexdigest()
+        from rlgate.contract.content import content_hash
+
+        return content_hash(self)
 
     def resolve_path(self, relative: str) -> Path:
         """A path named in the contract, found as references are (file's folder, then above)."""
@@ -207,6 +210,7 @@ class _Origin:
 def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[GateConfig, dict[int, _Origin]]:
     """Later layers override earlier ones; gate lists merge by metric (later wins)."""
     merged: dict[str, Any] = {"decision": {}}
+    sources: dict[str, str] = {}
     lists: dict[str, dict[str, tuple[Any, _Origin]]] = {"hard": {}, "regression": {}, "diagnostics": {}}
     primary: tuple[Any, _Origin] | None = None
     for settings, doc, base in layers:
@@ -217,6 +221,9 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
                 merged[scalar] = value
         if settings.decision:
             merged["decision"].update(settings.decision)
+            for outcome in settings.decision:  # the last layer that sets a key is the line that maps it
+                line = doc.pos_of((*base, "decision", outcome), key=True).line
+                sources[outcome] = f"{doc.file.name}:{line} {dotted((*base, 'decision', outcome))}"
         if settings.primary is not None:
             primary = (settings.primary, _Origin(doc, (*base, "primary")))
         for kind, table in lists.items():
@@ -236,6 +243,7 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
         regression=[g for g, _ in lists["regression"].values()],
         diagnostics=[g for g, _ in lists["diagnostics"].values()],
         decision=DecisionPolicy(**merged["decision"]),
+        decision_sources=sources,
     )
     if primary:
         origins[id(config.primary)] = primary[1]
@@ -252,33 +260,11 @@ def _check_metric(ref_text: str, origin: _Origin, tasks: dict[str, ResolvedTask]
         close = suggest(ref.task, list(tasks))
         fix = f"did you mean '{close}/{ref.metric}'?" if close else f"tasks in the suites: {', '.join(tasks)}"
         raise origin.doc.error(loc, f"metric '{ref_text}' names task '{ref.task}', which is in no suite", fix)
-    known_task = catalog_task(ref.task) if tasks[ref.task].path is None else None
-    if known_task and not ref.derived:
-        metrics = KNOWN_TASK_METRICS[known_task]
-        if ref.metric not in metrics:
-            options = [*metrics, *DERIVED_METRICS]
-            close = suggest(ref.metric, options)
-            fix = f"did you mean '{ref.task}/{close}'?" if close else f"metrics of {ref.task}: {', '.join(options)}"
-            raise origin.doc.error(loc, f"task '{ref.task}' has no metric '{ref.metric}'", fix)
-        filters = metrics[ref.metric]
-        if ref.filter is None and len(filters) > 1:
-            raise origin.doc.error(loc, f"'{ref_text}' is ambiguous: {ref.task} reports {ref.metric} under "
-                                   f"filters {', '.join(filters)}", f"write {ref_text}/{filters[-1]}")
-        if ref.filter is not None and ref.filter not in filters:
-            close = suggest(ref.filter, list(filters))
-            fix = f"did you mean '{ref.task}/{ref.metric}/{close}'?" if close else f"filters: {', '.join(filters)}"
-            raise origin.doc.error(loc, f"{ref.task}/{ref.metric} has no filter '{ref.filter}'", fix)
     declared = tasks[ref.task].entry.metric_ranges.get(ref.metric)
     if declared is not None:
         _check_declared_range(ref, declared, origin, gate)
-    elif is_bounded(ref.metric):
-        for name in _THRESHOLDS:
-            value = getattr(gate, name, None)
-            if value is not None and abs(value) > 1:
-                raise origin.doc.error(
-                    (*origin.path, name),
-                    f"{name}={value} is out of range: {ref.metric} is a fraction in [0, 1]",
-                    f"did you mean {value / 100:g}?")
+    # metric names, filters and fraction bounds are the task's harness's vocabulary: checked right after
+    # loading by rlgate.harness.vocabulary.check_vocabulary (this layer knows no harness's catalog)
 
 
 def _check_declared_range(ref: MetricRef, declared: tuple[float, float], origin: _Origin, gate: Any) -> None:
@@ -287,7 +273,7 @@ def _check_declared_range(ref: MetricRef, declared: tuple[float, float], origin:
     if not low < high:
         raise origin.doc.error((*origin.path, "metric"), f"the declared range of {ref.metric} is [{low}, {high}]",
                                "declare metric_ranges as [low, high] with low < high")
-    for name in _THRESHOLDS:
+    for name in THRESHOLDS:
         value = getattr(gate, name, None)
         if value is None:
             continue
@@ -339,9 +325,11 @@ def _resolve_tasks(contract: Contract, doc: YamlDoc, suites: list[tuple[Suite, Y
             task_path = _ref_path(suite_doc, (*loc, "path"), entry.path, "task path") if entry.path else None
             local_file = local_task_file(entry)
             if local_file is not None:
-                task_path = _ref_path(suite_doc, (*loc, "task"), local_file, "task file")
+                # the file is needed only to run the task: stored logs carry the task's identity and are matched
+                # by name, so a contract that gates them loads without the source (the inspect runner refuses)
+                task_path = find_relative(suite_doc.file, local_file)
             is_trusted = task_path is not None and any(task_path == t or t in task_path.parents for t in trusted)
-            if local_file is not None and not is_trusted:
+            if local_file is not None and task_path is not None and not is_trusted:
                 raise suite_doc.error((*loc, "task"), f"local task file '{local_file}' is Python and is not in "
                                       "trusted_task_paths",
                                       f"add its folder to trusted_task_paths in {doc.file.name} if you trust its code")
@@ -375,7 +363,10 @@ def _with_capabilities(contract: Contract, doc: YamlDoc, gates: GateConfig, by_t
 
 
 def load_contract(path: str | Path) -> ResolvedContract:
-    """Load, resolve and check a contract; raises InputError on the first problem."""
+    """Load, resolve and check a contract's structure; raises InputError on the first problem.
+
+    The gates' metric names are checked against each task's harness by `rlgate.load_contract`
+    (`rlgate.harness.vocabulary.load_contract`), which every command uses."""
     file = Path(path).resolve()
     doc = load_yaml(file)
     check_kind(doc, "contract")
@@ -420,5 +411,6 @@ def load_contract(path: str | Path) -> ResolvedContract:
     baseline_results = None
     if contract.baseline.results:
         baseline_results = _ref_path(doc, ("baseline", "results"), contract.baseline.results, "baseline results")
+    gate_origins = [GateOrigin(gate, origins[id(gate)].doc, origins[id(gate)].path) for gate in all_gates]
     return ResolvedContract(file, contract, [s for s, _, _ in suites], tasks, gates, policy_files,
-                            baseline_results, suite_files)
+                            baseline_results, suite_files, gate_origins)

@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 from rlgate.contract.base import RELEASE_GATE_ONLY, SCHEMA_VERSION, DecisionName, StrictModel, Visibility
 from rlgate.contract.judge_policy import JudgeSpec
 from rlgate.contract.margins import no_negative_margin
+from rlgate.contract.metrics import MetricRef
 from rlgate.contract.protocol import (
     MULTIMODAL_BACKENDS,
     AgentBudget,
@@ -27,8 +28,8 @@ from rlgate.contract.protocol import (
     Sequential,
     VllmOptions,
 )
+from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, NO_FILTER, TaskVocabulary
 from rlgate.defaults import empty_list
-from rlgate.metrics import MetricRef
 
 __all__ = [  # re-exported: every contract model is importable from here
     "MULTIMODAL_BACKENDS",
@@ -317,8 +318,33 @@ class GateConfig(StrictModel):
     regression: list[RegressionGate] = Field(default_factory=empty_list)
     diagnostics: list[DiagnosticGate] = Field(default_factory=empty_list)
     decision: DecisionPolicy = Field(default_factory=DecisionPolicy)
+    decision_sources: dict[str, str] = Field(
+        default_factory=dict, description="decision-policy key -> the file, line and key that set it (`use:` chains "
+        "included); keys absent here are rlgate's defaults")
     capabilities: dict[str, Capability] = Field(
         default_factory=dict, description="the contract's capabilities (scoped decisions), copied by the loader")
+    vocabularies: dict[str, TaskVocabulary] = Field(
+        default_factory=dict, description="task -> what its harness says its metrics mean (filled by the check "
+        "right after the contract loads: rlgate.harness.vocabulary)")
+
+    def vocabulary(self, task: str) -> TaskVocabulary | None:
+        """The vocabulary of a task (or of a group whose name prefixes its leaves), None when unchecked."""
+        return self.vocabularies.get(task)
+
+    def samples_hint(self, task: str) -> str:
+        """How to get per-sample results for `task`, in its harness's words."""
+        found = self.vocabularies.get(task)
+        return found.samples_hint if found is not None else GENERIC_SAMPLES_HINT
+
+    def samples_option(self, task: str) -> str:
+        """What paired tests of `task` need from its harness (lm-eval: --log_samples)."""
+        found = self.vocabularies.get(task)
+        return found.samples_option if found is not None else "per-sample results"
+
+    def default_filter(self, task: str) -> str:
+        """The filter a metric reference of `task` without one reads."""
+        found = self.vocabularies.get(task)
+        return found.default_filter if found is not None else NO_FILTER
 
 
 # --------------------------------------------------------------------------- monitor
@@ -335,6 +361,9 @@ class MonitorSpec(StrictModel):
         description="canonical metric -> the log's key, for keys the monitor does not know "
         "(e.g. reward_mean: reward/g, val_score/true: reward/f); wins over the built-in aliases",
     )
+    duplicate_steps: Literal["refuse", "last", "first"] = Field(
+        "refuse", description="a step logged twice with different values (a resumed or restarted run): refuse (the "
+        "monitor gate is error), or keep the last or the first logging")
     policy: str | None = Field(None, description="monitor threshold file; default gates/monitor_default.yaml")
     overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="rule -> threshold overrides")
     history: str | None = Field(None, description=(

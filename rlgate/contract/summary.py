@@ -19,9 +19,9 @@ def _bound(gate: object) -> str:
     return ", ".join(parts)
 
 
-def _agent_line(rc: ResolvedContract) -> str:
-    """The agent budget and safety rules, when the contract has agent tasks."""
-    if not any(t.harness == "inspect" for t in rc.tasks):
+def _agent_line(rc: ResolvedContract, agent_tasks: bool) -> str:
+    """The agent budget and safety rules, when the contract has agent tasks (its harnesses say which)."""
+    if not agent_tasks:
         return ""
     budget = rc.contract.protocol.agent
     parts = [f"{k}={v:g}" for k, v in budget.model_dump().items() if v is not None]
@@ -31,8 +31,8 @@ def _agent_line(rc: ResolvedContract) -> str:
     return f"agent     {' '.join(parts) or 'no budget (task defaults)'}{rules}"
 
 
-def contract_summary(rc: ResolvedContract) -> str:
-    """Suites, tasks by split, protocol and gates, as plain text."""
+def contract_summary(rc: ResolvedContract, *, agent_tasks: bool = False) -> str:
+    """Suites, tasks by split, protocol and gates, as plain text; `agent_tasks`: a task's harness runs agents."""
     c = rc.contract
     s = c.protocol.sampling
     lines = [
@@ -41,7 +41,7 @@ def contract_summary(rc: ResolvedContract) -> str:
         f"baseline  {c.baseline.checkpoint or ''}{' results=' + c.baseline.results if c.baseline.results else ''}",
         f"protocol  backend={c.protocol.backend} chat_template={c.protocol.chat_template} "
         f"temperature={s.temperature:g} top_p={s.top_p:g} n={s.n} max_tokens={s.max_tokens} seed={s.seed}",
-        _agent_line(rc),
+        _agent_line(rc, agent_tasks),
         "suites    " + ", ".join(f"{x.name} v{x.version} ({len(x.tasks)} tasks)" for x in rc.suites),
         "tasks by split:",
     ]
@@ -61,6 +61,11 @@ def contract_summary(rc: ResolvedContract) -> str:
                  f"{policy.nodata}/{policy.error}; primary miss -> {policy.primary_fail}; "
                  f"primary significantly worse -> {policy.primary_regression}; "
                  f"diagnostic -> {policy.diagnostic_fail}")
+    if g.primary is None and not g.hard and not g.regression:
+        lines.append("decision  at most research_only: the contract has no primary, hard or regression gate "
+                     "(diagnostics inform, never release); add gates.primary or a hard/regression gate")
+    for outcome, source in sorted(g.decision_sources.items()):
+        lines.append(f"  {outcome} -> {getattr(policy, outcome)}  ({source})")
     if c.monitor:
         lines.append(f"monitor   logs: {', '.join(c.monitor.logs) or '-'} (format {c.monitor.format})")
     lines += judge_policy_lines(rc)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from rlgate.errors import InputError
+from rlgate.errors import InputError, install_hint
 from rlgate.harness.base import ProgressSink
 from rlgate.orchestrate import CheckResult, check
 
@@ -66,7 +66,7 @@ def write_project(root: Path) -> AgentDemoPaths:
 def run_agent_demo(out: Path, *, progress: ProgressSink | None = None) -> tuple[AgentDemoPaths, list[CheckResult]]:
     """Check both scripted candidates against the baseline; reports under out/report-<candidate>."""
     if importlib.util.find_spec("inspect_ai") is None:
-        raise InputError("the agent demo needs inspect-ai, which is not installed", fix="pip install 'rlgate[agent]'")
+        raise InputError("the agent demo needs inspect-ai, which is not installed", fix=install_hint("agent"))
     paths = write_project(out)
     results = []
     for candidate in CANDIDATES:

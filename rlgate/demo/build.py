@@ -67,12 +67,16 @@ def render_templates(data_dir: str, checkpoints: str, suite_ref: str, schema: st
 
 def write_contract(root: Path, data_dir: Path, checkpoints: Path, *, contract_template: str = "contract.yaml",
                    suite_template: str = "suite.yaml", values: Mapping[str, str] | None = None) -> Path:
-    """A demo's contract.yaml and suite.yaml in `root`, with absolute data and checkpoint paths."""
+    """A demo's contract.yaml and suite.yaml in `root`, with absolute data and checkpoint paths, and the contract
+    JSON Schema beside them (its `$schema` points at that copy, so an editor checks it offline)."""
+    from rlgate.contract.schema import json_schema_text
+
     contract, suite = render_templates(data_dir.as_posix(), checkpoints.as_posix(), "suite.yaml",
-                                       "https://rlgate.invalid/schema/contract.v1.json",
+                                       "contract.v1.json",
                                        contract_template=contract_template, suite_template=suite_template,
                                        values=values)
     root.mkdir(parents=True, exist_ok=True)
+    (root / "contract.v1.json").write_text(json_schema_text("contract"), encoding="utf-8")
     (root / "suite.yaml").write_text(suite, encoding="utf-8")
     (root / "contract.yaml").write_text(contract, encoding="utf-8")
     return root / "contract.yaml"

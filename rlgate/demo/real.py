@@ -22,7 +22,7 @@ from rlgate.demo import build as demo_build
 from rlgate.demo import data as demo_data
 from rlgate.demo.build import DemoPaths, render_pairs
 from rlgate.demo.grpo import GrpoSettings
-from rlgate.errors import InputError
+from rlgate.errors import InputError, install_hint
 from rlgate.harness.base import ProgressSink
 from rlgate.orchestrate import CheckResult
 
@@ -79,8 +79,7 @@ def check_requirements() -> None:
     if missing:
         raise InputError(f"the real demo needs {', '.join(missing)}, which "
                          f"{'is' if len(missing) == 1 else 'are'} not installed",
-                         fix="pip install -e '.[hf,ifeval,gguf,train]'  "
-                         "(or: pip install 'rlgate[hf,ifeval,gguf,train]')")
+                         fix=install_hint("hf,ifeval,gguf,train"))
 
 
 def write_contract(root: Path, data_dir: Path, checkpoints: Path, settings: RealDemoSettings) -> Path:

@@ -25,12 +25,12 @@ def check_requirements() -> None:
     """Fail with the install command, not a traceback, when an extra the demo needs is missing."""
     import importlib.util
 
-    from rlgate.errors import InputError
+    from rlgate.errors import InputError, install_hint
 
     missing = [m for m in DEMO_MODULES if importlib.util.find_spec(m) is None]
     if missing:
         raise InputError(f"the demo needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
-                         "installed", fix="pip install -e '.[hf,ifeval]'  (or: pip install 'rlgate[hf,ifeval]')")
+                         "installed", fix=install_hint("hf,ifeval"))
 
 
 def run_demo(out: Path, *, settings: DemoSettings | None = None, progress: ProgressSink | None = None,

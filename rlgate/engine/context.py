@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rlgate.contract.metrics import MetricRef, is_bounded
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt
 from rlgate.engine.compare import Comparison, compare_paired, compare_unpaired
-from rlgate.engine.hints import samples_hint
+from rlgate.engine.directions import direction
 from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
-from rlgate.engine.values import ColumnCache, Values, is_binary, paired_values, run_values
-from rlgate.metrics import MetricRef, is_bounded
-from rlgate.metrics import higher_is_better as known_direction
+from rlgate.engine.units import one_run_means, responses_per_sample, run_codes, sample_means, unit_codes
+from rlgate.engine.values import ColumnCache, Values, is_binary, paired_rows, run_values
 from rlgate.results.models import MetricKey, RunResult
 
 
@@ -68,19 +68,32 @@ class GateContext:
                              f"({found.aggregate}); its results file is corrupt")
         return found
 
-    def direction(self, ref: MetricRef, override: bool | None) -> bool:
-        """Higher is better? The gate's override, else lm-eval's own flag (the first leaf of a group that reports
-        the metric: a group may mix metrics), else rlgate's catalogue."""
-        if override is not None:
-            return override
-        for run in (self.candidate, self.baseline):
-            if run is None:
+    def sample_values(self, role: str, key: MetricKey) -> tuple[np.ndarray, int]:
+        """One run's per-sample values (records of a sample averaged) and the records per sample (1: unchanged)."""
+        found = self.values(role, key)
+        assert found.values is not None
+        run = self.candidate if role == "candidate" else self.baseline
+        assert run is not None
+        tasks = [run.tasks[leaf] for leaf in run.leaves(key.task)]
+        codes = [unit_codes(task) for task in tasks]
+        if all(c is None for c in codes):
+            return found.values, 1
+        parts, most, start = [], 1, 0
+        for task, code in zip(tasks, codes, strict=True):
+            part = found.values[start:start + len(task.samples)]
+            start += len(task.samples)
+            if code is None:
+                parts.append(part)
                 continue
-            for leaf in run.leaves(ref.task):
-                flag = run.tasks[leaf].higher_is_better.get(ref.metric)
-                if flag is not None:
-                    return flag
-        return known_direction(ref.metric)
+            means, size = one_run_means(part, code)
+            parts.append(means)
+            most = max(most, size)
+        return np.concatenate(parts), most
+
+    def direction(self, ref: MetricRef, override: bool | None) -> bool:
+        """Higher is better? The gate's override, else the harness's (rlgate.engine.directions); never a results
+        file's own flag."""
+        return direction(self.config, ref, override)
 
     def unit(self, key: MetricKey) -> fmt.Unit:
         """How this metric's numbers read: a harness-declared range makes it a plain scale, not a fraction."""
@@ -120,14 +133,29 @@ class GateContext:
         leaves = self.leaves(key)
         if base_v.values is not None and cand_v.values is not None and all(leaf in self.paired for leaf in leaves):
             pairs = {leaf: (self.paired[leaf].baseline_index, self.paired[leaf].candidate_index) for leaf in leaves}
-            b, c, missing = paired_values(self.baseline, self.candidate, key, leaves, pairs, self.columns)
+            b, c, ok = paired_rows(self.baseline, self.candidate, key, leaves, pairs, self.columns)
+            missing = int((~ok).sum())
+            b, c = b[ok], c[ok]
             if b.size == 0:
                 raise NoData(f"no document of {key.task} is paired between baseline and candidate")
+            codes = run_codes(self.baseline, self.candidate, leaves, pairs)
+            units = None
+            if codes is not None:  # several records per sample: one value per sample before any test
+                b, c, units = sample_means(b, c, codes[ok])
+                if units.epochs_max == 1:
+                    units = None
             result = compare_paired(b, c, binary=is_binary(b, c), level=self.level,
-                                    resamples=self.config.bootstrap_resamples, rng=self.rng(key))
+                                    resamples=self.config.bootstrap_resamples, rng=self.rng(key),
+                                    clustered=units is not None)
             result.details["pairs_missing_value"] = missing
+            if units is not None:
+                result.details["units"] = units.as_details()
+            else:
+                repeats = responses_per_sample([self.candidate.tasks[leaf] for leaf in leaves])
+                if repeats is not None:
+                    result.details["units"] = {"samples": int(b.size), "responses_per_sample": repeats}
         else:
-            hint = samples_hint(self.candidate, self.baseline)
+            hint = self.config.samples_hint(key.task)
             if not self.config.allow_unpaired:
                 lacking = " and ".join(role for role, found in (("baseline", base_v), ("candidate", cand_v))
                                        if found.values is None) or "one run (some subtask)"
@@ -136,13 +164,14 @@ class GateContext:
                              "unpaired test on the aggregates; the decision is then at most research_only)")
             if base_v.stderr is None or cand_v.stderr is None:
                 raise NoData(f"{key.task} has no per-sample results in one run and no stderr to compare "
-                             f"aggregates; {hint}")
+                             f"aggregates; {self.config.samples_hint(key.task)}")
             for role, found in (("baseline", base_v), ("candidate", cand_v)):
                 if found.stderr is not None and not math.isfinite(found.stderr):  # would make every p NaN / 0.5
                     raise ValueError(f"the {role} run reports a non-finite stderr of {key.metric}/{key.filter} for "
                                      f"{key.task} ({found.stderr}); its results file is corrupt")
             result = compare_unpaired(base_v.aggregate or 0.0, base_v.stderr, cand_v.aggregate or 0.0,
-                                      cand_v.stderr, min(base_v.n, cand_v.n), level=self.level)
+                                      cand_v.stderr, min(base_v.n, cand_v.n), level=self.level,
+                                      needs=self.config.samples_option(key.task))
         self._comparisons[key] = result
         return result
 

@@ -23,6 +23,7 @@ from rlgate.results.models import CorruptScore, DocId, MetricKey, RunResult, Tas
 Role = Literal["baseline", "candidate"]
 _SHOWN = 5
 _FIX = "re-score those samples, or set allow_corrupt to exclude them"
+_KINDS = {"non_finite": "non-finite score", "wrong_type": "wrong-type score", "out_of_range": "out-of-range score"}
 
 
 class CorruptData(Exception):
@@ -107,7 +108,7 @@ def _counts(items: list[CorruptDocument]) -> str:
     by_run: dict[str, int] = defaultdict(int)
     for c in items:
         by_run[c.run] += 1
-    kinds = sorted({"non-finite score" if c.problem == "non_finite" else "wrong-type score" for c in items})
+    kinds = sorted({_KINDS[c.problem] for c in items})
     return ", ".join(f"{role} {n}" for role, n in sorted(by_run.items())) + "; " + " and ".join(kinds)
 
 

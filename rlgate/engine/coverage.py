@@ -20,9 +20,9 @@ from typing import Any
 
 from rlgate.engine.context import GateContext
 from rlgate.engine.gaps import CoverageGap, Shortfall
-from rlgate.engine.hints import samples_hint
 from rlgate.engine.models import GateVerdict
 from rlgate.results.drops import CoverageShortfall
+from rlgate.results.manifest import TaskRun
 from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult
 
 _SHOWN = 3
@@ -41,10 +41,10 @@ class _Count:
             self.examples += examples[: max(0, _SHOWN - len(self.examples))]
 
 
-def _manifest_entry(run: RunResult, leaf: str) -> dict[str, Any] | None:
-    manifest = run.provenance.manifest or {}
-    for entry in manifest.get("tasks", []) or []:
-        if isinstance(entry, dict) and entry.get("task") == leaf and entry.get("expected_documents") is not None:
+def _manifest_entry(run: RunResult, leaf: str) -> TaskRun | None:
+    manifest = run.provenance.manifest
+    for entry in manifest.tasks if manifest is not None else []:
+        if entry.task == leaf and entry.expected_documents is not None:
             return entry
     return None
 
@@ -54,8 +54,9 @@ def _promised(run: RunResult, leaf: str, task: TaskResult, other: TaskResult | N
     """(documents a complete run of the leaf holds, where that number comes from)."""
     entry = _manifest_entry(run, leaf)
     if entry is not None:  # the contract's own count, as the rlgate run recorded it
-        stopped = len(entry.get("not_generated") or [])  # a sequential check's stop: listed, never missing
-        return int(entry["expected_documents"]) - stopped, "run_manifest.json expected_documents"
+        stopped = len(entry.not_generated)  # a sequential check's stop: listed, never missing
+        assert entry.expected_documents is not None
+        return entry.expected_documents - stopped, "run_manifest.json expected_documents"
     sources = [(task.n_expected or 0, "the harness's full split (n-samples original)"),
                (other.n_expected or 0 if other is not None else 0, "the other run's full split"),
                (listed or 0, "the task's cached document list"),
@@ -115,7 +116,8 @@ def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Cou
         if ctx.config.allow_unpaired:
             rest = expected - answered
         else:
-            count.add(f"without per-sample results ({samples_hint(run)})", expected - answered, [f"{leaf} (all)"])
+            count.add(f"without per-sample results ({ctx.config.samples_hint(leaf)})", expected - answered,
+                      [f"{leaf} (all)"])
             expected, rest = max(expected, 1), 0
     else:
         pairing = ctx.paired.get(leaf)
@@ -126,7 +128,7 @@ def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Cou
                 (r.only_baseline, r.only_candidate)
             answered = r.paired + own
             entry = _manifest_entry(run, leaf)
-            stopped = len(entry.get("not_generated") or []) if entry is not None else 0
+            stopped = len(entry.not_generated) if entry is not None else 0
             if stopped:  # a sequential check's stop: the documents after it were never generated, not missing
                 dropped = min(stopped, theirs)
                 theirs, union = theirs - dropped, union - dropped
@@ -175,7 +177,7 @@ def without_samples(verdict: GateVerdict) -> bool:
     return test.startswith("unpaired") or "(reported aggregate)" in test
 
 
-def capped(verdict: GateVerdict) -> str | None:
+def capped_unpaired(verdict: GateVerdict) -> str | None:
     """A passing verdict computed without per-sample values decides at most research_only (the contract opted
     in with allow_unpaired; such a comparison cannot show what a paired one would): the warning, or None."""
     if verdict.effect != "release" or not without_samples(verdict):

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt, trajectories
+from rlgate.engine.aggregates import aggregate_warnings
 from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.corrupt import (
     CorruptData,
@@ -22,7 +23,8 @@ from rlgate.engine.corrupt import (
     roles_read,
     run_warnings,
 )
-from rlgate.engine.coverage import capped, shortfall_details
+from rlgate.engine.coverage import capped_unpaired, shortfall_details
+from rlgate.engine.directions import direction_findings
 from rlgate.engine.gaps import CoverageGap, Shortfall, coverage_gaps, judged, min_coverage, shown
 from rlgate.engine.gates import (
     AnyGate,
@@ -36,12 +38,12 @@ from rlgate.engine.gates import (
     make_verdict,
     prepare_regression,
 )
-from rlgate.engine.hints import samples_hint
 from rlgate.engine.missing import value_gaps
 from rlgate.engine.models import (
     CapabilityVerdict,
     CorruptDocument,
     Decision,
+    DecisionName,
     GateKind,
     GateVerdict,
     PairingReport,
@@ -79,7 +81,7 @@ def _named(config: GateConfig) -> list[tuple[GateKind, AnyGate, str]]:
 
 def _failed(kind: GateKind, gate: AnyGate, name: str, ctx: GateContext, error: Exception) -> GateVerdict:
     """nodata / error verdicts: a gate that cannot be computed never passes."""
-    metric = str(key_of(gate))
+    metric = str(key_of(gate, ctx.config))
     if isinstance(error, Shortfall):
         return make_verdict(name, kind, metric, "nodata", ctx.config.decision, f"nodata: {error}",
                             details=shortfall_details(name, error))
@@ -104,25 +106,54 @@ def _policy_effect(gate: GateVerdict, config: GateConfig) -> GateVerdict:
     return gate.model_copy(deep=True)  # the caller's object is never modified
 
 
-def _outcome_note(gate: GateVerdict) -> str:
-    """` [primary_regression]` when a failure's outcome is not its kind's plain `<kind>_fail`."""
+def _outcome_note(gate: GateVerdict, sources: Mapping[str, str]) -> str:
+    """` [primary_regression]` when a failure's outcome is not its kind's plain `<kind>_fail`; with the policy line
+    that mapped it (` [regression_fail -> release: lenient.yaml:4 decision.regression_fail]`) where a file set it."""
+    source = sources.get(gate.outcome)
+    if source:
+        return f" [{gate.outcome} -> {gate.effect}: {source}]"
     return f" [{gate.outcome}]" if fmt.special_outcome(gate.outcome) else ""
 
 
-def _summary(decision: str, deciding: list[GateVerdict], total: int, flags: Sequence[str] = (),
-             capabilities: Sequence[CapabilityVerdict] = ()) -> str:
+def _gate_text(gate: GateVerdict, sources: Mapping[str, str]) -> str:
+    return (f"{gate.kind} gate {gate.name} {gate.verdict}{_outcome_note(gate, sources)} "
+            f"({gate.reason.split(': ', 1)[-1]})")
+
+
+def _summary(decision: str, deciding: list[GateVerdict], pool: list[GateVerdict], flags: Sequence[str] = (),
+             capabilities: Sequence[CapabilityVerdict] = (), sources: Mapping[str, str] | None = None) -> str:
+    """One sentence: the decision and the gates behind it. Every gate that did not pass but that the decision
+    policy maps to release is named with the line that maps it: never "all gates passed" beside a FAIL."""
+    sources = sources or {}
     scoped = ""
     if flags:
         feature = {c.flag: c for c in capabilities if c.flag}
         scoped = "; " + "; ".join(f"{flag} ({feature[flag].summary})" for flag in flags)
+    hidden = [g for g in pool if g.verdict != "pass" and g.effect == "release"]
+    scope = "model-scope " if flags else ""
+    mapped = ("the decision policy maps " + ("it" if len(hidden) == 1 else f"these {len(hidden)}") + " to release: "
+              + "; ".join(_gate_text(g, sources) for g in hidden)) if hidden else ""
     if decision == "release":
-        if flags:
-            return f"release: all {total} model-scope gates passed{scoped}"
-        return f"release: all {total} gates passed"
-    shown = "; ".join(f"{g.kind} gate {g.name} {g.verdict}{_outcome_note(g)} ({g.reason.split(': ', 1)[-1]})"
-                      for g in deciding[:3])
+        if not hidden:
+            return f"release: all {len(pool)} {scope}gates passed{scoped}"
+        return (f"release: {len(pool) - len(hidden)} of {len(pool)} {scope}gates passed; {len(hidden)} did not, and "
+                f"{mapped}{scoped}")
+    shown = "; ".join(_gate_text(g, sources) for g in deciding[:3])
     more = f"; and {len(deciding) - 3} more" if len(deciding) > 3 else ""
-    return f"{decision}: {shown}{more}{scoped}"
+    also = f"; {mapped}" if hidden else ""
+    return f"{decision}: {shown}{more}{also}{scoped}"
+
+
+_DECISIVE = ("primary", "hard", "regression")
+NO_DECISIVE_GATE = ("the contract has no primary, hard or regression gate, so nothing shows the candidate fit to "
+                    "release (diagnostics inform, never release); add gates.primary or a hard/regression gate")
+
+
+def capped(decision: DecisionName, summary: str, gates: Sequence[GateVerdict]) -> tuple[DecisionName, str]:
+    """At most research_only without a primary, hard or regression gate: a diagnostic alone never releases."""
+    if decision == "release" and not any(g.kind in _DECISIVE for g in gates):
+        return "research_only", f"research_only: {NO_DECISIVE_GATE} ({summary})"
+    return decision, summary
 
 
 def _underpowered(gate: GateVerdict) -> str | None:
@@ -161,9 +192,10 @@ def decide(
     """
     ctx = GateContext(config, baseline, candidate, seed)
     named = _named(config)
-    keys = [key_of(gate) for _, gate, _ in named]
+    keys = [key_of(gate, config) for _, gate, _ in named]
     corrupt = collect(baseline, "baseline", keys, ctx.columns) + collect(candidate, "candidate", keys, ctx.columns)
     warnings: list[str] = run_warnings(corrupt, baseline, candidate)
+    warnings += aggregate_warnings(keys, config, baseline, candidate)
     differences: list[str] = []
     if baseline is not None:
         named_tasks = {gate.ref.task for _, gate, _ in named}
@@ -180,6 +212,11 @@ def decide(
                 task=leaf, paired=0, only_baseline=size if in_base else 0, only_candidate=0 if in_base else size,
                 examples=[f"task {leaf} is only in the {'baseline' if in_base else 'candidate'} run"])
         differences = protocol_differences(baseline, candidate, leaves, ctx.paired)
+    flag_warnings, flag_differences = direction_findings(
+        config, ((gate.ref, gate.higher_is_better) for _, gate, _ in named), baseline, candidate)
+    warnings += flag_warnings
+    if baseline is not None:
+        differences += flag_differences
         if differences and not allow_protocol_mismatch:
             raise InputError(
                 "baseline and candidate were evaluated under different protocols, so their scores are not "
@@ -199,12 +236,12 @@ def decide(
     unknowns: dict[str, int] = {}  # gate -> unknown trajectories it tolerated (allow_missing_trajectories)
     for kind, gate, name in named:
         try:
-            items = for_gate(key_of(gate), roles_read(gate), corrupt, baseline, candidate)
-            check(key_of(gate), items, allowed(gate, config))  # fail closed before any number is computed
+            items = for_gate(key_of(gate, config), roles_read(gate), corrupt, baseline, candidate)
+            check(key_of(gate, config), items, allowed(gate, config))  # fail closed before any number is computed
             if items:
                 tolerated[name] = (items, allowed(gate, config))
             check_range(gate, ctx)
-            key, roles = key_of(gate), roles_read(gate)
+            key, roles = key_of(gate, config), roles_read(gate)
             unknown = trajectories.checked(ctx, key, roles)  # a safety gate with unknown trajectories fails closed
             if unknown:
                 warnings.append(trajectories.note(name, unknown, config.allow_missing_trajectories))
@@ -241,7 +278,7 @@ def decide(
             verdicts[name].reason += (f" ({count} trajectories unknown under allow_missing_trajectories: at most "
                                       "research_only)")
     for _, gate, name in named:
-        verdicts[name].fraction = ctx.unit(key_of(gate)).fraction
+        verdicts[name].fraction = ctx.unit(key_of(gate, config)).fraction
         evidence, gap_note = shown(gaps.get(name, []), computed=verdicts[name].verdict not in ("nodata", "error"))
         if "coverage" in evidence and "coverage" in verdicts[name].details:  # a shortfall's run is already there
             evidence["coverage"] = {**evidence["coverage"], **verdicts[name].details["coverage"]}
@@ -255,11 +292,15 @@ def decide(
             warnings.append(note)
         if verdict.test and verdict.test.startswith("unpaired"):
             warnings.append(f"{verdict.name}: compared without per-sample results (unpaired z-test); "
-                            f"{samples_hint(candidate, baseline)} for paired tests")
-        note = capped(verdict)
+                            f"{config.samples_hint(verdict.metric.split('/')[0])} for paired tests")
+        note = capped_unpaired(verdict)
         if note:
             warnings.append(note)
     decision, deciding, deciding_pool, capabilities, flags = scoped_decision(gates, config.capabilities)
+    decision, summary = capped(decision, _summary(decision, deciding, deciding_pool, flags, capabilities,
+                                                  config.decision_sources), gates)
+    if not any(g.kind in _DECISIVE for g in gates):
+        warnings.append(NO_DECISIVE_GATE)
     inputs = [RunRef(role="candidate", source=candidate.provenance.source, model=candidate.provenance.model,
                      checkpoint_fingerprint=candidate.provenance.checkpoint_fingerprint)]
     if baseline is not None:
@@ -268,7 +309,7 @@ def decide(
     else:
         warnings.append("no baseline results: comparative gates are nodata and the decision cannot be release")
     return Decision(
-        decision=decision, summary=_summary(decision, deciding, len(deciding_pool), flags, capabilities),
+        decision=decision, summary=summary,
         deciding_gates=[g.name for g in deciding], capabilities=capabilities, flags=flags,
         gates=gates, pairing=[count_in_pairing(r, corrupt)
                               for r in [p.report for p in ctx.paired.values()] + list(ctx.one_sided.values())],

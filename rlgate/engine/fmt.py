@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from rlgate.metrics import is_bounded
+from rlgate.contract.metrics import is_bounded
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from rlgate.contract.models import GateConfig
 from rlgate.engine.context import GateContext, NoData
+from rlgate.results.manifest import RunManifest
 from rlgate.results.models import MetricKey, RunResult
 
 Why = Literal["manifest", "samples", "values", "subtasks", "contract"]
@@ -137,7 +138,7 @@ def coverage_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...],
         if run is None:
             continue
         manifest = run.provenance.manifest
-        found = _from_manifest(run, manifest, role, key) if manifest else None
+        found = _from_manifest(run, manifest, role, key) if manifest is not None else None
         if found is None:  # a manifest without expected counts leaves lm-eval's own count check on
             found = _sample_shortfall(run, role, key)
         against = contract_gap(ctx, key, role, listed)
@@ -148,19 +149,19 @@ def coverage_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...],
             yield found
 
 
-def _from_manifest(run: RunResult, manifest: dict[str, Any], role: str, key: MetricKey) -> CoverageGap | None:
+def _from_manifest(run: RunResult, manifest: RunManifest, role: str, key: MetricKey) -> CoverageGap | None:
     leaves = set(run.leaves(key.task))
     answered = expected = 0
     missing: list[str] = []
     found = False
-    for entry in manifest.get("tasks", []) or []:
-        if entry.get("task") not in leaves or entry.get("expected_documents") is None:
+    for entry in manifest.tasks:
+        if entry.task not in leaves or entry.expected_documents is None:
             continue
         found = True
-        answered += int(entry.get("documents", 0))
+        answered += entry.documents
         # a sequential check's documents after its stop were never generated: listed, not missing
-        expected += int(entry["expected_documents"]) - len(entry.get("not_generated") or [])
-        missing += [f"{entry['task']}:{d}" for d in entry.get("missing_documents", [])[:3]]
+        expected += entry.expected_documents - len(entry.not_generated)
+        missing += [f"{entry.task}:{d}" for d in entry.missing_documents[:3]]
     return CoverageGap(role, expected - answered, expected, "manifest", tuple(missing)) if found else None
 
 

@@ -13,7 +13,7 @@ Semantics (the issue's defaults, each overridable in the contract):
   (Holm-adjusted one-sided p < alpha); otherwise `inconclusive` (outcome `regression_inconclusive`,
   research_only by default) with the way it leans and roughly how many more paired samples would
   settle it. `test: significance` is the fail rule alone (else pass); `test: non_inferiority`
-  fails unless the bootstrap interval's lower bound is >= -`max_drop`.
+  fails unless the interval's lower bound is >= -`max_drop` (its exact form: rlgate.engine.bounds).
 - diagnostic: relative increase / decrease against the baseline, or absolute bounds, on point
   estimates.
 Intervals are two-sided at 1 - alpha. "Improvement" follows the metric's direction.
@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from rlgate.contract.models import DecisionPolicy, DiagnosticGate, HardGate, PrimaryGate, RegressionGate
+from rlgate.contract.models import DecisionPolicy, DiagnosticGate, GateConfig, HardGate, PrimaryGate, RegressionGate
 from rlgate.engine import fmt
+from rlgate.engine.bounds import margin_note, oriented_lower
 from rlgate.engine.compare import Comparison
 from rlgate.engine.context import GateContext, NoData
-from rlgate.engine.hints import samples_hint
 from rlgate.engine.models import GateKind, GateVerdict, Verdict
 from rlgate.results.models import MetricKey
 from rlgate.stats.distributions import normal_quantile
@@ -64,8 +64,10 @@ def make_verdict(name: str, kind: GateKind, metric: str, verdict: Verdict, polic
                        reason=reason, **fields)
 
 
-def key_of(gate: AnyGate) -> MetricKey:
-    return MetricKey.from_ref(gate.ref)
+def key_of(gate: AnyGate, config: GateConfig) -> MetricKey:
+    """The gate's metric key; a reference without a filter reads its harness's default (from the vocabulary)."""
+    ref = gate.ref
+    return MetricKey.from_ref(ref, config.default_filter(ref.task))
 
 
 _THRESHOLD_FIELDS = ("min_delta", "max_drop", "max", "min")
@@ -73,7 +75,7 @@ _THRESHOLD_FIELDS = ("min_delta", "max_drop", "max", "min")
 
 def check_range(gate: AnyGate, ctx: GateContext) -> None:
     """A threshold outside the range the harness declared for the metric makes the gate an error."""
-    key = key_of(gate)
+    key = key_of(gate, ctx.config)
     declared = ctx.candidate.metric_range(key.task, key.metric)
     if declared is None:
         return
@@ -125,17 +127,20 @@ def significant_drop(improvement: float, p_drop: float, limit: float, alpha: flo
 
 
 def evaluate_primary(gate: PrimaryGate, ctx: GateContext, name: str) -> GateVerdict:
-    key, cfg = key_of(gate), ctx.config
+    cfg = ctx.config
+    key = key_of(gate, cfg)
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     comp = ctx.compare(key)
     improvement, imp_ci, p_imp, p_drop = _oriented(comp, hib)
     m = gate.min_delta
     if gate.require == "lower_bound":
-        ok = imp_ci[0] >= m
+        bound = oriented_lower(comp, hib)  # no Monte-Carlo error: the verdict never depends on the seed
+        ok = bound >= m
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
         why = (f"improvement {fmt.delta(improvement, ctx.unit(key))}, "
-               f"lower bound {fmt.delta(imp_ci[0], ctx.unit(key), [m])} "
-               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, ctx.unit(key), threshold=True)}")
+               f"lower bound {fmt.delta(bound, ctx.unit(key), [m])} "
+               f"{'>=' if ok else '<'} min_delta {fmt.delta(m, ctx.unit(key), threshold=True)}"
+               + margin_note(imp_ci[0], bound, m))
     else:
         big, sig = improvement >= m, p_imp < cfg.alpha
         ok = big and sig
@@ -203,7 +208,7 @@ def noninferiority_bound(comp: Comparison, hib: bool, level: float) -> float:
 
 
 def prepare_regression(gate: RegressionGate, ctx: GateContext, name: str) -> PreparedRegression:
-    key = key_of(gate)
+    key = key_of(gate, ctx.config)
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     comp = ctx.compare(key)
     _, _, _, p_drop = _oriented(comp, hib)
@@ -222,10 +227,12 @@ def finish_regression(prep: PreparedRegression, p_adjusted: float, family: int, 
     outcome: str | None = None
     verdict: Verdict
     if gate.test == "non_inferiority":
-        ok = imp_ci[0] >= -limit
+        bound = oriented_lower(comp, prep.hib)  # no Monte-Carlo error: the verdict never depends on the seed
+        ok = bound >= -limit
         mde = _mde(comp, cfg.alpha / 2, cfg.power)
-        why = (f"change {fmt.delta(improvement, unit)}, lower bound {fmt.delta(imp_ci[0], unit, [-limit])} "
-               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, unit, threshold=True)}")
+        why = (f"change {fmt.delta(improvement, unit)}, lower bound {fmt.delta(bound, unit, [-limit])} "
+               f"{'>=' if ok else '<'} -max_drop {fmt.delta(-limit, unit, threshold=True)}"
+               + margin_note(imp_ci[0], bound, -limit))
         verdict = "pass" if ok else "fail"
     elif gate.test == "significance":
         regressed, why = significant_drop(improvement, p_adjusted, limit, cfg.alpha, unit)
@@ -279,7 +286,8 @@ def _relative_text(rel: float, limit: float) -> str:
 
 
 def evaluate_diagnostic(gate: DiagnosticGate, ctx: GateContext, name: str) -> GateVerdict:
-    key, cfg = key_of(gate), ctx.config
+    cfg = ctx.config
+    key = key_of(gate, cfg)
     hib = ctx.direction(gate.ref, gate.higher_is_better)
     problems: list[str] = []
     fields: dict[str, Any] = {"higher_is_better": hib}
@@ -327,7 +335,12 @@ def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
     value = found.aggregate or 0.0
     out: dict[str, Any] = {"n": found.n, "ci_level": ctx.level}
     if found.values is not None:
-        vals = found.values[~np.isnan(found.values)]
+        per_sample, epochs = ctx.sample_values("candidate", key)  # epochs of a sample are one unit
+        vals = per_sample[~np.isnan(per_sample)]
+        out["n"] = int(vals.size)
+        if epochs > 1:
+            out["details"] = {"units": {"samples": int(vals.size), "records": found.n,
+                                        "epochs_per_sample": str(epochs)}}
         binary = bool(((vals == 0) | (vals == 1)).all())
         sd = float(vals.std(ddof=1)) if vals.size > 1 else 0.0
         if binary:
@@ -340,7 +353,7 @@ def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
         out["mde"] = mde_one_sample(int(vals.size), cfg.alpha, cfg.power, binary=binary, value=value, sd=sd)
     elif not cfg.allow_unpaired:
         raise NoData(f"{key.metric}/{key.filter} of {key.task} has no per-sample values in the candidate run: "
-                     f"{samples_hint(ctx.candidate)} (or set allow_unpaired: true in the contract to judge the "
+                     f"{cfg.samples_hint(key.task)} (or set allow_unpaired: true in the contract to judge the "
                      "reported aggregate; the decision is then at most research_only)")
     elif found.stderr is not None:
         half = normal_quantile(0.5 + ctx.level / 2) * found.stderr
@@ -353,7 +366,8 @@ def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
 
 
 def evaluate_hard(gate: HardGate, ctx: GateContext, name: str) -> GateVerdict:
-    key, cfg = key_of(gate), ctx.config
+    cfg = ctx.config
+    key = key_of(gate, cfg)
     value = ctx.values("candidate", key).aggregate
     assert value is not None
     problems = []

@@ -15,10 +15,10 @@ from collections.abc import Collection, Iterator
 
 import numpy as np
 
+from rlgate.contract.metrics import is_conditional
 from rlgate.engine.context import GateContext
 from rlgate.engine.gaps import CoverageGap
 from rlgate.engine.models import CorruptDocument
-from rlgate.metrics import is_conditional
 from rlgate.results.models import DocId, MetricKey
 
 _SHOWN = 3

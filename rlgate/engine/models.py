@@ -85,7 +85,7 @@ class CorruptDocument(_Model):
     doc_id: int | str
     metric: str
     filter: str
-    problem: Literal["non_finite", "wrong_type"]
+    problem: Literal["non_finite", "wrong_type", "out_of_range"]
     value: str = Field(description="the stored value as written")
     where: str | None = Field(None, description="samples file:line, where the harness knows it")
 

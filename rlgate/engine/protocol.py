@@ -1,23 +1,51 @@
 """Find protocol differences between two runs: scores made under different protocols are not comparable.
 
-Compared per leaf task: task version, few-shot count, generation kwargs, agent protocol (epochs,
-limits, task arguments, tool list), filter set, dataset, and
-the prompts of paired documents (or lm-eval's task hash when samples are absent); per run: chat
-template, system instruction, few-shot-as-multiturn and the image protocol of VLM runs (resolution,
-max pixels, aspect ratio, images per prompt). Each difference is one readable line.
+Compared per leaf task: task version (one a run did not record is unknown, never a match), few-shot
+count, generation kwargs, agent protocol (epochs, limits, task arguments, tool list), filter set,
+dataset, the scoring definition (lm-eval's metric_list, filter_list, doc_to_target, process_results;
+inspect's scorers and their arguments: the first differing field is quoted), and the prompts of paired
+documents (or lm-eval's task hash when samples are absent); per run: the scoring harness's major.minor
+version, chat template, system instruction, few-shot-as-multiturn and the image protocol of VLM runs
+(resolution, max pixels, aspect ratio, images per prompt). Each difference is one readable line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from rlgate.engine.pairing import PairedTask
 from rlgate.results.models import RunResult, TaskResult
 
+_UNSET = object()
+#: characters of a value quoted in a difference
+_QUOTED = 80
+
 
 def _show(value: Any) -> str:
-    return "unset" if value is None else repr(value)
+    if value is None or value is _UNSET:
+        return "unset"
+    text = repr(value)
+    return text if len(text) <= _QUOTED else text[:_QUOTED - 1] + "…"
+
+
+def first_difference(base: Any, cand: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """(path, baseline value, candidate value) of the first place two JSON values differ (mappings in the
+    baseline's key order, then the candidate's extra keys; lists of one length item by item); None if equal."""
+    if base == cand:
+        return None
+    if isinstance(base, dict) and isinstance(cand, dict):
+        for key in [*base, *(k for k in cand if k not in base)]:
+            found = first_difference(base.get(key, _UNSET), cand.get(key, _UNSET), f"{path}.{key}" if path else key)
+            if found is not None:
+                return found
+    if isinstance(base, list) and isinstance(cand, list) and len(base) == len(cand):
+        for index, (b, c) in enumerate(zip(base, cand, strict=True)):
+            found = first_difference(b, c, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return path, base, cand
 
 
 def _kwargs_diff(task: str, base: dict[str, Any], cand: dict[str, Any], label: str = "generation_kwargs"
@@ -34,14 +62,21 @@ def task_differences(task: str, base: TaskResult, cand: TaskResult, paired: Pair
     """Protocol differences of one leaf task."""
     b, c = base.protocol, cand.protocol
     out: list[str] = []
-    for label, bv, cv in (("task version", b.version, c.version), ("num_fewshot", b.num_fewshot, c.num_fewshot),
-                          ("dataset", b.dataset, c.dataset)):
+    if b.version != c.version:  # one side unrecorded is unknown, not a match
+        out.append(f"{task}: task version {_show(b.version)} (baseline) vs {_show(c.version)} (candidate)"
+                   + (" (not recorded by one run)" if b.version is None or c.version is None else ""))
+    for label, bv, cv in (("num_fewshot", b.num_fewshot, c.num_fewshot), ("dataset", b.dataset, c.dataset)):
         if bv != cv and bv is not None and cv is not None:
             out.append(f"{task}: {label} {_show(bv)} (baseline) vs {_show(cv)} (candidate)")
     if sorted(b.filters) != sorted(c.filters):
         out.append(f"{task}: filters {b.filters} (baseline) vs {c.filters} (candidate)")
     out.extend(_kwargs_diff(task, b.generation_kwargs, c.generation_kwargs))
     out.extend(_kwargs_diff(task, b.agent, c.agent, "agent"))  # epochs, limits, task args, tools
+    scoring = first_difference(b.scoring, c.scoring) if b.scoring and c.scoring else None
+    if scoring is not None:
+        where, bv, cv = scoring
+        out.append(f"{task}: scoring definition {where} {_show(bv)} (baseline) vs {_show(cv)} (candidate): "
+                   "the runs score responses differently")
     if paired is not None and paired.report.paired:
         prompts_b = [base.samples[i].prompt for i in paired.baseline_index.tolist()]
         prompts_c = [cand.samples[j].prompt for j in paired.candidate_index.tolist()]
@@ -62,6 +97,10 @@ def run_differences(base: RunResult, cand: RunResult) -> list[str]:
     """Run-level protocol differences (prompt formatting shared by all tasks)."""
     bp, cp = base.provenance, cand.provenance
     out = []
+    if bp.harness == cp.harness and _release(bp.harness_version) != _release(cp.harness_version) \
+            and bp.harness_version and cp.harness_version:
+        out.append(f"run: {bp.harness or 'harness'} version {bp.harness_version} (baseline) vs {cp.harness_version} "
+                   "(candidate): the scoring harness changed its major or minor version")
     for label, bv, cv in (("chat template applied", bp.chat_template, cp.chat_template),
                           ("system instruction", bp.system_instruction, cp.system_instruction),
                           ("fewshot_as_multiturn", bp.fewshot_as_multiturn, cp.fewshot_as_multiturn)):
@@ -71,11 +110,17 @@ def run_differences(base: RunResult, cand: RunResult) -> list[str]:
     return out
 
 
+def _release(version: str | None) -> tuple[str, ...]:
+    """A version's major.minor (`0.4.13` -> ('0', '4')); patch releases score alike."""
+    if not version:
+        return ()
+    return tuple(re.split(r"[.+-]", version.strip().removeprefix("v"))[:2])
+
+
 def _image_protocol(run: RunResult) -> dict[str, Any]:
     """The image protocol rlgate's run manifest records for VLM runs (empty for text runs)."""
-    manifest = run.provenance.manifest or {}
-    image = (manifest.get("protocol") or {}).get("image") if isinstance(manifest, dict) else None
-    return dict(image) if isinstance(image, dict) else {}
+    manifest = run.provenance.manifest
+    return manifest.image_protocol() if manifest is not None else {}
 
 
 def protocol_differences(base: RunResult, cand: RunResult, leaves: Iterable[str],

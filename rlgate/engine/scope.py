@@ -63,7 +63,10 @@ def scope_gates(gates: Sequence[GateVerdict], capabilities: Mapping[str, Capabil
         if not mine:
             summary = "no gate on this capability's tasks"
         elif decision == "release":
-            summary = f"release: all {len(mine)} gates passed"
+            hidden = [g for g in mine if g.verdict != "pass"]
+            summary = (f"release: all {len(mine)} gates passed" if not hidden else
+                       f"release: {len(mine) - len(hidden)} of {len(mine)} gates passed; the decision policy maps "
+                       + "; ".join(f"{g.name} {g.verdict} [{g.outcome}]" for g in hidden) + " to release")
         else:
             summary = f"{decision}: " + "; ".join(f"{g.name} {g.verdict}" for g in mine if g.effect == decision)
         verdicts.append(CapabilityVerdict(name=name, scope=cap.scope, tasks=list(cap.tasks), decision=decision,

@@ -51,7 +51,9 @@ from rlgate.engine.pairing import pair_task
 from rlgate.engine.scope import scoped_decision
 from rlgate.engine.scope import worst as worst_of
 from rlgate.engine.sequential_methods import Method, Track, method_of, settle
+from rlgate.engine.units import unit_codes
 from rlgate.engine.values import paired_values
+from rlgate.errors import InputError
 from rlgate.results.models import MetricKey, RunResult
 from rlgate.stats.sequential import to_unit
 
@@ -125,7 +127,7 @@ def _track_gates(config: GateConfig, ctx: GateContext, perms: dict[str, np.ndarr
         if kind == "diagnostic":  # not a decision: never holds up stopping, judged on what was generated
             settled[name] = SequentialGate(name=name, kind=kind, verdict="open", reason=DIAGNOSTIC_NOTE)
             continue
-        key = key_of(gate)
+        key = key_of(gate, config)
         alpha = config.alpha / family if kind == "regression" else config.alpha
         try:
             hib = ctx.direction(gate.ref, gate.higher_is_better)
@@ -207,6 +209,12 @@ def replay(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: 
     for leaf in sorted(set(baseline.tasks) & set(candidate.tasks)):
         if baseline.tasks[leaf].samples and candidate.tasks[leaf].samples:
             ctx.paired[leaf] = pair_task(leaf, baseline.tasks[leaf], candidate.tasks[leaf])
+    clustered = sorted(leaf for leaf in ctx.paired if unit_codes(baseline.tasks[leaf]) is not None
+                       or unit_codes(candidate.tasks[leaf]) is not None)
+    if clustered:  # the sequential tests count records: epochs of a sample would be counted as evidence
+        raise InputError(f"sequential gating counts records, and {', '.join(clustered)} has several records (epochs) "
+                         "per sample, which are not independent evidence",
+                         fix="gate these runs without --sequential (the fixed-sample gate averages epochs per sample)")
     method = method_of(plan.method, plan.spending)
     perms, counts, looks = _schedule(ctx, plan, seed)
     settled, tracks, family = _track_gates(config, ctx, perms, counts, looks, method,

@@ -16,7 +16,7 @@ import numpy as np
 
 from rlgate.contract.models import GateConfig, Sequential
 from rlgate.engine.context import GateContext
-from rlgate.engine.decision import _summary
+from rlgate.engine.decision import _summary, capped
 from rlgate.engine.models import Decision, NotGenerated, SequentialReplay
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.scope import scoped_decision
@@ -91,6 +91,8 @@ def with_sequential(decision: Decision, status: SequentialReplay, config: GateCo
     settled = [s.name for s in status.gates if s.kind != "diagnostic" and s.verdict != "open"]
     gates = with_settled(decision.gates, status.gates, config, status.procedure)
     final, deciding, pool, capabilities, flags = scoped_decision(gates, config.capabilities)
+    final, summary = capped(final, _summary(final, deciding, pool, flags, capabilities, config.decision_sources),
+                            gates)
     judged = {g.name: g for g in decision.gates if g.kind == "diagnostic"}
     diagnostics = [s if s.name not in judged else s.model_copy(update={
         "verdict": judged[s.name].verdict if judged[s.name].verdict in ("pass", "fail") else "open",
@@ -106,4 +108,4 @@ def with_sequential(decision: Decision, status: SequentialReplay, config: GateCo
     return decision.model_copy(update={
         "decision": final, "gates": gates, "capabilities": capabilities, "flags": flags,
         "deciding_gates": [g.name for g in deciding], "sequential": status, "warnings": warnings,
-        "summary": _summary(final, deciding, len(pool), flags, capabilities)})
+        "summary": summary})

@@ -21,6 +21,16 @@ def _p(gate: GateVerdict, alpha: float | None) -> str:
     return "-" if p is None or math.isnan(p) else fmt.p_number(p, alpha)
 
 
+def _n(gate: GateVerdict) -> str:
+    """Samples, with `×epochs` where each sample has several records (their mean is the sample's value)."""
+    if gate.n is None:
+        return "-"
+    units = gate.details.get("units")
+    if not isinstance(units, dict):
+        return str(gate.n)
+    return f"{gate.n}×{units.get('epochs_per_sample') or units.get('responses_per_sample')}"
+
+
 def _row(gate: GateVerdict, alpha: float) -> list[str]:
     metric = gate.metric.split("/")[1] if gate.metric.count("/") >= 1 else gate.metric
     moves = fmt.change_limits(gate.threshold, gate.higher_is_better)
@@ -37,8 +47,9 @@ def _row(gate: GateVerdict, alpha: float) -> list[str]:
         _p(gate, alpha),
         fmt.delta(gate.mde, metric, fmt.size_limits(gate.threshold)).lstrip("+")
         if gate.mde is not None and math.isfinite(gate.mde) else "-",
-        str(gate.n) if gate.n is not None else "-",
-        _MARK[gate.verdict] + (f" ({gate.outcome} -> {gate.effect})" if fmt.special_outcome(gate.outcome) else ""),
+        _n(gate),
+        _MARK[gate.verdict] + (f" ({gate.outcome} -> {gate.effect})" if fmt.special_outcome(gate.outcome)
+                               or (gate.verdict != "pass" and gate.effect == "release") else ""),
     ]
 
 

@@ -9,9 +9,9 @@ with any missing trajectory in a run it reads is `error`, unless the contract to
 
 from __future__ import annotations
 
+from rlgate.contract.metrics import SAFETY_METRICS
 from rlgate.engine.context import GateContext
 from rlgate.engine.corrupt import CorruptData
-from rlgate.metrics import SAFETY_METRICS
 from rlgate.results.models import DocId, MetricKey
 
 Unknown = tuple[str, str, DocId]  # (role, leaf task, document)

@@ -179,6 +179,14 @@ def paired_values(base: RunResult, cand: RunResult, key: MetricKey, leaves: list
                   pairs: dict[str, tuple[np.ndarray, np.ndarray]],
                   cache: ColumnCache | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Paired (baseline, candidate) per-document values over the leaves; third item: pairs lacking a value."""
+    b, c, ok = paired_rows(base, cand, key, leaves, pairs, cache)
+    return b[ok], c[ok], int((~ok).sum())
+
+
+def paired_rows(base: RunResult, cand: RunResult, key: MetricKey, leaves: list[str],
+                pairs: dict[str, tuple[np.ndarray, np.ndarray]],
+                cache: ColumnCache | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair's (baseline, candidate) value over the leaves, NaN kept, and the mask of pairs with both."""
     cache = cache or ColumnCache()
     b_parts, c_parts = [], []
     for leaf in leaves:
@@ -196,8 +204,7 @@ def paired_values(base: RunResult, cand: RunResult, key: MetricKey, leaves: list
         c_parts.append(cv)
     b = np.concatenate(b_parts) if b_parts else np.empty(0)
     c = np.concatenate(c_parts) if c_parts else np.empty(0)
-    ok = ~np.isnan(b) & ~np.isnan(c)
-    return b[ok], c[ok], int((~ok).sum())
+    return b, c, ~np.isnan(b) & ~np.isnan(c)
 
 
 def is_binary(*arrays: np.ndarray) -> bool:

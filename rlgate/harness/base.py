@@ -1,19 +1,24 @@
 """The harness port: what every evaluation harness (lm-eval, inspect-ai, an importer) takes and returns.
 
-A harness plans a run of a contract's tasks, runs it into an output folder with a run manifest, and
-reads stored outputs (its own or a team's existing ones) back as a harness-neutral `RunResult`.
-Harnesses only produce results; they never gate.
+A harness plans a run of a contract's tasks, runs it into an output folder with a run manifest,
+reads stored outputs (its own or a team's existing ones) back as a harness-neutral `RunResult`, and
+says what its tasks' metrics mean (`vocabulary`). Harnesses only produce results; they never gate.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 from typing import Protocol as TypingProtocol
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
+from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, TaskVocabulary, open_vocabulary
+from rlgate.errors import InputError
 from rlgate.harness.checkpoint import CheckpointInfo
-from rlgate.harness.manifest import RunManifest
+from rlgate.results.manifest import RunManifest
 from rlgate.results.models import RunResult
 
 
@@ -75,33 +80,121 @@ class RunOutcome:
     model_loaded: bool
 
 
-class Harness(TypingProtocol):
-    """One evaluation harness behind the port; registered by name in `rlgate.harness.registry`.
+class Harness(ABC):
+    """One evaluation harness behind the port, registered by name (`rlgate.harness.registry`, or the
+    `rlgate.plugins` entry-point group for a harness in another package).
 
-    `plan` checks the tasks before any model time, `run` produces an output folder with a run
-    manifest, and `read` turns stored outputs (a folder or file) into a RunResult. `can_read` lets
-    `rlgate gate` pick the harness for a path nobody named.
+    A harness reads its stored outputs (`can_read`, `read`) and says what its tasks' metrics mean
+    (`vocabulary`). Running is optional: `plan` / `run` default to refusing, as a read-only harness
+    (an importer of stored scores) does. Capabilities are declared here with their defaults, so
+    callers read them directly and never ask which harness it is.
     """
 
-    name: str
+    name: ClassVar[str]
+    #: harnesses whose tasks this one can answer from stored files (e.g. SWE-bench reports for an inspect task)
+    imports_for: ClassVar[tuple[str, ...]] = ()
+    #: its reader already takes unusable scores out of the samples (so `read_results` spares a second pass)
+    scores_checked: ClassVar[bool] = False
+    #: runs a seeded subset of documents per look (RunPlan.sequential_look), for protocol.sequential
+    generates_in_looks: ClassVar[bool] = False
+    #: its tasks are agent tasks (trajectories): the contract's agent budget and safety rules apply
+    runs_agents: ClassVar[bool] = False
+    #: how to get per-sample results out of this harness (shown where only aggregates were found)
+    samples_hint: ClassVar[str] = GENERIC_SAMPLES_HINT
 
     def version(self) -> str | None:
         """The harness library's version (recorded in every manifest), or None when not installed."""
-        ...
+        return None
 
+    @abstractmethod
     def can_read(self, path: Path) -> bool:
         """Whether `path` looks like this harness's stored output (cheap: names and first bytes only)."""
-        ...
 
+    @abstractmethod
     def read(self, path: Path, *, samples: bool = True) -> RunResult:
         """Stored outputs as a RunResult; bad input raises InputError naming the file and the fix."""
-        ...
+
+    def vocabulary(self, task: ResolvedTask) -> TaskVocabulary:
+        """What the task's metrics mean: known metrics and filters, default filter, directions, ranges.
+
+        The default knows no metric of its own (any name is accepted; rlgate's derived and agent
+        metrics keep their meaning); a harness with a catalog returns a closed vocabulary."""
+        return self.vocabulary_of(task.name)
+
+    def vocabulary_of(self, name: str) -> TaskVocabulary:
+        """The vocabulary of a task known by name only (a leaf task of stored results)."""
+        return open_vocabulary(self.name, samples_hint=self.samples_hint)
+
+    def answer_parse(self, task: str, response: str, doc: dict[str, Any]) -> AnswerParse | None:
+        """The task's own answer parser on a response (None: the harness has none for the task), so badcase
+        classifiers judge "no parseable answer" exactly as the task's scorer does."""
+        return None
+
+    def family(self, name: str) -> str | None:
+        """The catalog task a task name belongs to (`mmlu_pro_math` -> `mmlu_pro`), None when it has none."""
+        return None
+
+    def requirements(self, task: ResolvedTask) -> TaskRequirements:
+        """What running the task needs, and what of it is missing here (shown by `rlgate validate`)."""
+        return TaskRequirements()
+
+    def convert_responses(self, files: list[Path], source: str, out: Path, *, task: str | None = None,
+                          answer_marker: bool = False) -> ConvertReport:
+        """Other tools' predictions as a responses file this harness scores (`rlgate import`); default: none."""
+        raise InputError(f"the {self.name} harness converts no other tool's predictions", field="--harness",
+                         fix="convert with the harness whose tasks the predictions answer (lm_eval)")
 
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:
         """A RunPlan for `tasks`, refused (InputError) when a task is not this harness's to run."""
-        ...
+        raise self._read_only()
 
     def run(self, plan: RunPlan) -> RunOutcome:
         """Evaluate the plan into `plan.out_dir`; cached generations are never generated twice."""
-        ...
+        raise self._read_only()
+
+    def _read_only(self) -> InputError:
+        return InputError(f"the {self.name} harness only reads stored results; it cannot run tasks",
+                          field="suites.tasks.harness", fix="give its stored outputs to `rlgate gate`")
+
+    def own_plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
+                 **options: object) -> RunPlan:
+        """The plan of a harness that runs its own tasks only: a task of another harness is refused."""
+        foreign = [t for t in tasks if t.harness != self.name]
+        if foreign:
+            raise InputError(f"task '{foreign[0].name}' belongs to harness '{foreign[0].harness}', not {self.name}",
+                             field="suites.tasks.harness", fix="run each harness's tasks in its own plan")
+        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+
+
+@dataclass
+class ConvertReport:
+    """What `convert_responses` converted: rows per task, rows skipped (and why), bare answers (marked when
+    asked, with `marker`)."""
+
+    rows: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    bare: Counter[str] = field(default_factory=Counter)
+    marker: str = ""
+    #: task -> the source's own benchmark version (OpenCompass: `<abbr>@<config hash>`), printed by `rlgate import`
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AnswerParse:
+    """What a task's answer parser found in a response: whether it parsed, and the answer (where it gives one)."""
+
+    parsed: bool
+    answer: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskRequirements:
+    """What a task needs to run (`needs`), what of it this machine lacks (`missing`), and notes."""
+
+    needs: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.needs or self.missing or self.notes)

@@ -15,14 +15,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError, MissingExtraError
+from rlgate.errors import InputError, MissingExtraError, install_hint
 
 GGUF_MAGIC = b"GGUF"
 #: transformers' own renames of llama.cpp architecture names (modeling_gguf_pytorch_utils.load_gguf_checkpoint).
 _ARCH_RENAMES = {"qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe", "gpt-oss": "gpt_oss", "minimax-m2": "minimax_m2"}
 #: bump when inspect_gguf checks or reports something new: stored inspections of older versions are not reused
 INSPECT_VERSION = 1
-GGUF_FIX = "pip install 'rlgate[gguf]' (the gguf package reads and dequantises GGUF files for transformers)"
+GGUF_FIX = install_hint("gguf") + " (the gguf package reads and dequantises GGUF files for transformers)"
 
 
 @dataclass

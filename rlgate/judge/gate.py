@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlgate.contract.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.contract.models import DecisionPolicy, GateConfig
 from rlgate.engine.models import GateVerdict
 from rlgate.judge.report import JudgeReport, TaskJudgeReport
 from rlgate.judge.stats import wilson_interval
-from rlgate.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.results.models import MetricKey, RunResult
 
 METRIC = JUDGE_WIN_RATE
@@ -171,7 +171,7 @@ def _with_coverage(verdict: GateVerdict, gate: Any, gates: GateConfig, candidate
 
     if candidate is None or verdict.verdict == "nodata":
         return verdict
-    key = MetricKey.from_ref(gate.ref)
+    key = MetricKey.from_ref(gate.ref, gates.default_filter(gate.ref.task))
     try:
         # both runs' answers are judged, so both runs' coverage counts (a hard gate elsewhere checks the candidate)
         found = judged(coverage_gaps(GateContext(gates, baseline, candidate, seed=0), key, ("baseline", "candidate")),

@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from rlgate.contract.judge_policy import JudgeSpec
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import vocabulary_of
 from rlgate.judge.bias import judge_trust, length_bias, position_bias
 from rlgate.judge.report import JudgeCall, JudgeItem, Order, Outcome, TaskJudgeReport
 from rlgate.judge.stats import win_rate
-from rlgate.metrics import DEFAULT_FILTER, KNOWN_TASK_METRICS, catalog_task
 from rlgate.results.models import INVALID_ANSWER, SampleRecord, TaskResult, doc_order
 
 _VALUE = {"win": 1.0, "tie": 0.5, "loss": 0.0}
@@ -118,13 +118,13 @@ def judge_points(judge: Judge, spec: JudgeSpec, question: str, answer: str,
 
 def rule_metric(task: str, spec: JudgeSpec, sample: SampleRecord) -> tuple[str, str] | None:
     """The (metric, filter) whose per-sample score decides an item on the rule path."""
-    known = catalog_task(task)
-    default_filter = DEFAULT_FILTER.get(known or "", "none")
+    known = vocabulary_of(task)
+    default_filter = known.default_filter
     if spec.rule_metric:
         metric, _, filt = spec.rule_metric.partition("/")
         return metric, filt or default_filter
-    if known:
-        return next(iter(KNOWN_TASK_METRICS[known])), default_filter
+    if known.closed and known.metrics:
+        return next(iter(known.metrics)), default_filter
     for filt, metrics in sample.scores.items():
         for metric in metrics:
             return metric, filt

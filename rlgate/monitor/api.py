@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from rlgate.contract.models import MonitorSpec
 from rlgate.engine.models import Decision
 from rlgate.errors import InputError
+from rlgate.monitor.duplicates import DuplicatePolicy
+from rlgate.monitor.duplicates import resolve as resolve_duplicates
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.history_rules import HistoryTargets, evaluate_history_with_status
 from rlgate.monitor.mapping import apply_mapping, check_mapping
+from rlgate.monitor.notes import unreadable_log, with_notes
 from rlgate.monitor.plots import plots_for
 from rlgate.monitor.policy import MonitorPolicy, apply_overrides, load_policy_file
 from rlgate.monitor.readers import read_log
@@ -68,10 +72,16 @@ def contract_policy(resolved: object) -> tuple[MonitorPolicy, str]:
 def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: MonitorPolicy | None = None,
                 policy_name: str = "monitor_default", history_findings: Sequence[Finding] = (),
                 training_run: str | None = None, plots: bool = True, metrics: Mapping[str, str] | None = None,
-                metrics_field: str = "--map", history: HistoryCheck | None = None) -> MonitorReport:
+                metrics_field: str = "--map", history: HistoryCheck | None = None,
+                duplicates: DuplicatePolicy = "refuse", unreadable: Literal["raise", "report"] = "raise",
+                checkpoint: str | None = None) -> MonitorReport:
     """Read every log, map keys (`metrics`: canonical -> log key), run every rule, and build the report.
 
     Damaged logs are kept partially and listed; a mapped key a log lacks is an error naming that log.
+    Repeated steps are resolved by `duplicates` (`rlgate.monitor.duplicates`). `unreadable="report"`
+    (`rlgate gate`) keeps a log that cannot be read at all as a log with that one problem, so the monitor
+    gate is `error` and every other output of the decision is still written. `checkpoint`: the model being
+    gated; a log whose run metadata names another model is warned.
     Without logs, a training run's history (`history`) is still checked: the cross-checkpoint rules
     work on gated results, and every log rule is listed as not run, with the reason.
     """
@@ -86,7 +96,13 @@ def run_monitor(paths: Sequence[str | Path], *, fmt: str = "auto", policy: Monit
     evaluated = []
     drawn = []
     for path in paths:
-        log = apply_mapping(read_log(path, fmt), mapping, source=metrics_field)
+        try:
+            log = apply_mapping(resolve_duplicates(read_log(path, fmt), duplicates), mapping, source=metrics_field)
+        except InputError as error:
+            if unreadable == "raise":
+                raise
+            log = unreadable_log(path, fmt, error)
+        log = with_notes(log, checkpoint)
         findings, statuses = evaluate(log, policy)
         evaluated.append((log, findings, statuses))
         if plots:
@@ -130,9 +146,12 @@ def check_history(history: HistoryStore, run: str, targets: HistoryTargets, poli
 
 
 def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str | None = None,
-                     history: HistoryStore | None = None, metrics: Mapping[str, str] | None = None) -> MonitorReport:
+                     history: HistoryStore | None = None, metrics: Mapping[str, str] | None = None,
+                     duplicates: DuplicatePolicy | None = None, unreadable: Literal["raise", "report"] = "raise",
+                     checkpoint: str | None = None) -> MonitorReport:
     """The monitor report for a `ResolvedContract`: its `monitor.logs` (or `logs`), key mapping
-    (`monitor.metrics`, with `metrics` from the command line laid over it), policy and history.
+    (`monitor.metrics`, with `metrics` from the command line laid over it), repeated-step policy
+    (`monitor.duplicate_steps`, or `duplicates`), policy and history.
 
     `history` is the decision's open store; without one (`rlgate monitor --contract`) the contract's
     history is opened for this report when the contract names a training run.
@@ -168,7 +187,8 @@ def monitor_contract(resolved: object, logs: Sequence[str | Path] = (), fmt: str
                          "gated checkpoints) in the contract")
     return run_monitor(paths, fmt=fmt or spec.format, policy=policy, policy_name=name,
                        training_run=spec.training_run, metrics=mapping,
-                       metrics_field="--map" if metrics else "monitor.metrics", history=checked)
+                       metrics_field="--map" if metrics else "monitor.metrics", history=checked,
+                       duplicates=duplicates or spec.duplicate_steps, unreadable=unreadable, checkpoint=checkpoint)
 
 
 def _located(error: InputError, contract: Path) -> InputError:

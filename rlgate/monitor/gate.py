@@ -55,7 +55,8 @@ def monitor_gates(report: MonitorReport, policy: DecisionPolicy | None = None) -
     policy = policy or DecisionPolicy()
     gates = [GateVerdict(name="monitor:read", kind="monitor", metric="training_log", verdict="error",
                          outcome="error", effect=policy.error,
-                         reason=f"training log could not be read completely: {p.text}",
+                         reason=f"training log could not be read completely: {p.text}"
+                         + (f" (fix: {p.fix})" if p.fix else ""),
                          details={"file": p.file, "line": p.line, "column": p.column, "record": p.record})
              for p in report.problems]
     gates += [unchecked_gate(log, policy) for log in report.unchecked]

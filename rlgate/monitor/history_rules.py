@@ -34,7 +34,7 @@ class HistoryTargets:
 def targets_from_contract(resolved: object) -> HistoryTargets:
     """Primary, hard and private-split metrics of a `ResolvedContract` (directions from the gates)."""
     from rlgate.contract.loader import ResolvedContract
-    from rlgate.metrics import MetricRef, higher_is_better
+    from rlgate.contract.metrics import MetricRef, higher_is_better
 
     assert isinstance(resolved, ResolvedContract)
     gates = resolved.gates

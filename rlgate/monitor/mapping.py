@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from rlgate.errors import InputError
@@ -87,7 +88,7 @@ def apply_mapping(log: TrainingLog, mapping: Mapping[str, str], *, source: str =
         if displaced is not None:
             extra[displaced.source_key] = _raw(displaced)
         metrics[name] = Series(name, key, series.steps, series.values)
-    return TrainingLog(log.path, log.format, metrics, extra, log.problems, log.ignored_keys)
+    return replace(log, metrics=metrics, extra=extra)
 
 
 def _take(metrics: dict[str, Series], extra: dict[str, Series], key: str) -> Series | None:

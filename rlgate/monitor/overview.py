@@ -176,7 +176,8 @@ def render_text(overview: HistoryOverview) -> str:
     named = f" (contract {visible_line(overview.contract)})" if overview.contract else ""
     lines = [f"history: {overview.history}{named}"]
     if not overview.runs:
-        lines.append("no gated checkpoints yet")
+        lines.append("no gated checkpoints yet: `rlgate check` records a checkpoint in the history only when the "
+                     "contract names its run (monitor.training_run: NAME, e.g. the trainer's run id)")
     for run in overview.runs:
         label = visible_line(run.contract or "") or "(unlabelled, from before schema 2)"
         part = "" if run.contract is None else f", contract {label}"

@@ -48,6 +48,10 @@ class RewardHacking(RuleConfig):
                                     "the reward's gains did not transfer")
     min_proxy_gap: float = Field(0.3, ge=0, description="reward ending this far above a held-out score that did "
                                  "not improve: the reward is being gamed (proxy vs true reward)")
+    min_relative_drop: float = Field(0.1, gt=0, le=1, description="a held-out score that ends this share of its own "
+                                     "start below it counts as a drop however small its values (0.045 -> 0.038)")
+    min_drop_z: float = Field(3.0, gt=0, description="... when that fall is this many times its own noise (the "
+                              "scatter of its step-to-step changes), on at least 5 evaluations")
     verifiable: Literal["auto", "yes", "no"] = "auto"
 
 

@@ -37,10 +37,12 @@ class Problem(_Model):
     column: int | None = None
     record: int | None = None
     text: str = Field(description="the problem as one line, file:line:column first")
+    fix: str | None = None
 
     @classmethod
     def of(cls, p: ReadProblem) -> Problem:
-        return cls(file=p.file, message=p.message, line=p.line, column=p.column, record=p.record, text=p.describe())
+        return cls(file=p.file, message=p.message, line=p.line, column=p.column, record=p.record, text=p.describe(),
+                   fix=p.fix)
 
 
 class SeriesInfo(_Model):
@@ -66,6 +68,9 @@ class LogSummary(_Model):
     unknown_keys: list[str] = Field(default_factory=empty_list, description="keys outside the vocabulary, kept as read")
     ignored_keys: list[str] = Field(default_factory=empty_list, description="keys whose values are not numbers")
     problems: list[Problem] = Field(default_factory=empty_list)
+    warnings: list[str] = Field(default_factory=empty_list,
+                                description="what was read but needs a look: repeated steps (with counts), "
+                                "metadata naming another model, keys that look like canonical metrics")
     rules: list[RuleStatus] = Field(default_factory=empty_list)
 
     @property
@@ -155,7 +160,7 @@ def log_summary(log: TrainingLog, rules: list[RuleStatus]) -> LogSummary:
                       last_step=span[1] if span else None,
                       metrics=[series_info(s) for _, s in sorted(log.metrics.items())],
                       unknown_keys=log.unknown_keys, ignored_keys=log.ignored_keys,
-                      problems=[Problem.of(p) for p in log.problems], rules=rules)
+                      problems=[Problem.of(p) for p in log.problems], warnings=list(log.warnings), rules=rules)
 
 
 def diagnose(findings: list[Finding]) -> Diagnosis | None:

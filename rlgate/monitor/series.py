@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rlgate.errors import InputError
-from rlgate.monitor.vocabulary import BOOKKEEPING_PREFIXES, VAL_PREFIX, classify
+from rlgate.monitor.vocabulary import BOOKKEEPING_PREFIXES, DERIVED, VAL_PREFIX, classify
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,21 @@ class ReadProblem:
         return str(self.to_error()).splitlines()[0]
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """A raw key some of whose steps were logged more than once (a resumed or restarted run re-logs steps).
+
+    The series keeps the last value logged at each step; `first_values` (aligned with its steps) keeps the
+    first, so a policy can choose, and `conflicting` counts the steps whose loggings disagree."""
+
+    key: str
+    repeated: int
+    conflicting: int
+    first_conflict: int | None = None
+    conflict_values: tuple[float, float] | None = None  # (first, last) at `first_conflict`
+    first_values: np.ndarray | None = None
+
+
 class LogReadError(InputError):
     """A log was corrupt or truncated; `partial` holds everything readable around the bad part."""
 
@@ -83,6 +98,8 @@ class TrainingLog:
     extra: dict[str, Series] = field(default_factory=dict)
     problems: list[ReadProblem] = field(default_factory=list)
     ignored_keys: list[str] = field(default_factory=list)
+    repeats: dict[str, Repeat] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def get(self, name: str) -> Series | None:
         return self.metrics.get(name)
@@ -128,18 +145,41 @@ class TrainingLog:
             raise error
 
 
-def _sort_order(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """Steps sorted with duplicates removed, and the index that does the same to the values (None: as is).
-
-    Where a step was logged twice (resumed runs) the last value is kept.
-    """
+def _sort_order(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Steps sorted with duplicates removed, and the indexes that do the same to the values keeping the last
+    and the first value of a repeated step (None, None: already strictly increasing)."""
     if steps.size < 2 or bool(np.all(steps[1:] > steps[:-1])):
-        return steps, None
+        return steps, None, None
     order = np.argsort(steps, kind="stable")
     ordered = steps[order]
-    keep = np.ones(ordered.size, dtype=bool)
-    keep[:-1] = ordered[1:] != ordered[:-1]
-    return ordered[keep], order[keep]
+    last = np.ones(ordered.size, dtype=bool)
+    last[:-1] = ordered[1:] != ordered[:-1]
+    first = np.ones(ordered.size, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return ordered[last], order[last], order[first]
+
+
+def _repeat(key: str, steps: np.ndarray, values: np.ndarray, order_first: np.ndarray) -> Repeat | None:
+    """What a key's repeated steps hold: how many, and how many disagree (NaN agrees only with NaN)."""
+    order = np.argsort(steps, kind="stable")
+    ordered, vals = steps[order], values[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    sizes = np.diff(np.append(starts, ordered.size))
+    repeated = int(np.count_nonzero(sizes > 1))
+    if repeated == 0:
+        return None
+    nan = np.isnan(vals)
+    nan_any, nan_all = np.logical_or.reduceat(nan, starts), np.logical_and.reduceat(nan, starts)
+    with np.errstate(invalid="ignore"):
+        differ = np.fmax.reduceat(vals, starts) != np.fmin.reduceat(vals, starts)
+    conflict = ~nan_all & (differ | nan_any)
+    hits = np.flatnonzero(conflict)
+    if hits.size == 0:
+        return Repeat(key, repeated, 0)
+    at = int(hits[0])
+    run = vals[starts[at]:starts[at] + sizes[at]]
+    return Repeat(key, repeated, int(hits.size), int(ordered[starts[at]]), (float(run[0]), float(run[-1])),
+                  values[order_first])
 
 
 class SeriesBuilder:
@@ -185,8 +225,8 @@ class SeriesBuilder:
             return True
         return any(bool(np.any(s == step)) for s, _ in self._chunks.get(key, []))
 
-    def _column(self, key: str, shared: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray | None]]
-                ) -> tuple[np.ndarray, np.ndarray]:
+    def _column(self, key: str, shared: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray | None]],
+                repeats: dict[str, Repeat]) -> tuple[np.ndarray, np.ndarray]:
         """One key's points, sorted and deduplicated. Keys whose chunks came with the very same step arrays
         (every metric of a block of same-layout lines) share one steps array instead of a copy each."""
         parts = list(self._chunks.get(key, []))
@@ -195,14 +235,19 @@ class SeriesBuilder:
                           np.frombuffer(self._values[key], dtype=np.float64)))
         values = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
         identity = tuple(id(p[0]) for p in parts)
-        if identity in shared:
-            steps, order = shared[identity]
-            return steps, values if order is None else values[order]
+        if identity in shared and shared[identity][1] is None:
+            return shared[identity][0], values
         raw = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
-        steps, order = _sort_order(raw)
-        if key not in self._steps:  # step arrays of add_columns chunks are kept alive, so ids stay unique
-            shared[identity] = (steps, order)
-        return steps, values if order is None else values[order]
+        steps, order, order_first = _sort_order(raw)
+        if order is None:
+            if key not in self._steps:  # step arrays of add_columns chunks are kept alive, so ids stay unique
+                shared[identity] = (steps, None)
+            return steps, values
+        if steps.size < raw.size and order_first is not None:
+            repeat = _repeat(key, raw, values, order_first)
+            if repeat is not None:
+                repeats[key] = repeat
+        return steps, values[order]
 
     def build(self, path: str | Path, fmt: str, problems: list[ReadProblem] | None = None) -> TrainingLog:
         """Map raw keys onto canonical names (best-ranked alias wins; the rest stay as extra keys)."""
@@ -210,8 +255,9 @@ class SeriesBuilder:
         ranks: dict[str, int] = {}
         extra: dict[str, Series] = {}
         shared: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray | None]] = {}
+        repeats: dict[str, Repeat] = {}
         for key in sorted(self.keys()):
-            steps, values = self._column(key, shared)
+            steps, values = self._column(key, shared, repeats)
             if steps.size == 0:
                 continue
             match = classify(key)
@@ -235,8 +281,21 @@ class SeriesBuilder:
             self._steps[key] = array("q")
             self._values[key] = array("d")
         self._chunks.clear()
+        _derive(metrics, extra)
         ignored = sorted(k for k in self._ignored if k not in metrics and k not in extra)
-        return TrainingLog(str(path), fmt, metrics, extra, list(problems or []), ignored)
+        return TrainingLog(str(path), fmt, metrics, extra, list(problems or []), ignored, repeats)
+
+
+def _derive(metrics: dict[str, Series], extra: dict[str, Series]) -> None:
+    """Canonical metrics a framework logs as parts (`DERIVED`): added when the log lacks them, from parts
+    logged at the very same steps; the parts stay as they were read."""
+    for canonical, parts in DERIVED.items():
+        if canonical in metrics or not all(p in extra for p in parts):
+            continue
+        series = [extra[p] for p in parts]
+        if all(np.array_equal(s.steps, series[0].steps) for s in series[1:]):
+            metrics[canonical] = Series(canonical, "+".join(parts), series[0].steps,
+                                        np.sum([s.values for s in series], axis=0))
 
 
 def _unscaled(series: Series) -> np.ndarray:

@@ -20,6 +20,7 @@ ALIASES: dict[str, list[tuple[str, str]]] = {
         ("objective/scores", "trl-ppo"), ("reward_mean", "generic"), ("train/reward_mean", "generic"),
         ("env/reward_mean", "generic"), ("critic/rewards/mean", "verl"),
         ("env/all/reward/total", "tinker-cookbook"), ("reward/mean", "tinker-cookbook"),
+        ("reward/total", "tinker-cookbook recipes/rl_loop"),
     ],
     "reward_std": [
         ("critic/score/std", "verl"), ("reward_std", "trl"), ("train/reward_std", "openrlhf"),
@@ -66,11 +67,12 @@ ALIASES: dict[str, list[tuple[str, str]]] = {
     ],
     "grad_norm": [
         ("actor/grad_norm", "verl"), ("grad_norm", "trl"), ("train/grad_norm", "openrlhf"),
-        ("policy/grad_norm", "generic"),
+        ("policy/grad_norm", "generic"), ("skyrl.ai/grad_norm", "SkyRL tinker-compatible server"),
     ],
     "lr": [
         ("actor/lr", "verl"), ("actor/lr(1e-4)", "verl (older, value x 1e4)"), ("learning_rate", "trl"),
         ("train/actor_lr", "openrlhf"), ("optim/lr", "tinker-cookbook"), ("lr", "generic"),
+        ("skyrl.ai/learning_rate", "SkyRL tinker-compatible server"),
     ],
     "mismatch_kl": [
         ("rollout_corr/kl", "verl"), ("training/rollout_probs_diff_mean", "verl (older)"),
@@ -89,6 +91,13 @@ ALIASES: dict[str, list[tuple[str, str]]] = {
         ("critic/vf_explained_var", "verl"), ("val/explained_var", "generic"),
         ("explained_variance", "generic"), ("critic_ev", "generic"),
     ],
+}
+
+#: canonical name -> the keys whose sum it is, where a framework logs it in parts. tinker-cookbook's
+#: `by_group` fractions split groups into mixed, all good and all bad (all rewards equal); the all-equal
+#: groups are exactly those with zero reward variance.
+DERIVED: dict[str, tuple[str, ...]] = {
+    "zero_std_frac": ("env/all/by_group/frac_all_good", "env/all/by_group/frac_all_bad"),
 }
 
 #: Held-out score keys (one canonical series per dataset: `val_score/<dataset>`).

@@ -24,6 +24,7 @@ from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
     from rlgate.contract.models import GateConfig
+    from rlgate.results.manifest import RunManifest
     from rlgate.store.protocol import HistoryStore
 
 _STEP_RE = re.compile(r"(?:step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
@@ -97,7 +98,7 @@ def _apply_agent_rules(resolved: ResolvedContract, *runs: RunResult | None) -> N
 
 def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
                       seed: int = 0, checkpoint: str | None = None, step: int | None = None,
-                      manifests: dict[str, Any] | None = None, warnings: list[str] | None = None,
+                      manifests: dict[str, RunManifest] | None = None, warnings: list[str] | None = None,
                       record: bool = True, judge_llm: object | None = None,
                       sources: Sequence[GateSource] | None = None, sequential: bool = False,
                       sequential_status: SequentialReplay | None = None) -> GateOutcome:
@@ -125,7 +126,7 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
 
 def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
             history: HistoryStore | None, sources: list[GateSource], *, seed: int, checkpoint: str | None,
-            step: int | None, manifests: dict[str, Any] | None, warnings: list[str] | None,
+            step: int | None, manifests: dict[str, RunManifest] | None, warnings: list[str] | None,
             record: bool, sequential: bool = False,
             sequential_status: SequentialReplay | None = None) -> GateOutcome:
     """decide_and_report with the history already open (one store for every source and the recording)."""
@@ -154,7 +155,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
 
 def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
                    history: HistoryStore | None, contributions: dict[str, Contribution], *, seed: int,
-                   checkpoint: str | None, step: int | None, manifests: dict[str, Any] | None, notes: list[str],
+                   checkpoint: str | None, step: int | None, manifests: dict[str, RunManifest] | None, notes: list[str],
                    record: bool, sequential: bool, sequential_status: SequentialReplay | None) -> GateOutcome:
     """The engine's decision, badcases, drops, history record and reports, from the sources' contributions."""
     from rlgate.badcases.checks import decision_with_badcases

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.contract.models import GateConfig
 from rlgate.engine.models import GateVerdict
-from rlgate.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -73,12 +73,25 @@ class MonitorSource:
         from rlgate.monitor.api import monitor_contract
         from rlgate.monitor.gate import monitor_gates
 
-        report = monitor_contract(given.resolved, history=given.history)
+        # A log that cannot be read is the monitor gate's `error`, never the end of the decision: every other
+        # gate and report is still written.
+        report = monitor_contract(given.resolved, history=given.history, unreadable="report",
+                                  checkpoint=checkpoint_identity(given.candidate))
         warnings = [] if report.logs else [
             f"training monitor: no training logs (monitor.logs is not set), so its {len(report.rules_not_run)} "
             f"log rules were not run; only the rules across gated checkpoints of training run "
             f"'{report.training_run}' were"]
+        warnings += [f"training monitor: {log.path}: {note}" for log in report.logs for note in log.warnings]
         return Contribution(monitor_gates(report, given.resolved.gates.decision), report, warnings=warnings)
+
+
+def checkpoint_identity(run: RunResult) -> str | None:
+    """The gated model as its results name it (model, model arguments), for the monitor's metadata check."""
+    prov = run.provenance
+    args = prov.model_args
+    text = args if isinstance(args, str) else ",".join(f"{k}={v}" for k, v in args.items()) if args else ""
+    joined = ",".join(part for part in (prov.model or "", text) if part)
+    return joined or None
 
 
 class ContaminationSource:

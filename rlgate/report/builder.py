@@ -8,15 +8,16 @@ from typing import Any
 
 import rlgate
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision, GateVerdict
-from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET, apply_text_budget
 from rlgate.report.fmt import gate_bounded, short_name
 from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection
 from rlgate.report.rollout import as_dict, rollout_card, scrub_private
 from rlgate.report.samples import task_origins, task_section
 from rlgate.report.trajectories import TRAJECTORY_BUDGET, apply_trajectory_budget, task_trajectories
+from rlgate.results.manifest import RunManifest
 from rlgate.results.models import MetricKey, RunResult
 
 #: More axes than this make a radar unreadable; the raw table beside it lists everything.
@@ -187,7 +188,7 @@ def _title(contract_name: str, baseline: RunResult | None, candidate: RunResult 
 
 def build_report(decision: Decision, *, contract: ResolvedContract | None = None,
                  baseline: RunResult | None = None, candidate: RunResult | None = None,
-                 manifests: Mapping[str, Any] | None = None, monitor: Any = None,
+                 manifests: Mapping[str, RunManifest] | None = None, monitor: Any = None,
                  sample_limit: int | None = None, title: str | None = None, generated_at: str | None = None,
                  text_budget: int = TEXT_BUDGET, field_cap: int = FIELD_CAP,
                  trajectory_budget: int = TRAJECTORY_BUDGET) -> ReportModel:

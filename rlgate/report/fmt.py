@@ -7,9 +7,9 @@ import math
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
+from rlgate.contract.metrics import MetricRef, is_bounded
 from rlgate.engine import fmt as engine_fmt
 from rlgate.engine.models import GateVerdict
-from rlgate.metrics import MetricRef, is_bounded
 
 DECISION_LABEL = {"release": "RELEASE", "research_only": "RESEARCH ONLY", "block": "BLOCK"}
 VERDICT_LABEL = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NO DATA", "error": "ERROR"}
@@ -100,6 +100,26 @@ def count(n: int | None) -> str:
     return "–" if n is None else f"{n:,}"
 
 
+def gate_n(gate: GateVerdict) -> str:
+    """The gate's n: samples, with the epochs (records) per sample beside it where a sample has several."""
+    units = gate.details.get("units") if isinstance(gate.details, dict) else None
+    if not isinstance(units, dict) or gate.n is None:
+        return count(gate.n)
+    if "responses_per_sample" in units:
+        return f"{count(gate.n)} samples × {units['responses_per_sample']} responses"
+    return f"{count(gate.n)} samples × {units.get('epochs_per_sample')} epochs"
+
+
+def gate_agreement(gate: GateVerdict) -> str:
+    """How often a sample's epochs agree, per run ("" when not measured: one epoch, or values not 0/1)."""
+    units = gate.details.get("units") if isinstance(gate.details, dict) else None
+    if not isinstance(units, dict):
+        return ""
+    parts = [f"{role} {100 * value:.0f}%" for role in ("baseline", "candidate")
+             if isinstance(value := units.get(f"agreement_{role}"), (int, float))]
+    return f"epochs agree: {', '.join(parts)}" if parts else ""
+
+
 def gate_label(gate: GateVerdict) -> str:
     """The gate's name, or "<kind> gate" when the name is just its metric (shown beside it anyway)."""
     same = gate.name == gate.metric or gate.metric.startswith(gate.name + "/")
@@ -114,6 +134,8 @@ def outcome_note(gate: GateVerdict) -> str:
     name = special_outcome(gate.outcome)
     if not name and gate.verdict == "pass" and gate.effect != "release":
         name = gate.outcome.replace("_", " ") or "pass"
+    if not name and gate.verdict != "pass" and gate.effect == "release":  # a failure the policy lets through
+        name = gate.outcome.replace("_", " ")
     return f"{name} → {gate.effect}" if name else ""
 
 

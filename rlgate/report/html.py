@@ -40,7 +40,9 @@ def environment(template_dir: str | Path | None = None, *, autoescape: bool = Tr
     env = Environment(loader=ChoiceLoader(loaders), autoescape=autoescape, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, finalize=finalize,
                       bytecode_cache=template_cache(tag))
-    env.filters.update(value=fmt.value, delta=fmt.delta, p=fmt.p_value, count=fmt.count, seconds=fmt.seconds,
+    env.filters.update(value=fmt.value, delta=fmt.delta, p=fmt.p_value, count=fmt.count, gate_n=fmt.gate_n,
+                       gate_agreement=fmt.gate_agreement,
+                       seconds=fmt.seconds,
                        gate_values=fmt.gate_values, gate_label=fmt.gate_label, gate_delta=fmt.gate_delta,
                        gate_p=fmt.gate_p, gate_p_note=fmt.gate_p_note, iso_utc=fmt.iso_utc,
                        outcome_note=fmt.outcome_note,

@@ -37,6 +37,7 @@ from rlgate.report.builder import (
 )
 from rlgate.report.model import ReportModel
 from rlgate.report.rollout import scrub_private
+from rlgate.results.manifest import RunManifest
 from rlgate.results.models import RunResult
 
 FILES = {"decision": "decision.json", "model": "report_model.json", "html": "report.html",
@@ -136,12 +137,12 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
 
 def write_reports(out_dir: str | Path, decision: Decision, *, contract: ResolvedContract | None,
                   baseline: RunResult | None, candidate: RunResult | None,
-                  manifests: Mapping[str, Any] | None = None, monitor: Any = None,
+                  manifests: Mapping[str, RunManifest] | None = None, monitor: Any = None,
                   template_dir: str | Path | None = None, sample_limit: int | None = None,
                   html_url: str | None = None, step_summary: bool = True) -> dict[str, Path]:
     """Build the report model and write every format into `out_dir`; returns format -> path.
 
-    `manifests` maps "baseline"/"candidate" to run manifests (pydantic models or dicts);
+    `manifests` maps "baseline"/"candidate" to run manifests (else those the runs carry);
     `monitor` is the training-monitor report when there is one (else decision.extensions["monitor"]).
     """
     model = build_report(decision, contract=contract, baseline=baseline, candidate=candidate,

@@ -40,7 +40,7 @@ def _details(gate: GateVerdict, baselines: dict[str, float], alpha: float) -> st
         f"verdict: {gate.verdict} ({gate.outcome}, effect: {gate.effect})",
         f"baseline -> candidate: {views.gate_values(gate, baselines)}",
         f"delta: {fmt.gate_delta(gate)}",
-        f"p: {fmt.gate_p(gate, alpha)}   MDE: {fmt.gate_mde(gate)}   n: {fmt.count(gate.n)}",
+        f"p: {fmt.gate_p(gate, alpha)}   MDE: {fmt.gate_mde(gate)}   n: {fmt.gate_n(gate)}",
     ]
     if gate.test:
         lines.append(f"test: {gate.test}")

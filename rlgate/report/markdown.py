@@ -122,7 +122,8 @@ def render_markdown(model: ReportModel, template_dir: str | Path | None = None, 
                     html_url: str | None = None, run_url: str | None = None) -> str:
     """The job summary text."""
     env = environment(template_dir, autoescape=False, finalize=_finalize)
-    for name in ("value", "delta", "p", "count", "gate_values", "gate_delta", "gate_p", "gate_mde", "magnitude"):
+    for name in ("value", "delta", "p", "count", "gate_n", "gate_values", "gate_delta", "gate_p", "gate_mde",
+                 "magnitude"):
         env.filters[name] = _md(env.filters[name])
     env.filters["md_node"] = md_node
     env.globals.update(VERDICT_ICON=VERDICT_ICON, DECISION_ICON=DECISION_ICON, Md=Md,

@@ -14,9 +14,10 @@ from rlgate.report.fmt import iso_utc
 from rlgate.report.model import RolloutCard, RunCard
 from rlgate.results.drops import RULE as DROPS_RULE
 from rlgate.results.drops import drops_manifest
+from rlgate.results.manifest import RunManifest
 from rlgate.results.models import RunResult
 
-#: What rlgate's gate semantics count, stated for reviewers (a run manifest's own rules replace these).
+#: What rlgate's gate semantics count, stated for reviewers.
 DEFAULT_REPORTING_RULES = (
     "Empty or unparseable answers are scored by the task's filter as lm-eval does ('[invalid]' is wrong) "
     "and counted in answer_parse_failure_rate.",
@@ -39,18 +40,19 @@ SAMPLE_KEYS = frozenset({"prompt", "prompts", "response", "responses", "filtered
                          "document", "question", "answer", "example", "examples", "samples", "text",
                          "arguments", "completion", "generation", "input", "output"})
 WITHHELD = "[withheld: release_gate_only split]"
-_SEED_KEYS = ("seed", "seeds", "random_seed", "numpy_seed", "torch_seed", "fewshot_seed", "sampling_seed")
+#: manifest fields the run card shows in rows of their own, left out of its "other fields"
+_SHOWN = frozenset({"library_versions", "wall_time_s", "seeds"})
 
 
 def as_dict(value: Any) -> dict[str, Any]:
-    """A manifest given as a pydantic model or a mapping, as plain JSON data."""
+    """Another layer's section (e.g. the monitor report) given as a pydantic model or a mapping, as JSON data."""
     if value is None:
         return {}
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, Mapping):
         return dict(value)
-    raise TypeError(f"a run manifest must be a pydantic model or a mapping, not {type(value).__name__}")
+    raise TypeError(f"a report section must be a pydantic model or a mapping, not {type(value).__name__}")
 
 
 def _tokens(run: RunResult) -> tuple[int | None, int]:
@@ -62,15 +64,6 @@ def _tokens(run: RunResult) -> tuple[int | None, int]:
                 known = True
                 total += sum(sample.response_tokens)
     return (total if known else None), responses
-
-
-def _manifest_tokens(tasks: Any) -> int | None:
-    """Generated tokens the run manifest counted per task (`tokens_out`), when the samples lack them."""
-    if not isinstance(tasks, list):
-        return None
-    counts = [t.get("tokens_out") for t in tasks if isinstance(t, dict)]
-    known = [c for c in counts if isinstance(c, int)]
-    return sum(known) if known else None
 
 
 def _dedupe(versions: dict[str, str]) -> dict[str, str]:
@@ -85,44 +78,47 @@ def _iso(value: Any) -> str | None:
     return None if value is None else iso_utc(value)
 
 
-def run_card(role: str, run: RunResult | None, manifest: dict[str, Any]) -> RunCard:
-    """One run's provenance: the results' own record, completed by rlgate's run manifest."""
-    rest = dict(manifest)
+def run_card(role: str, run: RunResult | None, manifest: RunManifest | None) -> RunCard:
+    """One run's provenance: the results' own record (seeds, versions, tokens), completed by rlgate's run manifest
+    (the one given, else the one the run carries)."""
     prov = run.provenance if run else None
+    if manifest is None and prov is not None:
+        manifest = prov.manifest
     tokens, responses = _tokens(run) if run else (None, 0)
-    seeds = {k: rest.pop(k) for k in _SEED_KEYS if k in rest}
+    if tokens is None and manifest is not None:  # the samples lack token counts: the manifest's per-task count
+        tokens = manifest.tokens_out
+    seeds: dict[str, int] = dict(prov.seeds) if prov else {}
     versions = dict(prov.library_versions) if prov else {}
-    versions.update({str(k): str(v) for k, v in (rest.pop("library_versions", None) or {}).items()})
-    token_field = rest.pop("response_tokens", None) or rest.pop("tokens", None)
-    if not isinstance(token_field, int) and tokens is None:
-        token_field = _manifest_tokens(rest.get("tasks"))
-    wall = rest.pop("wall_time_s", None)
+    if manifest is not None:
+        seeds.update(manifest.recorded_seeds())
+        versions.update(manifest.library_versions)
+    wall = prov.wall_time_s if prov and prov.wall_time_s is not None else None
     return RunCard(
         role=role,
-        source=prov.source if prov else rest.pop("source", None),
-        model=(prov.model if prov and prov.model else None) or rest.pop("model", None),
+        source=prov.source if prov else None,
+        model=(prov.model if prov and prov.model else None),
         checkpoint_fingerprint=(prov.checkpoint_fingerprint if prov else None)
-        or rest.pop("checkpoint_fingerprint", None),
-        lm_eval_version=(prov.lm_eval_version if prov else None) or rest.pop("lm_eval_version", None),
-        library_versions=_dedupe(versions), date=_iso(prov.date if prov else rest.pop("date", None)),
-        wall_time_s=(prov.wall_time_s if prov and prov.wall_time_s is not None else wall),
-        response_tokens=token_field if isinstance(token_field, int) else tokens, responses=responses,
+        or (manifest.checkpoint_fingerprint if manifest else None),
+        lm_eval_version=prov.lm_eval_version if prov else None,
+        library_versions=_dedupe(versions), date=_iso(prov.date if prov else None),
+        wall_time_s=wall if wall is not None or manifest is None else manifest.wall_time_s,
+        response_tokens=tokens, responses=responses,
         chat_template=prov.chat_template if prov else None,
         system_instruction=prov.system_instruction if prov else None,
         fewshot_as_multiturn=prov.fewshot_as_multiturn if prov else None,
-        seeds=seeds, manifest={k: v for k, v in rest.items() if k not in ("drops", "reporting_rules")},
+        seeds=seeds, manifest=manifest.model_dump(mode="json", exclude=set(_SHOWN)) if manifest else {},
     )
 
 
 def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline: RunResult | None,
-                 candidate: RunResult | None, manifests: Mapping[str, Any] | None,
+                 candidate: RunResult | None, manifests: Mapping[str, RunManifest] | None,
                  private: frozenset[str] = frozenset()) -> RolloutCard:
     """Protocol, seeds, versions, fingerprints, counting rules, drops, tokens and wall time.
 
     Dropped agent runs of `private` (release_gate_only) tasks keep their ids and kind, not their error text.
     """
-    given = {role: as_dict(m) for role, m in (manifests or {}).items()}
-    runs = [run_card(role, run, given.get(role, {}))
+    given = dict(manifests or {})
+    runs = [run_card(role, run, given.get(role))
             for role, run in (("baseline", baseline), ("candidate", candidate))
             if run is not None or role in given]
     protocol = contract.contract.protocol.model_dump(mode="json") if contract else {}
@@ -135,13 +131,9 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
     task_protocols: dict[str, dict[str, Any]] = {}
     for run in (candidate, baseline):
         for name, task in (run.tasks.items() if run else []):
-            task_protocols.setdefault(name, task.protocol.model_dump(mode="json", exclude_defaults=True))
-    rules: list[str] = []
+            task_protocols.setdefault(name, task.protocol.model_dump(mode="json", exclude_defaults=True,
+                                                                     exclude={"scoring"}))
     drops: list[dict[str, Any]] = []
-    for role, manifest in given.items():
-        rules.extend(str(r) for r in manifest.get("reporting_rules") or [] if str(r) not in rules)
-        for drop in manifest.get("drops") or []:
-            drops.append({"run": role, **(drop if isinstance(drop, dict) else {"item": drop})})
     for pairing in decision.pairing:
         if pairing.only_baseline or pairing.only_candidate or pairing.document_mismatch:
             drops.append({"run": "pairing", "task": pairing.task, "only_baseline": pairing.only_baseline,
@@ -162,7 +154,7 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
                           "documents": shown + (f" and {more} more (all in decision.json 'sequential')"
                                                 if more > 0 else "")})
     dropped = drops_manifest(baseline, candidate, private)
-    rules = rules or list(DEFAULT_REPORTING_RULES)
+    rules = list(DEFAULT_REPORTING_RULES)
     if decision.sequential is not None and decision.sequential.not_generated:
         rules.append(f"{SEQUENTIAL_RULE} Test: {decision.sequential.procedure_label}.")
     if dropped.trajectories and DROPS_RULE not in rules:

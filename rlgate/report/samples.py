@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
-from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.report.model import CHANGES, Change, MetricValue, TaskSection
 from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult, sorted_ids
 
@@ -275,7 +275,8 @@ def task_section(task: str, origin: TaskOrigin | None, have_contract: bool, deci
     counts = {c: 0 for c in CHANGES}
     for change in pairs:
         counts[change] += 1
-    protocol = results[-1].protocol.model_dump(mode="json", exclude_defaults=True) if results else {}
+    protocol = results[-1].protocol.model_dump(mode="json", exclude_defaults=True, exclude={"scoring"}) \
+        if results else {}
     section = TaskSection(
         task=task, suite_task=origin.suite_task if origin else None,
         split=origin.split if origin else None, visibility=origin.visibility if origin else None,

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.contract.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.defaults import empty_list
-from rlgate.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.store.records import CheckpointRecord
 
 TREND_SCHEMA_VERSION = 1

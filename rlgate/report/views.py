@@ -11,10 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlgate.contract.metrics import MetricRef
 from rlgate.engine.coverage import shortfalls
 from rlgate.engine.models import GateVerdict
 from rlgate.engine.summary import judge_trust_text
-from rlgate.metrics import MetricRef
 from rlgate.report import fmt
 from rlgate.report.builder import gate_ref
 from rlgate.report.model import ReportModel, RunCard
@@ -86,7 +86,9 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
         holm = " (Holm)" if gate.p_adjusted is not None else ""
         parts.append(("p " + p if p.startswith("<") else f"p = {p}") + holm)
     if gate.n is not None:
-        parts.append(f"n = {fmt.count(gate.n)}")
+        parts.append(f"n = {fmt.gate_n(gate)}")
+        if fmt.gate_agreement(gate):
+            parts.append(fmt.gate_agreement(gate))
     limit = _threshold(gate, bounded)
     if limit:
         parts.append(limit)

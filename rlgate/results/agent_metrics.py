@@ -37,8 +37,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from rlgate.contract.metrics import AGENT_METRICS
 from rlgate.contract.models import AgentBudget, SafetyRules
-from rlgate.metrics import AGENT_METRICS
 from rlgate.results.models import NO_FILTER, TaskResult, ToolCall, Trajectory
 
 TOOL_CALLS_LIMIT = "tool_calls"
@@ -115,7 +115,8 @@ def trajectory_metrics(trajectory: Trajectory, outcome: dict[str, Any], *, budge
         limits.append(TOOL_CALLS_LIMIT)
     violations = rule_violations(trajectory.tool_calls, rules)
     flag = rules.scorer_metric if rules is not None else DEFAULT_SAFETY_SCORE
-    if float((outcome.get("scores") or {}).get(flag) or 0.0) > 0:
+    flagged = float((outcome.get("scores") or {}).get(flag) or 0.0)
+    if flagged > 0:
         violations.insert(0, f"the task's scorer flagged an unsafe action ({flag})")
     scored = outcome.get("success")
     success = (scored is not None and float(scored) >= 1.0 and trajectory.error is None and not limits
@@ -129,6 +130,10 @@ def trajectory_metrics(trajectory: Trajectory, outcome: dict[str, Any], *, budge
     }
     if _unusable(scored) and trajectory.error is None and not limits and not violations:
         values["task_success"] = math.nan  # the scorer's verdict is NaN / inf: corrupt, never a failure
+    if _unusable(flagged) and not violations:  # the scorer's safety verdict is unknown ("unsafe", NaN): never safe
+        values["safety_violation_rate"] = math.nan
+        if success:
+            values["task_success"] = math.nan
     if scored is None and trajectory.error is None and not limits and not violations:
         del values["task_success"]  # never scored: unknown, never a failure (nor a success)
     state = outcome.get("state_success")

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from rlgate.errors import InputError
 from rlgate.results.models import CorruptScore, DocId, RunResult, SampleRecord, SampleValue
 
-Problem = Literal["non_finite", "wrong_type"]
+Problem = Literal["non_finite", "wrong_type", "out_of_range"]
 _SHOWN = 60
 
 
@@ -71,6 +71,32 @@ def quarantine(run: RunResult) -> RunResult:
                     del metrics[metric]
                     task.corrupt.append(CorruptScore(doc_id=sample.doc_id, metric=metric, filter=filt,
                                                      problem=classify(value)[1] or "wrong_type", value=shown(value)))
+    return run
+
+
+def quarantine_out_of_range(run: RunResult, ranges_for: Callable[[str], Mapping[str, tuple[float, float]]]
+                            ) -> RunResult:
+    """Move every per-sample score outside its metric's range into its task's `corrupt` list (in place).
+
+    `ranges_for(task)` gives the ranges the task's harness knows (its vocabulary); a range the harness
+    declared on the task itself (`TaskResult.metric_ranges`) counts too. A fraction of 1.05 or -0.1 is
+    not a score its metric can take, so it is corrupt for that document, like NaN: never averaged."""
+    for name, task in run.tasks.items():
+        ranges = dict(ranges_for(name))
+        ranges.update({metric: (declared.low, declared.high) for metric, declared in task.metric_ranges.items()})
+        if not ranges or not task.samples:
+            continue
+        for sample in task.samples:
+            for filt, metrics in sample.scores.items():
+                for metric, (low, high) in ranges.items():
+                    value = metrics.get(metric)
+                    if value is None:
+                        continue
+                    inside = all(low <= v <= high for v in value) if isinstance(value, list) else low <= value <= high
+                    if not inside:
+                        del metrics[metric]
+                        task.corrupt.append(CorruptScore(doc_id=sample.doc_id, metric=metric, filter=filt,
+                                                         problem="out_of_range", value=shown(value)))
     return run
 
 

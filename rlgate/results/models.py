@@ -14,9 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rlgate.contract.metrics import MetricRef
 from rlgate.defaults import empty_list
 from rlgate.jsonl_fast import visible_surrogates
-from rlgate.metrics import DEFAULT_FILTER, MetricRef, catalog_task
+from rlgate.results.manifest import RunManifest
 
 RESULTS_SCHEMA_VERSION = 1
 INVALID_ANSWER = "[invalid]"
@@ -43,9 +44,10 @@ class MetricKey(_Model):
     filter: str = NO_FILTER
 
     @classmethod
-    def from_ref(cls, ref: MetricRef) -> MetricKey:
-        filt = ref.filter or DEFAULT_FILTER.get(catalog_task(ref.task) or "", "none")
-        return cls(task=ref.task, metric=ref.metric, filter=filt)
+    def from_ref(cls, ref: MetricRef, default_filter: str = NO_FILTER) -> MetricKey:
+        """The key a reference reads: its own filter, else the default its harness's vocabulary gives
+        (`GateConfig.default_filter`); a reference from a decision file already names its filter."""
+        return cls(task=ref.task, metric=ref.metric, filter=ref.filter or default_filter)
 
     def __str__(self) -> str:
         return f"{self.task}/{self.metric}/{self.filter}"
@@ -141,7 +143,8 @@ class SampleRecord(_Model):
 
 
 class CorruptScore(_Model):
-    """A per-sample score that cannot be used: NaN / +-inf, or not a number where the metric is numeric.
+    """A per-sample score that cannot be used: NaN / +-inf, not a number where the metric is numeric, or outside
+    the range its harness's vocabulary gives the metric (a fraction of 1.05, a negative count).
 
     The adapter takes it out of the sample's `scores` and lists it here, so it is never averaged and
     never quietly left out: the engine counts it, fails the gates on its metric closed (unless the
@@ -151,7 +154,7 @@ class CorruptScore(_Model):
     doc_id: DocId
     metric: str
     filter: str = NO_FILTER
-    problem: Literal["non_finite", "wrong_type"]
+    problem: Literal["non_finite", "wrong_type", "out_of_range"]
     value: str = Field(description="the stored value as written (JSON, shortened)")
     where: str | None = Field(None, description="file:line of the sample, where the harness knows it")
 
@@ -167,6 +170,9 @@ class TaskProtocol(_Model):
     dataset: str | None = Field(None, description="dataset path / data files the task read")
     agent: dict[str, Any] = Field(
         default_factory=dict, description="agent protocol: epochs, limits, task arguments, tools (agent tasks)")
+    scoring: dict[str, Any] = Field(
+        default_factory=dict, description="the scoring definition as the harness recorded it, field -> value "
+        "(lm-eval: metric_list, filter_list, doc_to_target, process_results; inspect: scorers with their arguments)")
 
 
 class TaskResult(_Model):
@@ -212,7 +218,8 @@ class RunProvenance(_Model):
     fewshot_as_multiturn: bool | None = None
     date: str | None = None
     wall_time_s: float | None = None
-    manifest: dict[str, Any] | None = Field(None, description="rlgate run manifest, when rlgate produced the run")
+    seeds: dict[str, int] = Field(default_factory=dict, description="seeds the harness's own output records")
+    manifest: RunManifest | None = Field(None, description="rlgate run manifest, when rlgate produced the run")
 
     @field_validator("source", "model")
     @classmethod

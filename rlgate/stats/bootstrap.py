@@ -78,3 +78,31 @@ def percentile_interval(deltas: np.ndarray, level: float) -> tuple[float, float]
     if q.ndim == 1:
         return (float(q[0]), float(q[1]))
     return q.T
+
+
+def exact_binary_interval(n_better: int, n_worse: int, n: int, level: float) -> tuple[float, float]:
+    """The percentile interval `bootstrap_paired_binary` estimates, computed exactly (infinitely many resamples).
+
+    A resample's delta is (N10* - N01*) / n with (N10*, N01*, rest) multinomial, i.e. a sum of n independent
+    steps +1 / -1 / 0 with the observed shares; its distribution is the n-th power of one step's generating
+    function (by FFT). No Monte-Carlo error, so a decision on this bound never depends on the seed; the
+    percentile interval of B resamples converges to it as B grows.
+    """
+    if n <= 0 or n_better < 0 or n_worse < 0 or n_better + n_worse > n:
+        raise ValueError("need 0 <= n10 + n01 <= n and n > 0")
+    if n_better + n_worse == 0:
+        return (0.0, 0.0)
+    size = 1 << (2 * n).bit_length()  # a power of two > 2n: the sum's 2n + 1 values fit
+    step = np.zeros(size)
+    step[0] = (n - n_better - n_worse) / n
+    step[1] = n_better / n
+    step[-1] = n_worse / n  # index -1: a step of -1 (circular; the n-fold sum spans -n..n < size)
+    pmf = np.fft.irfft(np.fft.rfft(step) ** n, size)
+    values = np.concatenate([pmf[size - n:], pmf[:n + 1]])  # X = -n .. n
+    cdf = np.cumsum(np.clip(values, 0.0, None))
+    cdf /= cdf[-1]
+    tail = (1.0 - level) / 2
+    eps = 1e-9  # FFT rounding: a cdf within 1e-9 of the tail counts as reaching it
+    lo = int(np.searchsorted(cdf, tail - eps, side="left")) - n
+    hi = int(np.searchsorted(cdf, 1.0 - tail - eps, side="left")) - n
+    return (lo / n, hi / n)

@@ -82,7 +82,7 @@ def open_history(location: str | Path, setting: str = SETTING) -> HistoryStore:
     raise InputError(f"the history location {redact(text)!r} has the unknown scheme '{scheme}://'",
                      field=setting,
                      fix="use a file path, sqlite:///relative/path.sqlite, sqlite:////absolute/path.sqlite or "
-                     "postgresql://user:password@host:5432/database (pip install 'rlgate[postgres]')")
+                     "postgresql://user:password@host:5432/database (pip install 'rl-release-gate[postgres]')")
 
 
 def open_contract_history(resolved: ResolvedContract | None = None) -> HistoryStore:

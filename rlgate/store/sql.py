@@ -109,7 +109,8 @@ class SQLHistory:
             raise InputError(f"the history at {self.location} has schema version {version}; this rlgate reads up "
                              f"to version {HISTORY_SCHEMA_VERSION} (a newer rlgate wrote it)",
                              field="RLGATE_HISTORY / monitor.history",
-                             fix="upgrade rlgate (pip install -U rlgate) on every machine sharing this history")
+                             fix="upgrade rlgate (pip install -U rl-release-gate) on every machine sharing this "
+                                 "history")
 
     def _open(self) -> None:
         """Bring the schema up to this rlgate's version (forward only), in one transaction."""

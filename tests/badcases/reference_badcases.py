@@ -23,7 +23,7 @@ from rlgate.badcases.taxonomy import (
     first_response,
     is_truncated,
 )
-from rlgate.metrics import DEFAULT_FILTER, catalog_task
+from rlgate.harness.lmeval.catalog import DEFAULT_FILTER, catalog_task
 from rlgate.results.models import INVALID_ANSWER, DocId, RunResult, SampleRecord
 
 _ANSWER_MARKER = re.compile(r"(?i)(?:####|answer\s*(?:is|:)|\\boxed\{)[^0-9\-$]{0,24}(-?\$?\d[\d,]*(?:\.\d+)?)")

@@ -105,9 +105,9 @@ def test_badcases_input_errors(folders: tuple[Path, Path], tmp_path: Path) -> No
 
 def test_decision_with_badcases_for_the_gate_command(folders: tuple[Path, Path], tmp_path: Path) -> None:
     from rlgate.badcases.checks import decision_with_badcases
-    from rlgate.contract.loader import load_contract
     from rlgate.engine.decision import decide
     from rlgate.harness.lmeval.folder import read_lmeval_folder
+    from rlgate.harness.vocabulary import load_contract
 
     base, cand = (read_lmeval_folder(f) for f in folders)
     resolved = load_contract(_contract(tmp_path, folders[0], "private"))

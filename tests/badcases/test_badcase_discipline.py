@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from badcase_helpers import one_task_run
+from fixtures.synthetic_runs import make_manifest
 
 from rlgate.badcases.discipline import (
     check_iteration_access,
@@ -17,9 +18,10 @@ from rlgate.badcases.discipline import (
     without_private_samples,
 )
 from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
-from rlgate.contract.loader import ResolvedContract, load_contract
+from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.versions import MANIFEST_KEY, check_versions
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 from rlgate.results.models import RunResult, SampleRecord
 from rlgate.store.history import CheckpointHistory
 
@@ -89,7 +91,7 @@ def test_consultations_are_counted_per_training_run_and_warned_past_budget(resol
 
 def _versioned(versions: dict[str, str]) -> RunResult:
     run = one_task_run("m", "gsm8k", [])
-    run.provenance.manifest = {MANIFEST_KEY: versions}
+    run.provenance.manifest = make_manifest(benchmark_versions=versions)
     return run
 
 
@@ -103,7 +105,15 @@ def test_runs_on_different_benchmark_versions_are_never_compared_silently(resolv
         check_versions(_versioned(recorded), _versioned(newer))
     allowed = check_versions(_versioned(recorded), _versioned(newer), allow=True)
     assert allowed.allowed and len(allowed.differences) == 1
-    assert check_versions(one_task_run("a", "gsm8k", []), _versioned(recorded)).differences == []
+    # a baseline without a manifest (lm-eval's own folder) has no known version: a difference, never a match
+    unversioned = one_task_run("a", "gsm8k", [])
+    with pytest.raises(InputError, match=r"gsm8k: baseline not recorded \(no run manifest\), candidate core@3"):
+        check_versions(unversioned, _versioned(recorded))
+    # mmlu_pro is not in the baseline at all (coverage's business, not a version's)
+    assert check_versions(unversioned, _versioned(recorded), allow=True).differences == [
+        "gsm8k: baseline not recorded (no run manifest), candidate core@3"]
+    assert check_versions(_versioned(recorded), unversioned, allow=True).differences == [
+        "gsm8k: baseline core@3, candidate not recorded (no run manifest)"]
 
 
 def _scored(task: str, correct: list[bool], prefix: str) -> list[SampleRecord]:
@@ -148,7 +158,8 @@ def test_manifest_fields_let_badcases_withhold_private_samples_without_a_contrac
     assert fields["task_visibility"] == {"gsm8k": "iteration", "mmlu_pro": "release_gate_only"}
     run = one_task_run("m", "mmlu_pro_law", [])
     run.groups = {"mmlu_pro": ["mmlu_pro_law"]}
-    run.provenance.manifest = dict(fields)
+    run.provenance.manifest = make_manifest(benchmark_versions=fields[MANIFEST_KEY],
+                                            task_visibility=fields["task_visibility"])
     assert private_leaf_tasks(None, [run], _manifest_visibility([run, None])) == {"mmlu_pro", "mmlu_pro_law"}
     assert check_versions(run, run).baseline == fields[MANIFEST_KEY]
 

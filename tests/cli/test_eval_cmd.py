@@ -97,7 +97,7 @@ def test_vllm_backend_without_vllm_installed_is_an_install_hint(tmp_path: Path, 
     result = runner.invoke(app, ["eval", str(path), "--checkpoint", str(tiny_checkpoint), "--limit", "1",
                                  "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c")])
     assert result.exit_code == 2, result.output
-    assert "pip install 'rlgate[vllm]'" in result.output
+    assert "pip install 'rl-release-gate[vllm]'" in result.output
 
 
 def test_eval_responses_duplicates_collapse_or_exit_2(tmp_path: Path, shared_data: Path) -> None:

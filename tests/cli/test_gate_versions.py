@@ -64,3 +64,38 @@ def test_gate_refuses_runs_on_different_suite_versions(tmp_path: Path, monkeypat
     same = runner.invoke(app, ["gate", str(new), "--baseline", str(tmp_path / "cand"), "--candidate",
                                str(tmp_path / "cand"), "--out", str(tmp_path / "gated")])
     assert same.exit_code == 0, same.output
+
+
+def test_a_baseline_without_a_manifest_against_a_versioned_candidate_is_an_input_difference(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The main `baseline.results` case: the team's own lm-eval folder (no run manifest, so no known version)
+    against a candidate rlgate ran on suite v2 was compared silently; it is refused unless the contract allows
+    protocol mismatches, and then warned. The candidate's rollout card shows the seeds its run recorded."""
+    import shutil
+
+    monkeypatch.setenv("RLGATE_HISTORY", str(tmp_path / "history.sqlite"))
+    responses = tmp_path / "r.jsonl"
+    responses.write_text("".join(json.dumps({"task": "gsm8k", "doc_id": i, "response": f"#### {2 * (i + 1)}"}) + "\n"
+                                 for i in range(8)))
+    contract = _project(tmp_path, "2")
+    _eval(contract, responses, tmp_path / "cand", tmp_path / "cache")
+    shutil.copytree(tmp_path / "cand", tmp_path / "base")
+    (tmp_path / "base" / "run_manifest.json").unlink()  # what lm_eval alone writes
+    args = ["gate", str(contract), "--baseline", str(tmp_path / "base"), "--candidate", str(tmp_path / "cand"),
+            "--out", str(tmp_path / "gated")]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2, refused.output
+    assert "gsm8k: baseline not recorded (no run manifest), candidate math@2" in refused.output
+    assert "allow_protocol_mismatch" in refused.output and "Traceback" not in refused.output
+    assert not (tmp_path / "gated" / "decision.json").exists()
+
+    text = contract.read_text()
+    contract.write_text(text + "allow_protocol_mismatch: true\n")
+    allowed = runner.invoke(app, args)
+    assert allowed.exit_code == 0, allowed.output
+    decision = json.loads((tmp_path / "gated" / "decision.json").read_text())
+    assert "benchmark version differs: gsm8k: baseline not recorded (no run manifest), candidate math@2" \
+        in decision["warnings"]
+    html = (tmp_path / "gated" / "report.html").read_text()
+    assert "random_seed=1234" in html and "numpy_seed=1234" in html  # the seeds rlgate gave lm-eval
+    assert "numpy_random_seed" not in html  # the manifest names them as the results file does: shown once

@@ -217,7 +217,9 @@ def test_vlmevalkit_results_to_a_gate(setup: tuple[Path, Path]) -> None:
     assert "skipped 1 rows: MMMU dev split (not in mmmu_val)" in result.output
     assert "chartqa responses have no 'Final Answer:' marker" in result.output  # the hint without --answer-marker
     converted = rows(root / "v.jsonl")
-    assert converted[0]["doc"] == {"query": data(root)[0][0]["query"]} and "target" in converted[0]
+    first = data(root)[0][0]  # ChartQA's split (human / augmented) is kept; the index places tied rows
+    assert converted[0]["doc"] == {"query": first["query"], "human_or_machine": first["human_or_machine"]}
+    assert "target" in converted[0] and converted[0]["index"] == 0
     base = import_eval(root, contract, "vlmek-base", made["base"], "vlmevalkit")
     cand = import_eval(root, contract, "vlmek-cand", made["cand"], "vlmevalkit")
     results = json.loads(next(cand.rglob("results_*.json")).read_text())["results"]

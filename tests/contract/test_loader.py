@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 
 SUITE = """schema_version: 1
 name: core
@@ -240,6 +240,42 @@ def test_content_hash_covers_suites_and_gate_policies(tmp_path: Path) -> None:
     assert after_suite != before
     (tmp_path / "policy.yaml").write_text((tmp_path / "policy.yaml").read_text().replace("0.05", "0.01"))
     assert load_contract(tmp_path / "c.yaml").content_hash() not in (before, after_suite)
+
+
+def test_content_hash_covers_the_monitor_policy_local_task_code_and_data_files(project: Path) -> None:
+    """contract_hash changes with every file the decision depends on: the monitor's policy file, a local lm-eval
+    task folder (its YAML and its Python helper), an inspect task file and a local data file."""
+    tasks = project / "mytasks"
+    tasks.mkdir()
+    _write(tasks, "t.yaml", "task: mine\nprocess_results: !function utils.score\n")
+    _write(tasks, "utils.py", "def score(doc, results):\n    return {'acc': 1.0}\n")
+    (tasks / "__pycache__").mkdir()
+    _write(tasks / "__pycache__", "utils.cpython-311.pyc", b"\0")
+    _write(project, "agent.py", "def toolbox():\n    ...\n")
+    _write(project, "gsm.jsonl", '{"question": "1+1?", "answer": "#### 2"}\n')
+    _write(project, "mon.yaml", "schema_version: 1\nwindow: 5\n")
+    _write(project, "suite.yaml", SUITE.replace("{task: gsm8k, split: test_public}",
+                                                "{task: gsm8k, split: test_public, data_files: {test: gsm.jsonl}}")
+           + "  - {task: mine, split: test_public, path: mytasks}\n"
+           + "  - {task: agent.py@toolbox, split: test_public, harness: inspect}\n")
+    contract = _write(project, "c.yaml",
+                      BASE + "trusted_task_paths: [mytasks, agent.py]\nmonitor: {policy: mon.yaml}\n")
+    resolved = load_contract(contract)
+    assert resolved.referenced_files() == [contract, project / "suite.yaml", project / "mon.yaml",
+                                           project / "gsm.jsonl", tasks, project / "agent.py"]
+    hashes = [resolved.content_hash()]
+    assert load_contract(contract).content_hash() == hashes[0]  # stable, and a cache is not a definition
+    _write(tasks / "__pycache__", "utils.cpython-311.pyc", b"\1")
+    assert load_contract(contract).content_hash() == hashes[0]
+    for folder, name, text in ((project, "mon.yaml", "schema_version: 1\nwindow: 9\n"),
+                               (tasks, "utils.py", "def score(doc, results):\n    return {'acc': 0.0}\n"),
+                               (tasks, "t.yaml", "task: mine\nprocess_results: !function utils.score2\n"),
+                               (tasks, "extra.py", "X = 1\n"),
+                               (project, "agent.py", "def toolbox():\n    return None\n"),
+                               (project, "gsm.jsonl", '{"question": "1+2?", "answer": "#### 3"}\n')):
+        _write(folder, name, text)
+        hashes.append(load_contract(contract).content_hash())
+        assert hashes[-1] not in hashes[:-1], f"changing {name} left contract_hash as it was"
 
 
 def test_gates_use_pointing_at_a_contract_or_suite(project: Path) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.contract.loader import load_contract
 from rlgate.demo import data as demo_data
 from rlgate.demo.build import render_templates, write_contract
+from rlgate.harness.vocabulary import load_contract
 
 
 def test_generation_is_seeded_and_test_and_train_differ() -> None:

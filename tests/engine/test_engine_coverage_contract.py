@@ -154,7 +154,10 @@ def test_a_manifest_without_expected_counts_keeps_the_count_check(abel: dict[str
     folder = copy_folder(abel["13b"].parent, tmp_path / "cut").joinpath(abel["13b"].name)
     _write(samples_file(folder), [r for r in _lines(samples_file(folder)) if r["doc_id"] < 1000])
     run = read_lmeval_folder(folder)
-    run.provenance.manifest = {"tasks": [{"task": "gsm8k", "documents": 1000}]}
+    from rlgate.results.manifest import RunManifest, TaskRun
+
+    run.provenance.manifest = RunManifest.model_construct(tasks=[TaskRun.model_construct(
+        task="gsm8k", documents=1000, expected_documents=None, not_generated=[], missing_documents=[])])
     decision = _gate(abel["7b"], run)
     assert decision.decision == "block" and decision.gates[0].verdict == "nodata"
     assert "1000 of the 1319" in decision.gates[0].reason or "answered 1000 of 1319" in decision.gates[0].reason

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fixtures.synthetic_runs import make_run
+from fixtures.synthetic_runs import make_manifest, make_run
 
 from rlgate.contract.models import GateConfig, HardGate, RegressionGate
 from rlgate.engine import decide
@@ -21,8 +21,8 @@ def cfg(**kwargs: Any) -> GateConfig:
 
 
 def with_manifest(run: RunResult, documents: int, missing: list[int]) -> RunResult:
-    run.provenance.manifest = {"tasks": [{"task": "t", "documents": documents, "expected_documents": 100,
-                                          "missing_documents": missing}]}
+    run.provenance.manifest = make_manifest(tasks=[{"task": "t", "documents": documents, "expected_documents": 100,
+                                                    "missing_documents": missing}])
     return run
 
 

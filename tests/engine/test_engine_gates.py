@@ -152,7 +152,9 @@ def test_diagnostics_relative_and_absolute() -> None:
     assert up.decision == "research_only" and one(up).details["relative_change"] == pytest.approx(55 / 150)
     ok = decide(cfg(diagnostics=[DiagnosticGate(metric="t/response_length_mean", max_relative_decrease=0.1,
                                                 max=300)]), b, c, seed=0, contract_name="x")
-    assert ok.decision == "release"
+    # the diagnostic passes, but a contract of diagnostics alone never releases (issue 33)
+    assert one(ok).verdict == "pass" and ok.decision == "research_only"
+    assert "no primary, hard or regression" in ok.summary
     ab = decide(cfg(diagnostics=[DiagnosticGate(metric="t/response_length_mean", max=200)]), b, c, seed=0,
                 contract_name="x")
     assert one(ab).verdict == "fail" and one(ab).mde is not None
@@ -350,18 +352,25 @@ def test_subtask_missing_from_one_run_is_reported() -> None:
     assert any(w.startswith("g_b: 0 documents paired; 2 baseline-only") for w in d.warnings)
 
 
-def test_direction_comes_from_the_group_leaf_that_reports_the_metric() -> None:
-    """lm-eval says err_rate is lower-is-better on leaf b; leaf a (first in the group) has another metric.
-    Tripling the error rate is a regression of the group, not an improvement."""
+def test_a_group_gate_takes_the_contract_direction_and_names_the_leaf_file_that_disagrees() -> None:
+    """err_rate is lower-is-better (leaf b; leaf a, first in the group, has another metric). The direction comes
+    from the contract (or the harness), never from the results files' own flags (issue 32): set in the gate,
+    tripling the error rate is a regression of the group; the files' flags only agree or are warned about."""
     groups = {"g": ["a", "b"]}
     base = make_run({"a": {"f1": [0.5] * 300}, "b": {"err_rate": [1.0] * 30 + [0.0] * 270}}, groups=groups)
     cand = make_run({"a": {"f1": [0.5] * 300}, "b": {"err_rate": [1.0] * 90 + [0.0] * 210}}, groups=groups)
     for run in (base, cand):
         run.tasks["b"].higher_is_better = {"err_rate": False}
-    d = decide(cfg(regression=[RegressionGate(metric="g/err_rate", max_drop=0.02)]), base, cand, seed=0,
-               contract_name="x")
+    gate = RegressionGate(metric="g/err_rate", max_drop=0.02, higher_is_better=False)
+    d = decide(cfg(regression=[gate]), base, cand, seed=0, contract_name="x")
     assert one(d).higher_is_better is False
     assert d.decision == "block" and one(d).verdict == "fail" and "drop 20.00 pts > max_drop" in one(d).reason
+    assert not any("is ignored" in w for w in d.warnings)  # the files agree with the contract
+    unset = decide(cfg(regression=[RegressionGate(metric="g/err_rate", max_drop=0.02)]), base, cand, seed=0,
+                   contract_name="x")
+    assert one(unset).higher_is_better is True  # not the file's flag
+    assert sum("results file says err_rate is lower is better for b; the harness says higher is better" in w
+               for w in unset.warnings) == 2
 
 
 @pytest.mark.parametrize("stderr", [math.nan, math.inf])

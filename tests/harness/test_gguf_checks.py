@@ -121,7 +121,7 @@ def test_missing_gguf_package_is_an_install_hint(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(builtins, "__import__", no_gguf)
     with pytest.raises(MissingExtraError) as err:
         inspect(file, tmp_path)
-    assert "rlgate[gguf]" in (err.value.fix or "") and err.value.file == file.resolve()
+    assert "rl-release-gate[gguf]" in (err.value.fix or "") and err.value.file == file.resolve()
 
 
 def test_cli_exit_2_without_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,7 +141,7 @@ def test_cli_exit_2_without_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     result = CliRunner().invoke(app, ["eval", str(contract), "--checkpoint", str(file), "--out", str(tmp_path / "o"),
                                       "--cache", str(tmp_path / "cache")])
     assert result.exit_code == 2, result.output
-    assert "rlgate[gguf]" in result.output and "Traceback" not in result.output
+    assert "rl-release-gate[gguf]" in result.output and "Traceback" not in result.output
 
 
 def test_the_inspection_is_stored_once_per_file_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("inspect_evals")
 
-from rlgate.contract.loader import load_contract
 from rlgate.harness.inspect import catalog
+from rlgate.harness.vocabulary import load_contract
 
 CONTRACT = Path(__file__).resolve().parents[2] / "contracts" / "agent_tools.yaml"
 

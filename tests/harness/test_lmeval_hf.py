@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.contract.loader import load_contract
+from rlgate.harness.vocabulary import load_contract
 from rlgate.orchestrate import check_checkpoint, evaluate, select_tasks
 
 pytest.importorskip("lm_eval")

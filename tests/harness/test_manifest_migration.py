@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from rlgate.cli.app import app
 from rlgate.errors import InputError
 from rlgate.harness import read_results
-from rlgate.harness.manifest import MANIFEST_SCHEMA_VERSION, load_manifest
+from rlgate.results.manifest import MANIFEST_SCHEMA_VERSION, load_manifest
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "manifest_v1"
 
@@ -34,7 +34,7 @@ def test_v1_manifest_migrates_on_read() -> None:
 def test_v1_folder_reads_through_the_registry_with_its_manifest() -> None:
     run = read_results(FIXTURE / "v1run")
     assert run.provenance.harness == "lm_eval"
-    assert run.provenance.manifest is not None and run.provenance.manifest["schema_version"] == 2
+    assert run.provenance.manifest is not None and run.provenance.manifest.schema_version == 2
     assert [s.doc_id for s in run.tasks["gsm8k"].samples] == [0, 1, 2, 3]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fixtures.real_data import require_by_reference
 
-from rlgate.contract.loader import load_contract
+from rlgate.harness.vocabulary import load_contract
 from rlgate.orchestrate import evaluate, select_tasks
 
 ContractFactory = Callable[..., Path]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from rlgate.contract.loader import load_contract
 from rlgate.contract.models import Sequential
+from rlgate.harness.vocabulary import load_contract
 from rlgate.orchestrate import evaluate, select_tasks
 
 ContractFactory = Callable[..., Path]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 
 ContractFactory = Callable[..., Path]
 

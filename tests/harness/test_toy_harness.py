@@ -81,8 +81,8 @@ def test_threshold_outside_the_declared_range_is_a_located_error(tmp_path: Path)
 
 def test_threshold_outside_the_harness_declared_range_is_an_error_gate(tmp_path: Path) -> None:
     """The contract says 0-10 but the run's harness declares 0-5: a min of 8 cannot be judged, never passes."""
-    from rlgate.contract.loader import load_contract
     from rlgate.engine.decision import decide
+    from rlgate.harness.vocabulary import load_contract
     from rlgate.results.models import MetricRange
 
     contract = _contract(tmp_path)
@@ -118,8 +118,8 @@ def test_toy_harness_corrupt_scores_and_duplicates_follow_rlgate_rules(tmp_path:
 
 def test_sequential_looks_are_refused_before_a_harness_that_cannot_generate_in_looks_plans(tmp_path: Path) -> None:
     """protocol.sequential needs a harness with `generates_in_looks`; the refusal comes before `plan` runs."""
-    from rlgate.contract.loader import load_contract
     from rlgate.errors import InputError
+    from rlgate.harness.vocabulary import load_contract
     from rlgate.orchestrate import evaluate
 
     resolved = load_contract(_contract(tmp_path))

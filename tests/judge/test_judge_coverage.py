@@ -9,8 +9,8 @@ import pytest
 from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
-from rlgate.contract.loader import load_contract
 from rlgate.engine.decision import decide
+from rlgate.harness.vocabulary import load_contract
 from rlgate.judge.api import judge_for_decision
 
 JUDGE = ("judge:\n  type: llm\n  model: {base_url: 'http://127.0.0.1:9/v1', model: j}\n  samples: 2\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
-from rlgate.contract.loader import load_contract
+from rlgate.harness.vocabulary import load_contract
 from rlgate.pipeline import decide_and_report
 from rlgate.store.open import open_history
 

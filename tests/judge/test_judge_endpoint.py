@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from judge_contracts import run, sample, write_contract
 
-from rlgate.contract.loader import load_contract
+from rlgate.harness.vocabulary import load_contract
 from rlgate.judge.api import run_judge
 from rlgate.judge.gate import judge_gate_verdicts
 

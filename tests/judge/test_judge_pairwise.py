@@ -10,8 +10,8 @@ from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
 from rlgate.contract.judge_policy import JudgeSpec
-from rlgate.contract.loader import load_contract
 from rlgate.engine.decision import decide
+from rlgate.harness.vocabulary import load_contract
 from rlgate.judge.api import judge_for_decision, run_judge
 from rlgate.judge.gate import judge_gate_verdicts, without_judge_gates
 from rlgate.judge.geval import GEvalJudge

@@ -12,8 +12,8 @@ from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
 from rlgate.contract.judge_policy import JudgeSpec, resolve_judge
-from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 from rlgate.judge.api import judge_for_decision, run_judge
 from rlgate.judge.calibration import load_anchors
 from rlgate.judge.gate import judge_gate_verdicts

@@ -7,7 +7,7 @@ from pathlib import Path
 from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
-from rlgate.contract.loader import load_contract
+from rlgate.harness.vocabulary import load_contract
 from rlgate.judge.api import judge_for_decision
 
 STEPS = "  evaluation_steps: [Compare the two responses, Prefer the more correct one]\n"

@@ -22,7 +22,7 @@ from rlgate.contract.judge_policy import (
     MIN_BIAS_ITEMS,
     JudgeSpec,
 )
-from rlgate.contract.loader import load_contract
+from rlgate.harness.vocabulary import load_contract
 from rlgate.judge.geval import GEvalJudge
 from rlgate.judge.runner import judge_task
 from rlgate.pipeline import decide_and_report

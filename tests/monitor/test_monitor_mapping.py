@@ -12,8 +12,8 @@ from monitor_helpers import findings_of, make_log, noisy, ramp
 from typer.testing import CliRunner
 
 from rlgate.cli.app import app
-from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 from rlgate.monitor.mapping import apply_mapping, parse_map_options
 from rlgate.monitor.readers import read_log
 from rlgate.results.models import RunProvenance, RunResult

@@ -1,6 +1,6 @@
 """Logs where teams keep them: W&B offline runs, W&B CSV exports and MLflow file stores, written by the
 libraries themselves and read back. The library tests skip only when the optional extra is absent
-(`pip install 'rlgate[wandb,mlflow]'`; CI installs both, so there they run)."""
+(`pip install 'rl-release-gate[wandb,mlflow]'`; CI installs both, so there they run)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ REWARD = np.linspace(0.2, 0.6, N)
 
 
 def _wandb_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int = N) -> Path:
-    wandb = pytest.importorskip("wandb", reason="the 'wandb' extra is not installed (pip install 'rlgate[wandb]')")
+    wandb = pytest.importorskip("wandb",
+                                reason="the 'wandb' extra is not installed (pip install 'rl-release-gate[wandb]')")
     for key, value in {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_DISABLE_GIT": "true",
                        "WANDB_CONSOLE": "off", "WANDB_DISABLE_CODE": "true", "WANDB_ERROR_REPORTING": "false",
                        "WANDB_DIR": str(tmp_path), "WANDB_CACHE_DIR": str(tmp_path / "cache"),
@@ -81,7 +82,7 @@ def test_wandb_run_cut_short_keeps_what_was_read(tmp_path: Path, monkeypatch: py
 
 
 def test_wandb_file_that_is_not_a_run_is_a_problem_not_a_crash(tmp_path: Path) -> None:
-    pytest.importorskip("wandb", reason="the 'wandb' extra is not installed (pip install 'rlgate[wandb]')")
+    pytest.importorskip("wandb", reason="the 'wandb' extra is not installed (pip install 'rl-release-gate[wandb]')")
     junk = tmp_path / "run-x.wandb"
     junk.write_bytes(b"\x00not a transaction log" * 20)
     log = read_log(junk)
@@ -117,7 +118,7 @@ def test_wandb_csv_chart_export_drops_the_run_prefix_and_bands(tmp_path: Path) -
 
 
 def _mlflow_run(root: Path, n: int = N) -> Path:
-    pytest.importorskip("mlflow", reason="the 'mlflow' extra is not installed (pip install 'rlgate[mlflow]')")
+    pytest.importorskip("mlflow", reason="the 'mlflow' extra is not installed (pip install 'rl-release-gate[mlflow]')")
     from mlflow.entities import Metric
     from mlflow.tracking import MlflowClient
 

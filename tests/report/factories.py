@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlgate.contract.loader import ResolvedContract, load_contract
+from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, GateVerdict, PairingReport, RunRef
+from rlgate.harness.vocabulary import load_contract
 from rlgate.results.models import (
     RunProvenance,
     RunResult,

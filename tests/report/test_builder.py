@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.synthetic_runs import make_manifest
 
 from rlgate.engine.models import PairingReport
 from rlgate.report.builder import build_report, normalise
@@ -120,16 +121,34 @@ def test_top_regressions_rank_drops_and_skip_ungated_lengths(tmp_path: Path) -> 
 def test_rollout_card_merges_provenance_manifests_and_drops(tmp_path: Path) -> None:
     decision = f.decision().model_copy(update={"pairing": [
         PairingReport(task="gsm8k", paired=7, only_candidate=1, examples=["doc 99"])]})
-    manifest = {"seed": 1234, "library_versions": {"vllm": "0.6.3"}, "drops": [{"task": "gsm8k", "doc_id": 5,
-                "reason": "timeout"}], "reporting_rules": ["timeouts count as wrong"], "gpu": "H100"}
+    manifest = make_manifest(seeds={"random_seed": 1234}, library_versions={"vllm": "0.6.3"}, backend="vllm",
+                             tasks=[{"task": "gsm8k", "tokens_out": 5}])
     model = build_report(decision, contract=f.contract(tmp_path), baseline=f.run("b", BASE),
                          candidate=f.run("c", CAND), manifests={"candidate": manifest},
                          monitor={"severity": None, "findings": []})
     card = model.rollout
     cand = next(r for r in card.runs if r.role == "candidate")
-    assert cand.seeds == {"seed": 1234} and cand.library_versions == {"torch": "2.13.0", "vllm": "0.6.3"}
+    assert cand.seeds == {"random_seed": 1234} and cand.library_versions == {"torch": "2.13.0", "vllm": "0.6.3"}
+    # the samples' own token counts win over the manifest's per-task count
     assert cand.response_tokens == 12 * 3 * len(CAND) and cand.wall_time_s == 321.0
-    assert cand.manifest == {"gpu": "H100"}
-    assert card.reporting_rules == ["timeouts count as wrong"]
-    assert {d["run"] for d in card.drops} == {"candidate", "pairing"}
+    assert cand.manifest["backend"] == "vllm" and "library_versions" not in cand.manifest
+    assert card.reporting_rules[0].startswith("Empty or unparseable answers")
+    assert {d["run"] for d in card.drops} == {"pairing"}
     assert model.decision.extensions["monitor"] == {"severity": None, "findings": []}
+
+
+def test_rollout_card_reads_the_manifest_a_run_carries(tmp_path: Path) -> None:
+    """`rlgate gate` on folders rlgate produced passes no manifests: the card reads those the runs carry. A manifest
+    written before `seeds` was recorded shows the protocol's sampling seed; tokens come from the manifest when the
+    samples do not count them."""
+    cand = f.run("c", CAND)
+    for task in cand.tasks.values():
+        for sample in task.samples:
+            sample.response_tokens = None
+    cand.provenance.manifest = make_manifest(protocol={"sampling": {"seed": 1234, "temperature": 0.0}},
+                                             tasks=[{"task": "gsm8k", "tokens_out": 40}, {"task": "mmlu_pro"}])
+    card = build_report(f.decision(), contract=f.contract(tmp_path), baseline=f.run("b", BASE),
+                        candidate=cand).rollout
+    base_card, cand_card = card.runs
+    assert cand_card.seeds == {"sampling_seed": 1234} and cand_card.response_tokens == 40
+    assert base_card.seeds == {} and base_card.manifest == {}

@@ -23,9 +23,9 @@ def _generator(repo_root: Path):  # type: ignore[no-untyped-def]
 
 
 def test_real_mmlu_pro_report(shared_data: Path, repo_root: Path, tmp_path: Path) -> None:
-    from rlgate.contract.loader import load_contract
     from rlgate.engine.decision import decide
     from rlgate.harness.lmeval.folder import read_lmeval_folder
+    from rlgate.harness.vocabulary import load_contract
     from tests.fixtures.lmeval_builders import build_mmlu_pro_llama_folder
 
     contract = load_contract(repo_root / "docs/examples/mmlu_pro_contract.yaml")

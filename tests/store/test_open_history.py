@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.contract.loader import load_contract
 from rlgate.errors import InputError
+from rlgate.harness.vocabulary import load_contract
 from rlgate.store.history import SQLiteHistory
 from rlgate.store.open import history_url, open_history, redact
 from rlgate.store.protocol import HistoryStore

@@ -9,17 +9,18 @@ bfcl`) into a run folder with a run manifest. Scoring is in `results` and `check
 from __future__ import annotations
 
 import hashlib
-import shutil
-import time
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rlgate.contract.loader import ResolvedContract, ResolvedTask
+from rlgate.contract.loader import ResolvedTask
 from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
+from rlgate.harness.importer import ImporterHarness
+from rlgate.results.manifest import Drops, TaskRun, stored_import
 from rlgate.results.models import RunResult
+
+if TYPE_CHECKING:
+    from rlgate.harness.bfcl.checker import ModelFlags
 
 RESULTS = "bfcl"
 
@@ -33,11 +34,16 @@ def categories_of(task: ResolvedTask) -> list[str]:
     return [found] if isinstance(found, str) else [str(c) for c in found]
 
 
-class BfclHarness:
+def _has(folder: Path, kind: str) -> bool:
+    """Whether a folder holds BFCL `result` or `score` files a few levels down."""
+    return folder.is_dir() and any(next(folder.glob("/".join(["*"] * d + [f"BFCL_v*_{kind}.json"])), None)
+                                   is not None for d in range(4))
+
+
+class BfclHarness(ImporterHarness):
     """Reads BFCL result files; `run` imports them (`--responses`), it never calls a model."""
 
     name = "bfcl"
-    imports_for = ("inspect",)  # a task of its own harness is read by it directly
 
     def version(self) -> str | None:
         from rlgate.harness.bfcl.checker import version
@@ -46,29 +52,35 @@ class BfclHarness:
 
     def can_read(self, path: Path) -> bool:
         from rlgate.harness.bfcl.results import FILE_NAME
+        from rlgate.harness.bfcl.scores import SCORE_NAME
 
         if path.is_file():
-            return FILE_NAME.match(path.name) is not None
-        return path.is_dir() and any(next(path.glob("/".join(["*"] * d + ["BFCL_v*_result.json"])), None)
-                                     is not None for d in range(4))
+            return FILE_NAME.match(path.name) is not None or SCORE_NAME.match(path.name) is not None
+        return _has(path, "result") or _has(path, "score")
 
     def read(self, path: Path, *, samples: bool = True) -> RunResult:
-        """Result files, or an rlgate import folder (task names from its run manifest)."""
+        """Result files (re-scored by bfcl-eval's checker), BFCL's own score files (`bfcl evaluate`, read as
+        scored) where there are no result files, or an rlgate import folder (task names from its manifest)."""
         from rlgate.harness.bfcl.results import read_result_files
+        from rlgate.harness.bfcl.scores import SCORE_NAME, read_score_files
 
         stored = stored_import(path, self.name, RESULTS)
         if stored is None:
+            if SCORE_NAME.match(path.name) or (path.is_dir() and not _has(path, "result") and _has(path, "score")):
+                return read_score_files(path, samples=samples)
             return read_result_files(path, samples=samples)
         manifest, files = stored
         recorded = manifest.model_spec.get("categories")
         names = {str(k): str(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
         model = manifest.model_spec.get("bfcl_model")
-        return manifest.attach_to(read_result_files(files, names=names, model=str(model) if model else None,
-                                                    samples=samples))
+        recorded_flags = manifest.model_spec.get("bfcl_flags")
+        given = None
+        if isinstance(recorded_flags, dict):
+            from rlgate.harness.bfcl.flags import from_task_args
 
-    def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
-             **options: object) -> RunPlan:
-        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+            given = from_task_args(recorded_flags, "run_manifest.model_spec.bfcl_flags")
+        return manifest.attach_to(read_result_files(files, names=names, model=str(model) if model else None,
+                                                    samples=samples, given=given))
 
     def run(self, plan: RunPlan) -> RunOutcome:
         """Import `plan.responses` as the contract's BFCL tasks, by category."""
@@ -79,10 +91,11 @@ class BfclHarness:
             raise InputError("rlgate does not run BFCL generation itself", field="--checkpoint",
                              fix="run the task live through inspect (task: inspect_evals/bfcl), or give `bfcl "
                                  "generate`'s result files with --responses")
-        started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+        started = self.started()
         names = self._names(plan)
+        given = self._flags(plan)
         files = result_files(plan.responses, categories=names)  # in a folder: the contract's categories only
-        run = read_result_files(plan.responses, names=names, files=files)
+        run = read_result_files(plan.responses, names=names, files=files, given=given)
         by_name = {v: k for k, v in names.items()}
         stray = [t for t in run.tasks if t not in by_name]
         if stray:
@@ -95,11 +108,7 @@ class BfclHarness:
             raise InputError(f"no result file for task(s) {', '.join(missing)}", file=plan.responses,
                              fix="add their BFCL_v4_<category>_result.json, or pass --responded-only")
         target = plan.out_dir / RESULTS
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
-        for file in files:
-            shutil.copyfile(file, target / file.name)
+        self.copy_files(files, target)
         runs = []
         tasks = {t.name: t for t in plan.tasks}
         for name, result in run.tasks.items():
@@ -115,21 +124,31 @@ class BfclHarness:
                                 task_hash=digest, dataset=result.protocol.dataset or "", documents=result.n_samples,
                                 requests=result.n_samples, cached=result.n_samples, drops=drops))
         fingerprint = hashlib.sha256(",".join(sorted(r.task_hash for r in runs)).encode()).hexdigest()[:16]
-        manifest = RunManifest(
-            harness=self.name, harness_version=self.version(), contract=str(plan.contract.path),
-            contract_name=plan.contract.name, role=plan.role, checkpoint=str(plan.responses),
-            checkpoint_kind="responses", checkpoint_fingerprint=f"bfcl:{fingerprint}", backend="responses",
+        manifest = self.write_manifest(
+            plan, started=started, runs=runs, fingerprint=f"bfcl:{fingerprint}",
             model_spec={"bfcl_model": run.provenance.model, "categories": {c: n for c, n in names.items()
-                                                                           if n in run.tasks}},
-            protocol_hash="bfcl-result-files", protocol={"source": "bfcl_result_file"}, started=stamp,
-            wall_time_s=round(time.monotonic() - started, 3), model_loaded=False, tasks=runs,
-            library_versions={"bfcl_eval": self.version() or "unknown"},
-            benchmark_versions={t.name: t.benchmark_version for t in plan.tasks if t.name in run.tasks},
-            task_visibility={t.name: t.visibility for t in plan.tasks}, results_file=RESULTS)
-        write_text_atomic(plan.out_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2))
+                                                                           if n in run.tasks},
+                        **({"bfcl_flags": {"fc": given.is_fc_model, "underscore_to_dot": given.underscore_to_dot}}
+                           if given is not None else {})},
+            protocol_hash="bfcl-result-files", protocol={"source": "bfcl_result_file"}, results_file=RESULTS,
+            benchmark_tasks=set(run.tasks), library_versions={"bfcl_eval": self.version() or "unknown"})
         plan.progress.message(f"scored {sum(r.documents for r in runs)} BFCL results with bfcl-eval "
                               f"{self.version()}'s checker ({sum(r.drops.missing for r in runs)} missing: failures)")
         return RunOutcome(plan.out_dir, target, manifest, False)
+
+    @staticmethod
+    def _flags(plan: RunPlan) -> ModelFlags | None:
+        """The model flags the contract's BFCL tasks name (they must agree), else None."""
+        from rlgate.harness.bfcl.flags import from_task_args
+
+        found = {(t.name, f) for t in plan.tasks if categories_of(t)
+                 and (f := from_task_args(t.entry.task_args, f"suites.tasks[{t.name}]")) is not None}
+        if len({f for _, f in found}) > 1:
+            raise InputError("the contract's BFCL tasks name different model flags (" + ", ".join(
+                f"{n}: fc={f.is_fc_model}, underscore_to_dot={f.underscore_to_dot}" for n, f in sorted(found)) + ")",
+                field="suites.tasks.task_args", fix="one model's result files have one set of flags: give the same "
+                "fc / underscore_to_dot on every BFCL task")
+        return next(iter(found))[1] if found else None
 
     @staticmethod
     def _names(plan: RunPlan) -> dict[str, str]:

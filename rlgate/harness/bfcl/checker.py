@@ -129,10 +129,24 @@ def ground_truth(category: str) -> tuple[dict[str, dict[str, Any]], dict[str, An
     return {p["id"]: p for p in prompts}, {a["id"]: a["ground_truth"] for a in answers}
 
 
-def flags(model: str) -> ModelFlags:
-    """The model's flags: BFCL's result folder name is the registry key with '/' written as '_'."""
+@cache
+def dataset_ids(category: str) -> list[str]:
+    """The entry ids of a category in bfcl-eval's shipped data (relevance categories have no answers)."""
+    _, _, utils, _ = _modules()
+    return [p["id"] for p in utils.load_dataset_entry(category, include_prereq=False,
+                                                      include_language_specific_hint=False)]
+
+
+def listed(model: str) -> ModelFlags | None:
+    """The flags bfcl-eval lists for a model (BFCL's result folder name is the registry key with '/' as '_')."""
     known = model_flags()
-    return known.get(model) or known.get(model.replace("_", "/")) or ModelFlags()
+    return known.get(model) or known.get(model.replace("_", "/"))
+
+
+def flags(model: str, given: ModelFlags | None = None) -> ModelFlags:
+    """The flags to score with: the ones the contract gives, else bfcl-eval's, else the defaults (the
+    reader refuses an unlisted model without given flags before it gets here)."""
+    return given or listed(model) or ModelFlags()
 
 
 def _formats(category: str) -> tuple[Any, Any]:
@@ -144,12 +158,12 @@ def _formats(category: str) -> tuple[Any, Any]:
     return enums.Language.PYTHON, enums.ReturnFormat.PYTHON
 
 
-def decode(result: Any, category: str, model: str) -> list[dict[str, Any]]:
+def decode(result: Any, category: str, model: str, given: ModelFlags | None = None) -> list[dict[str, Any]]:
     """A raw result as the AST checker's input, the way bfcl-eval's generic handlers decode it: FC models'
     `[{name: "json args"}]` with json.loads (OpenAI-compatible handlers), prompt models' text with
     `default_decode_ast_prompting`. Raises on undecodable output (the runner's `ast_decoder:decoder_failed`)."""
     _, handler_utils, _, _ = _modules()
-    if flags(model).is_fc_model and isinstance(result, list):
+    if flags(model, given).is_fc_model and isinstance(result, list):
         out = []
         for call in result:
             name = next(iter(call))
@@ -161,18 +175,22 @@ def decode(result: Any, category: str, model: str) -> list[dict[str, Any]]:
     return list(handler_utils.default_decode_ast_prompting(result, _formats(category)[1], False))
 
 
-def check(result: Any, category: str, sample_id: str, model: str) -> tuple[bool, list[dict[str, Any]] | None, str,
-                                                                             str | None]:
+def check(result: Any, category: str, sample_id: str, model: str,
+          given: ModelFlags | None = None) -> tuple[bool, list[dict[str, Any]] | None, str, str | None]:
     """(valid, decoded calls, error text, error type) of one result, as bfcl-eval's `_evaluate_single_ast_entry`."""
     checker, _, utils, _ = _modules()
     prompts, answers = ground_truth(category)
     try:
-        decoded = decode(result, category, model)
+        decoded = decode(result, category, model, given)
     except Exception as exc:  # the runner's own catch-all: any decoder failure is an invalid answer
         return False, None, f"Invalid syntax. Failed to decode AST. {exc}", "ast_decoder:decoder_failed"
     if not utils.is_function_calling_format_output(decoded):
         return False, None, "Did not output in the specified format.", "ast_decoder:decoder_wrong_output_format"
     language, _ = _formats(category)
+    mapping = sys.modules[MODEL_CONFIG].MODEL_CONFIG_MAPPING
+    key = model.replace("_", "/")  # the checker's own lookup key (convert_func_name)
+    if given is not None and mapping.get(key) != given:  # the checker reads the flags by model name
+        mapping[key] = given
     verdict = checker.ast_checker(prompts[sample_id]["function"], decoded, answers[sample_id], language, category,
                                   model)
     errors = verdict.get("error") or []

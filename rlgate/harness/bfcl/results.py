@@ -20,6 +20,7 @@ from typing import Any
 
 from rlgate.errors import InputError
 from rlgate.harness.bfcl import checker
+from rlgate.harness.bfcl import flags as model_flags
 from rlgate.jsonl import iter_jsonl
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
@@ -123,7 +124,7 @@ def _doc_hash(sample_id: str) -> str:
 
 
 def task_for(category: str, rows: dict[str, list[tuple[int, dict[str, Any]]]], file: Path, model: str,
-             name: str) -> TaskResult:
+             name: str, given: checker.ModelFlags | None = None) -> TaskResult:
     """One category's rows as a scored TaskResult; every ground-truth id is a sample."""
     prompts, _ = checker.ground_truth(category)
     unknown = [i for i in rows if i not in prompts]
@@ -145,7 +146,7 @@ def task_for(category: str, rows: dict[str, list[tuple[int, dict[str, Any]]]], f
             raise InputError(f"id '{sample_id}' has two different results (lines {found[0][0]} and {found[1][0]})",
                              file=file, line=found[1][0], fix="keep one result per id")
         line, row = found[0]
-        valid, decoded, error, error_type = checker.check(row["result"], category, sample_id, model)
+        valid, decoded, error, error_type = checker.check(row["result"], category, sample_id, model, given)
         question = prompts[sample_id].get("question") or [[]]
         first = next((m.get("content") for turn in question for m in turn if m.get("role") == "user"), None)
         samples.append(SampleRecord(
@@ -154,7 +155,7 @@ def task_for(category: str, rows: dict[str, list[tuple[int, dict[str, Any]]]], f
             scores={NO_FILTER: {}}, trajectory=_trajectory(row, decoded, error),
             extra={"sample_id": sample_id, "line": line, "error_type": error_type,
                    AGENT_KEY: scorer_outcome(1.0 if valid else 0.0, None, None, {"valid": 1.0 if valid else 0.0})}))
-    flags = checker.flags(model)
+    flags = checker.flags(model, given)
     task = TaskResult(task=name, n_samples=len(samples), samples=samples, protocol=TaskProtocol(
         version=checker.version(), dataset=f"bfcl-eval {category}",
         agent={"source": "bfcl_result_file", "category": category, "is_fc_model": flags.is_fc_model,
@@ -168,11 +169,13 @@ def default_name(category: str) -> str:
 
 
 def read_result_files(path: Path, *, names: dict[str, str] | None = None, model: str | None = None,
-                      samples: bool = True, files: list[Path] | None = None) -> RunResult:
+                      samples: bool = True, files: list[Path] | None = None,
+                      given: checker.ModelFlags | None = None) -> RunResult:
     """Every category at `path` as one task each (`names`: category -> task name, else `bfcl_<category>`).
 
     `model`: bfcl's name of the model (its result folder), else read from the files' path; `files`: the
-    result files to read (default `result_files(path)`)."""
+    result files to read (default `result_files(path)`); `given`: the contract's flags for the model
+    (required for a model bfcl-eval does not list; see `flags`)."""
     checker.require_bfcl()
     tasks: dict[str, TaskResult] = {}
     for file in files if files is not None else result_files(path):
@@ -181,6 +184,7 @@ def read_result_files(path: Path, *, names: dict[str, str] | None = None, model:
         found = _rows(file)
         if match and match["category"] in checker.AST_CATEGORIES and not found:
             found = {match["category"]: {}}  # an empty file: every id of its category is missing
+        given = model_flags.require(model, given, found, file)  # before any scoring
         for category, rows in found.items():
             if match and match["category"] != category:
                 raise InputError(f"ids of category '{category}' in the {match['category']} result file", file=file,
@@ -189,7 +193,7 @@ def read_result_files(path: Path, *, names: dict[str, str] | None = None, model:
             if name in tasks:
                 raise InputError(f"two result files of category '{category}'", file=file,
                                  fix="keep one result file per category (one model's result folder)")
-            tasks[name] = task_for(category, rows, file, model, name)
+            tasks[name] = task_for(category, rows, file, model, name, given)
             if not samples:
                 tasks[name].samples = []
     provenance = RunProvenance(source=str(path), harness="bfcl", harness_version=checker.version(), model=model)

@@ -7,16 +7,30 @@ sample id, epoch) with its trajectory; agent metrics are defined in `rlgate.resu
 
 from __future__ import annotations
 
+import re
 from importlib import metadata
 from pathlib import Path
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
-from rlgate.errors import InputError, MissingExtraError
-from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, load_manifest
+from rlgate.errors import MissingExtraError
+from rlgate.harness.base import Harness, RunOutcome, RunPlan, TaskRequirements
+from rlgate.results.manifest import MANIFEST_FILE, load_manifest
 from rlgate.results.models import RunResult
 
 _HEAVY = ("inspect_ai", "inspect_evals")
+
+
+def is_json_log(path: Path) -> bool:
+    """A JSON-format inspect log (`--log-format json`, and every log before `.eval`, versions 1 and 2):
+    a cheap look at its first bytes for the top-level `version` / `status` / `eval` keys inspect writes first."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    start = head.lstrip()
+    return (start.startswith(b"{") and re.match(rb'\{\s*"version"\s*:\s*\d+\s*,', start) is not None
+            and b'"eval"' in head and b'"status"' in head)
 
 
 def _require_inspect(what: str) -> None:
@@ -26,10 +40,12 @@ def _require_inspect(what: str) -> None:
         raise MissingExtraError.for_extra(what, "agent", "inspect_ai")
 
 
-class InspectHarness:
+class InspectHarness(Harness):
     """inspect-ai: `inspect_ai.eval` with the contract's model, GenerateConfig, limits and epochs; `.eval` logs."""
 
     name = "inspect"
+    runs_agents = True
+    samples_hint = "give the .eval log itself (inspect logs every sample unless run with --no-log-samples)"
 
     def version(self) -> str | None:
         try:
@@ -39,9 +55,12 @@ class InspectHarness:
 
     def can_read(self, path: Path) -> bool:
         if path.is_file():
-            return path.suffix == ".eval"
-        return path.is_dir() and (next(path.glob("*.eval"), None) is not None
-                                  or next(path.glob("logs/*.eval"), None) is not None)
+            return path.suffix == ".eval" or (path.suffix == ".json" and is_json_log(path))
+        if not path.is_dir():
+            return False
+        return any(next(folder.glob("*.eval"), None) is not None
+                   or any(is_json_log(f) for f in sorted(folder.glob("*.json"))[:64])
+                   for folder in (path, path / "logs"))
 
     def read(self, path: Path, *, samples: bool = True) -> RunResult:
         """`.eval` logs (a file or a folder) with rlgate's run manifest attached when rlgate produced them."""
@@ -58,18 +77,20 @@ class InspectHarness:
                 break
         return run
 
+    def requirements(self, task: ResolvedTask) -> TaskRequirements:
+        from rlgate.harness.inspect.catalog import missing, needs, notes
+
+        return TaskRequirements(needs(task), missing(task), notes(task))
+
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:
-        foreign = [t for t in tasks if t.harness != self.name]
-        if foreign:
-            raise InputError(f"task '{foreign[0].name}' belongs to harness '{foreign[0].harness}', not inspect",
-                             field="suites.tasks.harness", fix="run each harness's tasks in its own plan")
+        plan = self.own_plan(contract, tasks, out_dir, cache_dir, **options)
         if options.get("checkpoint") is not None and options.get("responses") is None:
             from rlgate.harness.inspect.catalog import check_requirements
 
             for task in tasks:  # at plan time: a missing Docker or package stops the run before any model time
                 check_requirements(task)
-        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+        return plan
 
     def run(self, plan: RunPlan) -> RunOutcome:
         _require_inspect("running agent tasks")
@@ -78,4 +99,4 @@ class InspectHarness:
         return InspectRunner().run(plan)
 
 
-__all__ = ["InspectHarness"]
+__all__ = ["InspectHarness", "is_json_log"]

@@ -36,10 +36,12 @@ _NEED_TEXT = {
 
 def needs(task: ResolvedTask) -> list[str]:
     """Everything the task needs to run: rlgate's agent extra, packages, Docker, data."""
-    out = ["pip install 'rlgate[agent]' (inspect-ai)"]
+    out = ["pip install 'rl-release-gate[agent]' (inspect-ai)"]
     known_needs, packages = KNOWN.get(task.entry.task, ((), ()))
     if local_task_file(task.entry) is not None:
-        out.append(f"local task file {task.path} (trusted)")
+        out.append(f"local task file {task.path} (trusted)" if task.path is not None else
+                   f"local task file {local_task_file(task.entry)} (absent: needed to run the task, not to gate "
+                   "its stored logs)")
     elif task.entry.task.startswith("inspect_evals/"):
         out.append("inspect-evals")
     out += [f"Python package {p}" for p in packages]
@@ -50,11 +52,14 @@ def needs(task: ResolvedTask) -> list[str]:
 def missing(task: ResolvedTask) -> list[str]:
     """The needs this machine does not meet (packages not importable, no docker binary)."""
     out: list[str] = []
+    if local_task_file(task.entry) is not None and task.path is None:
+        out.append(f"the local task file {local_task_file(task.entry)} does not exist (looked beside the suite "
+                   "file and in the folders above); it is needed to run the task")
     if importlib.util.find_spec("inspect_ai") is None:
-        out.append("inspect-ai is not installed (pip install 'rlgate[agent]')")
+        out.append("inspect-ai is not installed (pip install 'rl-release-gate[agent]')")
     known_needs, packages = KNOWN.get(task.entry.task, ((), ()))
     if task.entry.task.startswith("inspect_evals/") and importlib.util.find_spec("inspect_evals") is None:
-        out.append("inspect-evals is not installed (pip install 'rlgate[agent]')")
+        out.append("inspect-evals is not installed (pip install 'rl-release-gate[agent]')")
     out += [f"Python package {p} is not installed" for p in packages if importlib.util.find_spec(p) is None]
     if "docker" in {*known_needs, *task.entry.requires}:
         problem = _docker_problem()

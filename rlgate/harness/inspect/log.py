@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from rlgate.errors import InputError
 from rlgate.gcpause import collector_paused
+from rlgate.harness.inspect import is_json_log
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,
@@ -108,18 +109,43 @@ def _steps(messages: list[Any]) -> list[TrajectoryStep]:
     return steps
 
 
+#: the strings inspect's scorers write for a verdict (value_to_float's defaults), as numbers
+_VERDICTS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+
+
+def _unreadable(value: Any) -> bool:
+    """A score string that is neither a verdict (C / I / P / N, yes / no, true / false) nor a finite number.
+
+    inspect's `value_to_float` turns such a string ("unsafe", "NaN") into 0.0 with a log warning, which
+    would read an unknown safety verdict as "safe": rlgate keeps it as it was written, so it is corrupt."""
+    if not isinstance(value, str):
+        return False
+    if value in _VERDICTS or value.lower() in _VERDICTS:
+        return False
+    try:
+        return not math.isfinite(float(value))
+    except ValueError:
+        return True
+
+
 def _float(value: Any) -> float | None:
+    """inspect's own `value_to_float`, except that a value it cannot map (a free-text string such as
+    "G:50.0 : T:100.0", a list) is unreadable (NaN: corrupt), never the 0.0 it falls back to with a warning."""
     from inspect_ai.scorer import value_to_float
 
+    if _unreadable(value) or isinstance(value, list | dict):  # value_to_float would give 0.0 with a warning
+        return math.nan
     try:
         return float(value_to_float()(value))
     except (TypeError, ValueError):
         return None
 
 
-def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
-    """(success, state success, every numeric score by name) from a sample's scores (first scorer decides)."""
+def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float], dict[str, Any]]:
+    """(success, state success, every numeric score by name, score strings that are no number) from a sample's
+    scores (first scorer decides). An unreadable string is NaN in the numbers (corrupt, never 0.0)."""
     numeric: dict[str, float] = {}
+    raw: dict[str, Any] = {}
     success: float | None = None
     state: float | None = None
     for index, (name, score) in enumerate((sample.scores or {}).items()):
@@ -127,6 +153,8 @@ def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
         if isinstance(value, dict):
             for key, item in value.items():
                 number = _float(item)
+                if _unreadable(item):
+                    raw[str(key)] = item
                 if number is not None:
                     numeric[str(key)] = number
             if success is None:
@@ -135,6 +163,8 @@ def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
                     min(numeric.values()) if numeric else None) if index == 0 else None
         else:
             number = _float(value)
+            if _unreadable(value):
+                raw[name] = value
             if number is not None:
                 numeric[name] = number
                 if index == 0 or name in SUCCESS_KEYS:
@@ -144,7 +174,9 @@ def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float]]:
             state = _float(meta[STATE_SUCCESS])
     if STATE_SUCCESS in numeric:
         state = numeric[STATE_SUCCESS]
-    return success, state, numeric
+    if success is None and sample.error is None:
+        success = math.nan  # no scorer, or none whose value is a number: unknown (corrupt), never a failure
+    return success, state, numeric, raw
 
 
 def _tokens(sample: Any) -> int | None:
@@ -194,9 +226,10 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
         steps=_steps(sample.messages or []), epoch=int(sample.epoch), limits_hit=limits, error=error,
         total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None),
         final_state=_final_state(sample), explanation=_explanation(sample))
-    success, state, numeric = _scores(sample)
+    success, state, numeric, raw = _scores(sample)
     completion = sample.output.completion if sample.output is not None else ""
-    scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: dict(numeric)}
+    # an unreadable score string stays as written, so the quarantine lists it (wrong type) instead of a number
+    scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: {**numeric, **raw} if raw else dict(numeric)}
     extra: dict[str, Any] = {"sample_id": sample.id,
                              AGENT_KEY: scorer_outcome(success, state, completion, numeric)}
     if sample.metadata:
@@ -227,6 +260,12 @@ def _tools(log: Any) -> list[str]:
             if isinstance(tool, dict) and "name" in tool:
                 names.add(str(tool["name"]))
     return sorted(names)
+
+
+def _scoring(spec: Any) -> dict[str, Any]:
+    """The scorers the log names, with their arguments (what defines a score), as JSON data."""
+    scorers = getattr(spec, "scorers", None) or []
+    return {"scorers": [{"name": s.name, "options": s.options or {}} for s in scorers]} if scorers else {}
 
 
 def _solver(log: Any) -> list[str]:
@@ -264,7 +303,7 @@ def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     task = TaskResult(task=name, n_samples=len(records), samples=records,
                       protocol=TaskProtocol(version=str(spec.task_version), generation_kwargs=generate,
                                             dataset=str(getattr(spec.dataset, "name", None) or ""),
-                                            agent=agent))
+                                            agent=agent, scoring=_scoring(spec)))
     score_task(task)
     for name, value in _scorer_means(records).items():
         task.metrics.setdefault(NO_FILTER, {}).setdefault(name, value)
@@ -291,7 +330,13 @@ def provenance(log: Any, path: Path, version: str | None) -> RunProvenance:
                          model_args={k: str(v) for k, v in (spec.model_args or {}).items()},
                          library_versions={str(k): str(v) for k, v in (spec.packages or {}).items()},
                          system_instruction=(log.plan.config.system_message if log.plan is not None else None),
-                         date=str(spec.created))
+                         date=str(spec.created), seeds=_seeds(log))
+
+
+def _seeds(log: Any) -> dict[str, int]:
+    """The generation seed the log records (GenerateConfig.seed), where one was set."""
+    seed = log.plan.config.seed if log.plan is not None else None
+    return {"seed": seed} if type(seed) is int else {}
 
 
 def log_files(path: Path) -> list[Path]:
@@ -300,10 +345,11 @@ def log_files(path: Path) -> list[Path]:
         return [path]
     for folder in (path / "logs", path):
         found = sorted([*folder.glob("*.eval"), *folder.glob("*.json")]) if folder.is_dir() else []
-        found = [f for f in found if f.name not in ("run_manifest.json", "logs.json")]
+        found = [f for f in found if f.suffix == ".eval" or is_json_log(f)]  # not a manifest or a summary
         if found:
             return found
-    raise InputError("no inspect log (.eval) in this folder", file=path,
+    raise InputError("no inspect log (.eval, or a JSON log with top-level version/status/eval) in this folder",
+                     file=path,
                      fix="point at an .eval file, or a folder of them (inspect eval --log-dir DIR)")
 
 

@@ -25,7 +25,7 @@ from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result
 from rlgate.harness.inspect.toolbox.policies import scripted_model
-from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
+from rlgate.results.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
 
 LOGS = "logs"
 PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
@@ -34,7 +34,12 @@ PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
 def _task_spec(task: ResolvedTask) -> str:
     """What inspect loads: `inspect_evals/x`, or `/abs/file.py[@function]` for a trusted local file."""
     if local_task_file(task.entry) is not None:
-        assert task.path is not None and task.trusted  # the loader refuses untrusted files
+        if task.path is None:
+            raise InputError(f"local task file '{local_task_file(task.entry)}' does not exist, and running task "
+                             f"'{task.name}' needs it", field="suites.tasks.task",
+                             fix="restore the task file (its path is relative to the suite file), or gate the "
+                                 "task's stored logs with `rlgate gate`, which needs no task source")
+        assert task.trusted  # the loader refuses untrusted files
         function = task.entry.task.split("@", 1)[1] if "@" in task.entry.task else None
         return f"{task.path}@{function}" if function else str(task.path)
     return task.entry.task
@@ -44,14 +49,20 @@ def _load_task(task: ResolvedTask) -> Any:
     """The inspect Task object; an unknown task or a task file that fails to load is an InputError."""
     from inspect_ai._eval.loader import load_tasks
 
+    from rlgate.harness.bfcl import categories_of
+    from rlgate.harness.bfcl.flags import FLAG_ARGS
+
     spec = _task_spec(task)
+    args = dict(task.entry.task_args)
+    if categories_of(task):  # the BFCL model flags are for bfcl-eval's checker (imports), not the inspect task
+        args = {k: v for k, v in args.items() if k not in FLAG_ARGS}
     try:
-        found = load_tasks([spec], task_args=dict(task.entry.task_args))
+        found = load_tasks([spec], task_args=args)
     except Exception as exc:
         raise InputError(f"inspect cannot load task '{task.entry.task}' ({type(exc).__name__}: "
                          f"{str(exc).splitlines()[0][:200] if str(exc) else ''})", field="suites.tasks.task",
-                         fix="name an inspect-evals task (pip install 'rlgate[agent]'; e.g. inspect_evals/bfcl) "
-                             "or a local task file in trusted_task_paths") from None
+                         fix="name an inspect-evals task (pip install 'rl-release-gate[agent]'; e.g. "
+                             "inspect_evals/bfcl) or a local task file in trusted_task_paths") from None
     if not found:
         raise InputError(f"inspect knows no task '{task.entry.task}'", field="suites.tasks.task",
                          fix="check the name (inspect list tasks) or the file's @task function")
@@ -199,6 +210,7 @@ class InspectRunner:
             library_versions={"inspect_ai": version or "unknown"}, started=stamp,
             wall_time_s=round(time.monotonic() - started, 3), model_loaded=backend is None, tasks=runs,
             benchmark_versions={t.name: t.benchmark_version for t in plan.tasks if t.name in {r.task for r in runs}},
-            task_visibility={t.name: t.visibility for t in plan.tasks}, results_file=LOGS)
+            task_visibility={t.name: t.visibility for t in plan.tasks}, results_file=LOGS,
+            seeds={"seed": protocol.sampling.seed})
         write_text_atomic(plan.out_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2))
         return RunOutcome(plan.out_dir, plan.out_dir / LOGS, manifest, backend is None)

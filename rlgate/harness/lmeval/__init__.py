@@ -9,17 +9,31 @@ from __future__ import annotations
 
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
-from rlgate.errors import InputError, MissingExtraError
-from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, RunManifest, load_manifest
+from rlgate.contract.vocabulary import TaskVocabulary
+from rlgate.errors import MissingExtraError
+from rlgate.harness.base import AnswerParse, ConvertReport, Harness, RunOutcome, RunPlan
+from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, task_vocabulary
+from rlgate.results.manifest import MANIFEST_FILE, RunManifest, load_manifest
 from rlgate.results.models import RunResult
 
 _HEAVY = ("lm_eval", "torch", "transformers", "datasets")
 
 
-class LmEvalHarness:
+def _results_head(file: Path) -> bool:
+    """An lm-eval results file names its "results" near the top (not, e.g., an agent's results_summary.json);
+    an empty or broken one is still lm-eval's, so its reader reports what is wrong with it."""
+    try:
+        with file.open("rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return True
+    return b'"results"' in head or not head.lstrip().startswith(b"{")
+
+
+class LmEvalHarness(Harness):
     """lm-eval 0.4.x: `simple_evaluate` with rlgate's cache-first or replay LM; output folders as lm-eval's."""
 
     name = "lm_eval"
@@ -28,6 +42,7 @@ class LmEvalHarness:
     #: its reader takes every unusable score out of the samples as it reads them (samples_file), and what it
     #: derives afterwards is finite, so `read_results` spares a second pass over every score
     scores_checked = True
+    samples_hint = SAMPLES_HINT
 
     def version(self) -> str | None:
         try:
@@ -37,9 +52,9 @@ class LmEvalHarness:
 
     def can_read(self, path: Path) -> bool:
         if path.is_file():
-            return path.name.startswith("results_") and path.suffix == ".json"
-        return path.is_dir() and (next(path.glob("results_*.json"), None) is not None
-                                  or next(path.glob("*/results_*.json"), None) is not None)
+            return path.name.startswith("results_") and path.suffix == ".json" and _results_head(path)
+        return path.is_dir() and any(_results_head(f) for pattern in ("results_*.json", "*/results_*.json")
+                                     for f in sorted(path.glob(pattern))[:16])
 
     def read(self, path: Path, *, samples: bool = True) -> RunResult:
         """An lm-eval output folder, with rlgate's run manifest attached when rlgate produced it."""
@@ -49,13 +64,37 @@ class LmEvalHarness:
         manifest = _manifest_near(find_results_file(path))
         return run if manifest is None else manifest.attach_to(run)
 
+    def vocabulary(self, task: ResolvedTask) -> TaskVocabulary:
+        """The catalog's entry for a built-in task (by name or prefix); a local task folder is open."""
+        return task_vocabulary(task.name, local=task.path is not None)
+
+    def vocabulary_of(self, name: str) -> TaskVocabulary:
+        return task_vocabulary(name)
+
+    def family(self, name: str) -> str | None:
+        return catalog_task(name)
+
+    def answer_parse(self, task: str, response: str, doc: dict[str, Any]) -> AnswerParse | None:
+        """ChartQA's final-answer parser and MMMU's three parsing rules, as lm-eval's scorers apply them."""
+        from rlgate.harness.lmeval.vlm_metrics import chartqa_final_answer, mmmu_parsed
+
+        if task.startswith("chartqa"):
+            answer = chartqa_final_answer(response)
+            return AnswerParse(bool(answer), answer or None)
+        if task.startswith("mmmu_val"):
+            return AnswerParse(mmmu_parsed(response, doc))
+        return None
+
+    def convert_responses(self, files: list[Path], source: str, out: Path, *, task: str | None = None,
+                          answer_marker: bool = False) -> ConvertReport:
+        """lmms-eval samples files or VLMEvalKit result files as responses lm-eval's own metrics score."""
+        from rlgate.harness.lmeval.convert import convert
+
+        return convert(files, source, out, task=task, answer_marker=answer_marker)
+
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:
-        foreign = [t for t in tasks if t.harness != self.name]
-        if foreign:
-            raise InputError(f"task '{foreign[0].name}' belongs to harness '{foreign[0].harness}', not lm_eval",
-                             field="suites.tasks.harness", fix="run each harness's tasks in its own plan")
-        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+        return self.own_plan(contract, tasks, out_dir, cache_dir, **options)
 
     def run(self, plan: RunPlan) -> RunOutcome:
         try:

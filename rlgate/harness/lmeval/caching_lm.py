@@ -29,8 +29,8 @@ from rlgate.errors import InputError
 from rlgate.harness.base import ProgressSink, SilentProgress
 from rlgate.harness.lmeval.backends import canonical_json
 from rlgate.harness.lmeval.images import LazyImage, has_lazy_images, materialize, pixel_key
-from rlgate.harness.manifest import Drops
 from rlgate.jsonl_fast import visible_surrogates
+from rlgate.results.manifest import Drops
 from rlgate.store.cache import CachedGeneration, GenerationCache, Scope
 
 MAX_ERROR_SHARE = 0.1
@@ -180,7 +180,9 @@ class CachingLM(LM):
     def inner(self) -> LM:
         if self._inner is None:
             self.progress.message("loading the model (a request is not in the cache)")
+            began = time.monotonic()
             self._inner = self._factory()
+            self.progress.message(f"model loaded in {time.monotonic() - began:.0f} s")
             self._inner.set_cache_hook(self._hook)
             if self._chat_tokenizer is not None and hasattr(self._inner, "chat_applied"):
                 # prompts were formatted with the processor's template here; hf-multimodal must not

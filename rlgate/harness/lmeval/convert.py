@@ -22,18 +22,17 @@ import contextlib
 import csv
 import json
 import re
-import sys
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from rlgate.bounds import MAX_LINE_BYTES
 from rlgate.errors import InputError, MissingExtraError
+from rlgate.harness.base import ConvertReport
 from rlgate.jsonl import iter_jsonl
 from rlgate.jsonl_fast import load_document
 
-FORMATS = ("lmms-eval", "vlmevalkit")
+FORMATS = ("lmms-eval", "vlmevalkit", "opencompass")
 #: lm-eval's chartqa and rlgate's mathvista_testmini read the answer after this marker; lmms-eval and
 #: VLMEvalKit prompt for a bare answer instead (see `--answer-marker`).
 MARKER = "Final Answer:"
@@ -44,15 +43,10 @@ VLMEVALKIT_DATASETS = {"ChartQA_TEST": ("chartqa", "query"), "MMMU_DEV_VAL": ("m
                        "MathVista_MINI": ("mathvista_testmini", "question")}
 #: the lm-eval document field each task's question text lives in, for VLMEvalKit files named by --task
 QUESTION_FIELD = {"chartqa": "query", "mmmu_val": "question", "mathvista_testmini": "question"}
+#: VLMEvalKit's ChartQA `split` -> the HF ChartQA document's `human_or_machine` (0 human-written, 1 augmented)
+CHARTQA_SPLITS = {"human": 0, "augmented": 1, "machine": 1}
 
 
-@dataclass
-class ConvertReport:
-    """What was converted: rows per task, rows skipped (and why), bare answers (marked when asked)."""
-
-    rows: Counter[str] = field(default_factory=Counter)
-    skipped: Counter[str] = field(default_factory=Counter)
-    bare: Counter[str] = field(default_factory=Counter)
 
 
 def lmms_task(name: str) -> str:
@@ -167,15 +161,19 @@ def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if suffix == ".xlsx":
         yield from _xlsx(path)
     elif suffix in (".tsv", ".csv"):
-        csv.field_size_limit(sys.maxsize)
+        csv.field_size_limit(MAX_LINE_BYTES)  # a cell past it is csv.Error: one located error, not a traceback
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+            number = 1
             try:
                 for number, row in enumerate(reader, start=2):
                     yield number, dict(row)
             except UnicodeDecodeError:
                 fix = "re-export the file as UTF-8, as VLMEvalKit writes it (or pass the .xlsx)"
                 raise InputError("is not UTF-8 text", file=path, fix=fix) from None
+            except csv.Error as exc:
+                raise InputError(f"not a readable table ({exc})", file=path, line=number + 1,
+                                 fix="give the .tsv / .csv VLMEvalKit wrote, unedited (or the .xlsx)") from None
     elif suffix == ".json":
         data = load_document(path, fix="VLMEvalKit's .json result is a list of row objects, as UTF-8 JSON")
         if not isinstance(data, list):
@@ -243,13 +241,19 @@ def vlmevalkit_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[st
             raise InputError(f"row {number}: 'question' is empty", file=path, line=number, field="question",
                              fix="every result row needs the question it answers; re-export the file")
         mmmu_id, subject = _cell(row.get("id")), _cell(row.get("category"))
-        doc = {"id": mmmu_id} if name == "mmmu_val" and mmmu_id else {question_field: question}
+        doc: dict[str, Any] = {"id": mmmu_id} if name == "mmmu_val" and mmmu_id else {question_field: question}
+        split = str(_cell(row.get("split")) or "").lower()
+        if name == "chartqa" and split in CHARTQA_SPLITS:  # ChartQA's human / augmented questions
+            doc["human_or_machine"] = CHARTQA_SPLITS[split]
         # MMMU's `category` is the subject (Art_Theory): the row is matched within lm-eval's subject task
         leaf = f"mmmu_val_{subject.lower().replace(' ', '_')}" if name == "mmmu_val" and subject else name
         identity: dict[str, Any] = {"task": leaf, "doc": doc}
         answer = _cell(row.get("answer"))
         if answer is not None:
             identity["target"] = answer
+        index = _cell(row.get("index"))
+        if index is not None and index.lstrip("-").isdigit():
+            identity["index"] = int(index)  # places rows that share question and answer with other documents
         yield number, identity, [prediction or ""]
 
 
@@ -262,10 +266,14 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
     if out.is_dir():
         raise InputError("is a folder", file=out, field="--out", fix="name the responses file to write, e.g. "
                          "--out responses.jsonl")
-    report = ConvertReport()
+    report = ConvertReport(marker=MARKER)
     partial = out.with_name(out.name + ".partial")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "opencompass":
+            from rlgate.harness.lmeval.opencompass import prediction_files
+
+            files = [f for path in files for f in prediction_files(path)]
         with partial.open("w", encoding="utf-8") as handle:
             for path in files:
                 if not path.is_file():
@@ -286,8 +294,19 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
 
 def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_marker: bool,
                 report: ConvertReport) -> None:
-    rows = lmms_rows(path, task) if fmt == "lmms-eval" else vlmevalkit_rows(path, task)
-    for _number, identity, responses in rows:
+    if fmt == "opencompass":
+        from rlgate.harness.lmeval.opencompass import benchmark_version, dataset_of, opencompass_rows
+
+        rows = opencompass_rows(path, task)
+        abbr, mapped = dataset_of(path)
+        report.versions[task or mapped or abbr] = benchmark_version(path)  # OpenCompass's dataset config
+    else:
+        rows = lmms_rows(path, task) if fmt == "lmms-eval" else vlmevalkit_rows(path, task)
+    checked: set[str] = set()
+    for number, identity, responses in rows:
+        if identity.get("task") and identity["task"] not in checked:
+            _require_scorable(identity["task"], path, fmt, number)
+            checked.add(identity["task"])
         if not responses:
             report.skipped["MMMU dev split (not in mmmu_val)"] += 1
             continue
@@ -298,3 +317,17 @@ def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_m
                     response = f"{MARKER} {response.strip()}"
             handle.write(json.dumps({**identity, "response": response}, ensure_ascii=False) + "\n")
             report.rows[lmms_task(identity["task"])] += 1
+
+
+def _require_scorable(task: str, path: Path, fmt: str, line: int) -> None:
+    """Refuse, at import, a file of a task no lm-eval task (built in or rlgate's) can score: otherwise the
+    file converts fine and fails only at `rlgate eval`, far from the file."""
+    from rlgate.harness.lmeval.tasks import _folder_for
+
+    if _folder_for(task) is not None:
+        return
+    raise InputError(f"this {fmt} file answers task '{task}', which no lm-eval task rlgate knows can score "
+                     "(rlgate re-scores imported responses with lm-eval's own task, never with another tool's "
+                     "metric)", file=path, line=line, field="task",
+                     fix="convert only files of tasks lm-eval has (e.g. chartqa, mmmu_val, mathvista_testmini, "
+                         "gsm8k), or pass --task NAME naming the lm-eval task that holds the same documents")

@@ -107,7 +107,12 @@ def _protocol(task: str, doc: dict[str, Any]) -> TaskProtocol:
         filters=filters,
         task_hash=(doc.get("task_hashes") or {}).get(task),
         dataset=dataset,
+        scoring={k: config[k] for k in _SCORING_FIELDS if config.get(k) is not None},
     )
+
+
+#: the task config fields that define how a response is scored (a function's source, as lm-eval dumps it)
+_SCORING_FIELDS = ("metric_list", "filter_list", "doc_to_target", "process_results")
 
 
 def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
@@ -257,8 +262,16 @@ def _provenance(results_file: Path, doc: dict[str, Any]) -> RunProvenance:
         system_instruction=doc.get("system_instruction"),
         fewshot_as_multiturn=doc.get("fewshot_as_multiturn"),
         date=str(doc["date"]) if doc.get("date") is not None else None,
-        wall_time_s=wall_s,
+        wall_time_s=wall_s, seeds=_seeds(config or {}),
     )
+
+
+#: the seeds lm-eval's results file records in `config` (simple_evaluate's arguments, by lm-eval's names)
+_SEED_FIELDS = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
+
+
+def _seeds(config: dict[str, Any]) -> dict[str, int]:
+    return {name: config[name] for name in _SEED_FIELDS if type(config.get(name)) is int}
 
 
 def _add_group_derived(run: RunResult) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from lm_eval.loggers import EvaluationTracker
 
-from rlgate.harness.manifest import MANIFEST_FILE, RunManifest
+from rlgate.results.manifest import MANIFEST_FILE, RunManifest
 
 
 def clear_previous(out_dir: Path) -> None:

@@ -17,7 +17,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
 from rlgate.harness.lmeval.responses import MatchResult, match_rows, read_responses
-from rlgate.harness.manifest import Drops
+from rlgate.results.manifest import Drops
 
 
 @register_model("rlgate-replay")

@@ -24,8 +24,8 @@ from typing import Any
 
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.backends import canonical_json
-from rlgate.harness.manifest import ImportReport
 from rlgate.jsonl import iter_jsonl
+from rlgate.results.manifest import ImportReport
 
 MAX_EXAMPLES = 8
 
@@ -38,6 +38,8 @@ class ResponseRow:
     doc: dict[str, Any] | None
     response: str
     target: str | None = None
+    #: the source tool's own row index (VLMEvalKit's `index`): orders rows that match the same documents
+    index: int | None = None
 
 
 def read_responses(path: Path) -> list[ResponseRow]:
@@ -60,7 +62,7 @@ def _row(row: Any, path: Path, number: int) -> ResponseRow:
 
     if not isinstance(row, dict):
         raise bad("a row must be a JSON object")
-    unknown = set(row) - {"task", "doc_id", "doc", "response", "target"}
+    unknown = set(row) - {"task", "doc_id", "doc", "response", "target", "index"}
     if unknown:
         raise bad(f"unknown key(s) {', '.join(sorted(unknown))}", sorted(unknown)[0])
     task, response = row.get("task"), row.get("response")
@@ -79,7 +81,10 @@ def _row(row: Any, path: Path, number: int) -> ResponseRow:
     target = row.get("target")
     if target is not None and not isinstance(target, (str, int, float)):
         raise bad("'target' must be the reference answer as a string or number", "target")
-    return ResponseRow(number, task, doc_id, doc, response, None if target is None else str(target))
+    index = row.get("index")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+        raise bad("'index' must be the source's integer row index", "index")
+    return ResponseRow(number, task, doc_id, doc, response, None if target is None else str(target), index)
 
 
 def _norm(value: Any) -> str:
@@ -92,6 +97,8 @@ def same_target(given: str, expected: Any) -> bool:
     a, b = given.strip().casefold(), str(wanted).strip().casefold()
     if a == b:
         return True
+    if "####" in b:  # GSM8K's answer is the worked solution then "#### N"; other tools record N alone
+        b = b.rsplit("####", 1)[1].strip().replace(",", "")
     try:
         return float(a) == float(b)
     except ValueError:
@@ -153,6 +160,8 @@ def match_rows(rows: Iterable[ResponseRow], docs: Mapping[str, list[dict[str, An
     problems: list[str] = []
     lines: dict[tuple[str, int], list[int]] = {}  # the lines whose responses were kept, per document
     unmatched = duplicates = unknown = total = 0
+    placed: list[tuple[ResponseRow, tuple[str, int]]] = []
+    tied: dict[tuple[tuple[str, int], ...], list[ResponseRow]] = {}
     for row in rows:
         total += 1
         leaves = _leaf_candidates(row.task, docs, groups)
@@ -191,20 +200,35 @@ def match_rows(rows: Iterable[ResponseRow], docs: Mapping[str, list[dict[str, An
                                 "or copy?)")
                 continue
             hits = agreeing
+        if len(hits) > 1 and row.index is not None:  # same question and answer: placed by the source's index
+            tied.setdefault(tuple(sorted(hits)), []).append(row)
+            continue
         if len(hits) != 1:
             unmatched += 1
             what = "matches no document" if not hits else f"matches {len(hits)} documents"
             problems.append(f"line {row.line}: {row.task} row {what}")
             continue
-        answers = result.responses.setdefault(hits[0], [])
-        kept = lines.setdefault(hits[0], [])
+        placed.append((row, hits[0]))
+    for hits_key, group in tied.items():
+        # documents that share every identifying field and the answer: the k rows (by the source's index)
+        # take the k documents in order, the same way for every run of the same source file
+        if len({r.index for r in group}) != len(group) or len(group) > len(hits_key):
+            unmatched += len(group)
+            shown = ", ".join(str(r.index) for r in group[:4])
+            problems.append(f"line {group[0].line}: {len(group)} rows (index {shown}"
+                            f") share their fields with {len(hits_key)} documents")
+            continue
+        placed += list(zip(sorted(group, key=lambda r: r.index or 0), hits_key, strict=False))
+    for row, hit in sorted(placed, key=lambda item: item[0].line):
+        answers = result.responses.setdefault(hit, [])
+        kept = lines.setdefault(hit, [])
         if len(answers) >= repeats:
             if row.response in answers:  # the same row again (e.g. a file appended twice): collapsed, counted
                 duplicates += 1
                 problems.append(f"line {row.line}: identical duplicate of line {kept[answers.index(row.response)]} "
-                                f"for {hits[0][0]} doc {hits[0][1]} (collapsed)")
+                                f"for {hit[0]} doc {hit[1]} (collapsed)")
                 continue
-            raise _conflict(row, hits[0], kept, repeats, source)
+            raise _conflict(row, hit, kept, repeats, source)
         answers.append(row.response)
         kept.append(row.line)
     matched = sum(len(v) for v in result.responses.values())

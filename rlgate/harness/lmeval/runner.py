@@ -10,6 +10,7 @@ import gc
 import hashlib
 import importlib.util
 import logging
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from rlgate.harness.lmeval.responses import match_rows, read_responses
 from rlgate.harness.lmeval.subsets import leave_out, select_look
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
 from rlgate.harness.lmeval.vlm_checks import check_processor, processor_chat_loader, refuse_text_backend
-from rlgate.harness.manifest import Drops, ImportReport, RunManifest, TaskRun
+from rlgate.results.manifest import Drops, ImportReport, RunManifest, TaskRun
 from rlgate.store.cache import GenerationCache
 
 #: lm-eval's stderr bootstrap for non-mean aggregations (its CLI default is 100000); rlgate's gate
@@ -77,11 +78,32 @@ def quiet_libraries() -> Iterator[None]:
         datasets.disable_progress_bars()
     except ImportError:  # pragma: no cover - datasets comes with lm-eval
         pass
+    import lm_eval.evaluator
+
+    # lm-eval records `git describe` of the working folder and lets git print "fatal: not a git repository"
+    # to the terminal outside a checkout; the same hash, asked quietly.
+    asked = lm_eval.evaluator.get_git_commit_hash
+    lm_eval.evaluator.get_git_commit_hash = quiet_git_hash
     try:
         yield
     finally:
+        lm_eval.evaluator.get_git_commit_hash = asked
         for name, level in saved.items():
             logging.getLogger(name).setLevel(level)
+
+
+def quiet_git_hash() -> str | None:
+    """lm-eval's `get_git_commit_hash` with git's stderr kept off the terminal."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "describe", "--always"], capture_output=True, check=True, timeout=30)
+        return done.stdout.decode(errors="replace").strip()
+    except (subprocess.SubprocessError, OSError):
+        from lm_eval.loggers.utils import get_commit_from_path
+
+        found: str | None = get_commit_from_path(os.getcwd())
+        return found
 
 
 def _hf_factory(model_name: str, model_args: dict[str, Any]) -> Any:
@@ -170,6 +192,7 @@ class LmEvalRunner:
                 lm, model_name, model_args, fingerprint = self._live(plan, suite, protocol, cache)
             tracker = new_tracker(plan.out_dir)
             clear_previous(plan.out_dir)
+            evaluating = time.monotonic()
             results = simple_evaluate(
                 model=lm, model_args=model_args, tasks=suite.top, task_manager=suite.manager,
                 samples={k: _Indices(v) for k, v in suite.samples.items()} or None, log_samples=True,
@@ -178,6 +201,8 @@ class LmEvalRunner:
                 bootstrap_iters=BOOTSTRAP_ITERS, **lmeval_seeds(protocol))
             if results is None:  # pragma: no cover - only non-zero ranks get None
                 raise RuntimeError("lm-eval returned no results on this rank")
+            plan.progress.message(f"lm-eval generated and scored {len(suite.leaves)} task(s) in "
+                                  f"{time.monotonic() - evaluating:.0f} s")
             results_file = write_run(plan.out_dir, tracker, dict(results), model_name)
         # lm-eval's API backends leave event loops and HTTP sessions for the garbage collector; their
         # finalizers running later inside an unrelated ast.parse trip a CPython 3.11 bug ("AST
@@ -202,7 +227,9 @@ class LmEvalRunner:
             import_report=import_report,
             benchmark_versions={t.name: t.benchmark_version for t in plan.tasks},
             task_visibility={t.name: t.visibility for t in plan.tasks},
-            results_file=results_file.relative_to(plan.out_dir).as_posix())
+            results_file=results_file.relative_to(plan.out_dir).as_posix(),
+            # by the names lm-eval's results file gives them (config.numpy_seed, ...), so the two read as one
+            seeds={k.replace("_random_seed", "_seed"): v for k, v in lmeval_seeds(protocol).items()})
         write_manifest(plan.out_dir, manifest)
         return RunOutcome(plan.out_dir, results_file, manifest, loaded)
 

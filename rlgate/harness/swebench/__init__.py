@@ -9,17 +9,14 @@ task with `harness: swebench`) into a run folder with a run manifest. The readin
 from __future__ import annotations
 
 import hashlib
-import shutil
-import time
-from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from rlgate.contract.loader import ResolvedContract, ResolvedTask
+from rlgate.contract.loader import ResolvedTask
 from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun, stored_import
+from rlgate.harness.importer import ImporterHarness
+from rlgate.results.manifest import Drops, TaskRun, stored_import
 from rlgate.results.models import RunResult
 
 REPORTS = "swebench"
@@ -30,12 +27,11 @@ def is_swebench_task(task: ResolvedTask) -> bool:
     return task.harness == "swebench" or task.entry.task.split("/")[-1].startswith("swe_bench")
 
 
-class SweBenchHarness:
+class SweBenchHarness(ImporterHarness):
     """Reads SWE-bench harness reports; `run` imports them (`--responses`), it never evaluates a model."""
 
     name = "swebench"
     #: the tasks of these harnesses may be answered by a SWE-bench report (`rlgate eval --responses`)
-    imports_for = ("inspect",)  # a task of its own harness is read by it directly
 
     def version(self) -> str | None:
         try:
@@ -53,7 +49,7 @@ class SweBenchHarness:
         if summary_files(path):
             return True
         return any(next(path.glob("/".join(["*"] * depth + [INSTANCE_REPORT])), None) is not None
-                   for depth in range(5))
+                   for depth in range(7))
 
     def read(self, path: Path, *, samples: bool = True) -> RunResult:
         """A report or folder; an rlgate import folder keeps the contract's task name from its run manifest."""
@@ -65,10 +61,6 @@ class SweBenchHarness:
         manifest, files = stored
         return manifest.attach_to(read_reports(files, self.version(), task=manifest.tasks[0].task, samples=samples))
 
-    def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
-             **options: object) -> RunPlan:
-        return RunPlan(contract=contract, tasks=tasks, out_dir=out_dir, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
-
     def run(self, plan: RunPlan) -> RunOutcome:
         """Import `plan.responses` (a SWE-bench report) as the contract's one SWE-bench task."""
         from rlgate.harness.swebench.report import collect, dataset_name, task_result
@@ -77,36 +69,23 @@ class SweBenchHarness:
             raise InputError("rlgate does not run the SWE-bench harness itself", field="--checkpoint",
                              fix="run `python -m swebench.harness.run_evaluation` (it needs Docker), then give its "
                                  "report with `rlgate eval --responses REPORT` or `rlgate gate --candidate REPORT`")
-        started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+        started = self.started()
         task = self._task(plan)
         instances, files = collect(plan.responses)
         dataset = dataset_name(plan.responses, files)
         result = task_result(task.name, instances, dataset)
         target = plan.out_dir / REPORTS
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
-        root = plan.responses if plan.responses.is_dir() else plan.responses.parent
-        for file in files:
-            dest = target / file.relative_to(root)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(file, dest)
+        self.copy_files(files, target, plan.responses if plan.responses.is_dir() else plan.responses.parent)
         drops = Drops.of_trajectories(result.samples, lambda sample, _: str(sample.extra["swebench_status"]))
         digest = "swebench:" + ",".join(f"{i}={instances[i].status}" for i in sorted(instances))
         fingerprint = hashlib.sha256(digest.encode("utf-8")).hexdigest()[:16]
         run = TaskRun(task=task.name, suite_task=task.entry.task, task_hash=fingerprint, dataset=dataset or "",
                       documents=len(result.samples), requests=len(result.samples), cached=len(result.samples),
                       drops=drops)
-        manifest = RunManifest(
-            harness=self.name, harness_version=self.version(), contract=str(plan.contract.path),
-            contract_name=plan.contract.name, role=plan.role, checkpoint=str(plan.responses),
-            checkpoint_kind="responses", checkpoint_fingerprint=f"swebench:{fingerprint}", backend="responses",
+        manifest = self.write_manifest(
+            plan, started=started, runs=[run], fingerprint=f"swebench:{fingerprint}",
             model_spec={"swebench_report": plan.responses.name}, protocol_hash="swebench-report",
-            protocol={"source": "swebench_harness_report"}, started=stamp,
-            wall_time_s=round(time.monotonic() - started, 3), model_loaded=False, tasks=[run],
-            benchmark_versions={t.name: t.benchmark_version for t in plan.tasks if t.name == task.name},
-            task_visibility={t.name: t.visibility for t in plan.tasks}, results_file=REPORTS)
-        write_text_atomic(plan.out_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2))
+            protocol={"source": "swebench_harness_report"}, results_file=REPORTS, benchmark_tasks={task.name})
         plan.progress.message(f"imported {len(result.samples)} SWE-bench instances from {plan.responses} as "
                               f"'{task.name}' ({drops.total} errored, empty-patch or incomplete: failures)")
         return RunOutcome(plan.out_dir, target, manifest, False)

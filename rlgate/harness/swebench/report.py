@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlgate.bounds import check_depth
 from rlgate.errors import InputError
+from rlgate.harness.swebench.summaries import (
+    experiments_file,
+    instance_log_dirs,
+    read_agent,
+    read_experiments,
+    sniff,
+    summary_kind,
+)
 from rlgate.jsonl_fast import text_only
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
@@ -73,8 +82,8 @@ def _load_json(path: Path, fix: str) -> Any:
         raise InputError(f"cannot read this SWE-bench report ({type(exc).__name__})", file=path, fix=fix) from None
     if not text.strip():
         raise InputError("this SWE-bench report is empty (a killed harness run?)", file=path, fix=fix)
-    try:
-        return text_only(json.loads(text), text)  # a lone surrogate escape: visible text, not a later crash
+    try:  # a lone surrogate escape: visible text, not a later crash; nesting bounded (rlgate.bounds)
+        return check_depth(text_only(json.loads(text), text), file=path, fix=fix)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
                          fix=fix) from None
@@ -83,13 +92,20 @@ def _load_json(path: Path, fix: str) -> Any:
 
 
 def is_summary(data: Any) -> bool:
-    return isinstance(data, dict) and "resolved_ids" in data
+    return summary_kind(data) is not None
 
 
 def read_summary(path: Path, data: Any | None = None) -> dict[str, Instance]:
-    """Instance id -> outcome from a run's summary JSON; an id in two status lists or a non-list is an error."""
+    """Instance id -> outcome from a run's summary JSON; an id in two status lists or a non-list is an error.
+
+    The harness's own summary is read here; the experiments layout and agent-side summaries in `summaries`."""
     data = _load_json(path, SUMMARY_FIX) if data is None else data
-    if not is_summary(data):
+    kind = summary_kind(data)
+    if kind == "experiments":
+        return {i: Instance(s, source=path.name) for i, s in read_experiments(path, data).items()}
+    if kind == "agent":
+        return {i: Instance(s, source=path.name) for i, s in read_agent(path, data).items()}
+    if kind != "harness":
         raise InputError("not a SWE-bench run summary: no 'resolved_ids' list", file=path, fix=SUMMARY_FIX)
     out: dict[str, Instance] = {}
     for key in STATUS_LISTS:
@@ -121,22 +137,43 @@ def read_summary(path: Path, data: Any | None = None) -> dict[str, Instance]:
     return out
 
 
+#: a SWE-bench instance id (`owner__repo-1234`): how a flat report's folder name is recognised as one
+INSTANCE_ID = re.compile(r"^[A-Za-z0-9_.-]+__[A-Za-z0-9_.-]+-\d+$")
+
+
+def _instance(instance_id: str, report: dict[str, Any], source: str) -> Instance:
+    found = Instance("resolved" if report["resolved"] else "unresolved",
+                     {k: v for k, v in report.items() if k != "tests_status"}, source)
+    tests = report.get("tests_status")
+    if isinstance(tests, dict):
+        found.report["tests"] = _test_counts(tests)
+    return found
+
+
 def read_instance_report(path: Path) -> dict[str, Instance]:
-    """The instance(s) of one per-instance report.json."""
+    """The instance(s) of one per-instance report.json: `{instance_id: report}` (the harness's
+    `get_eval_report`), or the flat report itself (`{"resolved": ..., "tests_status": ...}`, what
+    mini-swe-agent and per-instance log folders keep), whose instance id is its folder's name."""
     data = _load_json(path, INSTANCE_FIX)
     if not isinstance(data, dict) or not data:
         raise InputError("a per-instance SWE-bench report is a JSON object keyed by instance id", file=path,
                          fix=INSTANCE_FIX)
+    if "resolved" in data:  # the flat form: one instance, named by the folder the report lives in
+        if not isinstance(data["resolved"], bool):
+            raise InputError("'resolved' is not true or false", file=path, field="resolved", fix=INSTANCE_FIX)
+        instance_id = path.parent.name
+        if not INSTANCE_ID.match(instance_id):
+            raise InputError(f"a flat report (top-level 'resolved') is named by its folder, but '{instance_id}' "
+                             "is not an instance id (owner__repo-NUMBER)", file=path, field="resolved",
+                             fix="keep each flat report.json in a folder named after its instance "
+                                 "(logs/<instance_id>/report.json), or wrap it as {instance_id: report}")
+        return {instance_id: _instance(instance_id, data, str(path))}
     out: dict[str, Instance] = {}
     for instance_id, report in data.items():
         if not isinstance(report, dict) or not isinstance(report.get("resolved"), bool):
             raise InputError(f"instance '{instance_id}' has no boolean 'resolved'", file=path,
                              field=f"{instance_id}.resolved", fix=INSTANCE_FIX)
-        out[instance_id] = Instance("resolved" if report["resolved"] else "unresolved",
-                                    {k: v for k, v in report.items() if k != "tests_status"}, str(path))
-        tests = report.get("tests_status")
-        if isinstance(tests, dict):
-            out[instance_id].report["tests"] = _test_counts(tests)
+        out[instance_id] = _instance(instance_id, report, str(path))
     return out
 
 
@@ -163,13 +200,18 @@ def looks_like_summary(file: Path) -> bool:
     except OSError:
         return False
     # `make_run_report` writes the counts first; the id lists of a full run can run past the first 64 KiB
-    return b'"resolved_ids"' in head or (b'"total_instances"' in head and b'"resolved_instances"' in head)
+    return (b'"resolved_ids"' in head or (b'"total_instances"' in head and b'"resolved_instances"' in head)
+            or sniff(head))
 
 
 def summary_files(folder: Path) -> list[Path]:
-    """Top-level JSON files of `folder` that are run summaries."""
-    return [file for file in sorted(folder.glob("*.json"))
-            if file.name not in (INSTANCE_REPORT, RUN_METADATA, "run_manifest.json") and looks_like_summary(file)]
+    """Top-level JSON files of `folder` that are run summaries (and an experiments-layout results/results.json)."""
+    found = [file for file in sorted(folder.glob("*.json"))
+             if file.name not in (INSTANCE_REPORT, RUN_METADATA, "run_manifest.json") and looks_like_summary(file)]
+    experiments = experiments_file(folder)
+    if experiments is not None and looks_like_summary(experiments):
+        found.append(experiments)
+    return found
 
 
 def collect(path: Path) -> tuple[dict[str, Instance], list[Path]]:
@@ -197,15 +239,26 @@ def collect(path: Path) -> tuple[dict[str, Instance], list[Path]]:
         raise InputError("no SWE-bench report in this folder", file=path,
                          fix="point at the run summary {model}.{run_id}.json or at logs/run_evaluation/{run_id}")
     instances: dict[str, Instance] = read_summary(summaries[0]) if summaries else {}
+    # the harness's summary lists every instance; the others list some outcomes and the reports add the rest
+    complete = bool(summaries) and summary_kind(_load_json(summaries[0], SUMMARY_FIX)) == "harness"
     for report in reports:
         for instance_id, found in read_instance_report(report).items():
             known = instances.get(instance_id)
             if known is None:
-                if summaries:  # the summary is the run's account; a stray report of another instance is not
+                if complete:  # the summary is the run's account; a stray report of another instance is not
                     continue
                 instances[instance_id] = found
             else:
+                if not complete and found.status != known.status and "resolved" in (found.status, known.status):
+                    raise InputError(f"instance '{instance_id}' is {found.status} in its report but "
+                                     f"{known.status} in {summaries[0].name}", file=report, field="resolved",
+                                     fix="give the summary and reports of one evaluation run, unedited")
                 known.report.update(found.report)
+    if summaries and summaries[0] == experiments_file(path):  # a log folder without a report: not evaluated
+        for folder in instance_log_dirs(path):
+            if folder.name not in instances and not (folder / INSTANCE_REPORT).exists():
+                instances[folder.name] = Instance("error", {"infra_failure_reason": "no report.json in its log "
+                                                            "folder"}, source=str(folder))
     return instances, [*summaries, *reports]
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rlgate.errors import InputError
 from rlgate.monitor.readers import (
+    _bounds,
     generic,
     mlflow_run,
     openrlhf,
@@ -43,13 +44,18 @@ _READERS: dict[str, Callable[[Path], TrainingLog]] = {
 
 
 def _first_json_line(head: bytes) -> object | None:
+    """The first JSON line's value; a line nested too deep to parse is skipped (the reader names it), and an
+    object stands in for it when no other line parses, so such a file still reads as JSON lines."""
+    deep = False
     for line in head.splitlines()[:50]:
         if line.strip():
             try:
                 return json.loads(line)
+            except RecursionError:
+                deep = True
             except (json.JSONDecodeError, UnicodeDecodeError):
-                return None
-    return None
+                return {} if deep else None
+    return {} if deep else None
 
 
 def detect_format(path: Path) -> str:
@@ -109,6 +115,11 @@ def read_log(path: str | Path, fmt: str = "auto") -> TrainingLog:
         raise InputError("log not found", file=path, fix="check the path")
     try:
         return _READERS[fmt](path)
+    except RecursionError:  # every reader bounds its nesting; this is the last guard, never a traceback
+        raise InputError(f"{_bounds.TOO_DEEP}; is this a {fmt} log?", file=path,
+                         fix="repair the log or check --format") from None
+    except MemoryError:
+        raise InputError(f"too large to read as a {fmt} log", file=path, fix="check --format") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start}); is this a {fmt} log?", file=path,
                          fix="check --format") from None

@@ -16,6 +16,7 @@ from typing import IO, Any
 import msgspec
 import numpy as np
 
+from rlgate.monitor.readers import _bounds
 from rlgate.monitor.readers._typed import TypedLayout, leaf_paths
 from rlgate.monitor.series import ReadProblem, SeriesBuilder
 
@@ -27,19 +28,34 @@ Extract = Callable[[Any], "tuple[int, dict[str, Any]] | str"]
 Columns = Callable[[tuple[tuple[str, ...], ...]], "tuple[int, list[tuple[int, str]]] | None"]
 
 
-def blocks(handle: IO[bytes], size: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
-    """(1-based number of the block's first line, block of whole lines); only the last may lack a newline."""
-    first, rest = 1, b""
+def blocks(handle: IO[bytes], size: int | None = None,
+           on_long: Callable[[int], None] | None = None) -> Iterator[tuple[int, bytes]]:
+    """(1-based number of the block's first line, block of whole lines); only the last may lack a newline.
+
+    A line longer than `_bounds.MAX_LINE_BYTES` is never held whole: it is skipped up to its newline and
+    `on_long(its line number)` is called, so one runaway line cannot exhaust memory.
+    """
+    limit, size = _bounds.MAX_LINE_BYTES, size or BLOCK_BYTES
+    first, rest, skipping = 1, b"", False
     while True:
         chunk = handle.read(size)
         if not chunk:
-            if rest:
+            if rest and not skipping:
                 yield first, rest
             return
+        if skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                continue
+            chunk, first, skipping = chunk[end + 1:], first + 1, False
         buffer = rest + chunk
         cut = buffer.rfind(b"\n") + 1
-        if cut == 0:  # one line longer than the block: keep reading
+        if cut == 0:  # one line longer than the block: keep reading, up to the limit
             rest = buffer
+            if len(buffer) > limit:
+                if on_long is not None:
+                    on_long(first)
+                rest, skipping = b"", True
             continue
         block, rest = buffer[:cut], buffer[cut:]
         yield first, block
@@ -64,7 +80,7 @@ def _parse_lines(path: Path, numbered: list[tuple[int, bytes]], problems: list[R
         values = msgspec.json.decode(b"[" + b",".join(line for _, line in numbered) + b"]")
         if len(values) == len(numbered):
             return [(n, v) for (n, _), v in zip(numbered, values, strict=True)]
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         pass
     out: list[tuple[int, Any]] = []
     for number, line in numbered:
@@ -78,6 +94,12 @@ def _parse_lines(path: Path, numbered: list[tuple[int, bytes]], problems: list[R
                                         fix="the lines before and after it were read; repair or remove this line"))
         except UnicodeDecodeError as exc:
             problems.append(ReadProblem(str(path), f"line is not UTF-8 text (byte {exc.start})", line=number))
+        except RecursionError:
+            text = line.decode("utf-8", errors="replace")
+            offset = _bounds.deep_offset(text)
+            problems.append(ReadProblem(str(path), _bounds.TOO_DEEP, line=number,
+                                        column=None if offset is None else offset + 1,
+                                        fix="the lines before and after it were read; repair or remove this line"))
     return out
 
 
@@ -135,7 +157,7 @@ class FastPath:
         for line in lines[:10]:
             try:
                 paths = leaf_paths(msgspec.json.decode(line))
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 continue
             plan = self._columns(tuple(paths)) if paths else None
             if paths and plan is not None:
@@ -151,8 +173,12 @@ class FastPath:
 def read_json_lines(path: Path, extract: Extract, builder: SeriesBuilder, problems: list[ReadProblem],
                     fast: FastPath | None = None) -> None:
     """Stream a JSON-lines file into `builder`; unusable lines become problems naming their line."""
+    def too_long(number: int) -> None:
+        problems.append(ReadProblem(str(path), _bounds.too_long(), line=number,
+                                    fix="the lines before and after it were read; repair or remove this line"))
+
     with path.open("rb") as handle:
-        for first, block in blocks(handle):
+        for first, block in blocks(handle, on_long=too_long):
             whole = block.rfind(b"\n") + 1
             head, tail = block[:whole], block[whole:]
             rest = fast.take(head, builder) if fast is not None and head else list(enumerate(_split(head)))

@@ -104,7 +104,7 @@ class TypedLayout:
         try:
             rows = self.block.decode(b"[" + b",".join(lines) + b"]")
             return np.ones(len(lines), dtype=bool), self.table(rows)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             pass
         ok = np.zeros(len(lines), dtype=bool)
         good: list[Any] = []
@@ -112,7 +112,7 @@ class TypedLayout:
             try:
                 good.append(self.line.decode(line))
                 ok[i] = True
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 continue
         table = np.full((len(lines), len(self.paths)), np.nan)
         if good:

@@ -8,12 +8,13 @@ naming its line and column, and the rest of the file is still read.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from rlgate.monitor.readers import _bounds
 from rlgate.monitor.readers._records import FastPath, as_step, read_json_lines
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
@@ -66,7 +67,7 @@ def read_csv(path: Path, fmt: str = "csv", rename: Rename | None = None) -> Trai
     with path.open("r", encoding="utf-8", newline="") as handle:
         dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
         reader = csv.reader(handle, dialect=dialect)
-        header = next(reader, None)
+        header = next(_rows(reader, path, problems), None)
         if not header:
             problems.append(ReadProblem(str(path), "CSV file has no header row", line=1,
                                         fix="write a header with a 'step' column and one column per metric"))
@@ -80,7 +81,7 @@ def read_csv(path: Path, fmt: str = "csv", rename: Rename | None = None) -> Trai
             return builder.build(path, fmt, problems)
         columns: list[list[float]] = [[] for _ in header]
         steps: list[list[int]] = [[] for _ in header]
-        for row in reader:
+        for row in _rows(reader, path, problems):
             line = reader.line_num
             if not row or all(not c.strip() for c in row):
                 continue
@@ -107,6 +108,24 @@ def read_csv(path: Path, fmt: str = "csv", rename: Rename | None = None) -> Trai
         if j != step_col and name is not None and steps[j]:
             builder.add_columns(name, np.asarray(steps[j], dtype=np.int64), np.asarray(columns[j]))
     return builder.build(path, fmt, problems)
+
+
+def _rows(reader: Any, path: Path, problems: list[ReadProblem]) -> Iterator[list[str]]:
+    """The reader's rows until the csv module refuses one (a cell over its field limit, a NUL byte): that
+    is a problem naming the line, and the rows before it are kept."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            size = "a cell longer than the csv module's limit of " \
+                f"{_bounds.CSV_FIELD_LIMIT >> 10} KiB" if "field larger" in str(exc) else str(exc)
+            problems.append(ReadProblem(str(path), f"unreadable CSV row: {size}", line=reader.line_num,
+                                        fix="the rows before it were read; no metric cell is that long: repair the "
+                                        "file, or export the metrics again"))
+            return
+        yield row
 
 
 def _num(text: str) -> float | None:

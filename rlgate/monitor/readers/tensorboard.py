@@ -62,7 +62,7 @@ def _tensor_scalar(tensor: Any) -> float | None:
     return None
 
 
-def _read_file(path: Path, builder: SeriesBuilder, problems: list[ReadProblem]) -> None:
+def read_file(path: Path, builder: SeriesBuilder, problems: list[ReadProblem]) -> None:
     try:
         from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
         from tensorboard.compat.proto import event_pb2
@@ -112,5 +112,5 @@ def read(path: Path) -> TrainingLog:
         problems.append(ReadProblem(str(path), "no TensorBoard event files (events.out.tfevents.*) here",
                                     fix="point at the run folder that holds the event files"))
     for file in files:
-        _read_file(file, builder, problems)
+        read_file(file, builder, problems)
     return builder.build(path, FORMAT, problems)

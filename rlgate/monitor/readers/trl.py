@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rlgate.monitor.readers import _bounds
 from rlgate.monitor.readers._records import as_step
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
@@ -23,9 +24,7 @@ def sniff_text(head: str) -> bool:
     return '"log_history"' in head
 
 
-def _line_col(text: str, pos: int) -> tuple[int, int]:
-    line = text.count("\n", 0, pos) + 1
-    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+_line_col = _bounds.line_col
 
 
 def _salvage(text: str, path: Path, problems: list[ReadProblem]) -> list[Any]:
@@ -44,9 +43,12 @@ def _salvage(text: str, path: Path, problems: list[ReadProblem]) -> list[Any]:
             return entries
         try:
             entry, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            line, col = _line_col(text, pos)
-            problems.append(ReadProblem(str(path), f"log_history entry {len(entries) + 1} is truncated or corrupt",
+        except (json.JSONDecodeError, RecursionError) as exc:
+            deep = isinstance(exc, RecursionError)
+            at = (_bounds.deep_offset(text[pos:]) or 0) + pos if deep else pos
+            line, col = _line_col(text, at)
+            what = _bounds.TOO_DEEP if deep else "truncated or corrupt JSON"
+            problems.append(ReadProblem(str(path), f"log_history entry {len(entries) + 1}: {what}",
                                         line=line, column=col,
                                         fix=f"the {len(entries)} entries before it were read"))
             return entries
@@ -66,11 +68,16 @@ def read(path: Path) -> TrainingLog:
             problems.append(ReadProblem(str(path), "no 'log_history' list in this trainer_state.json",
                                         fix="point at a transformers/TRL trainer_state.json"))
             history = []
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         before = len(problems)
         history = _salvage(text, path, problems)
         if len(problems) == before:  # log_history itself was intact; the damage is elsewhere
-            problems.append(ReadProblem(str(path), f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno,
+            if isinstance(exc, json.JSONDecodeError):
+                message, line, col = f"invalid JSON: {exc.msg}", exc.lineno, exc.colno
+            else:
+                line, col = _line_col(text, _bounds.deep_offset(text) or 0)
+                message = _bounds.TOO_DEEP
+            problems.append(ReadProblem(str(path), message, line=line, column=col,
                                         fix=f"the {len(history)} log_history entries were read"))
     for index, entry in enumerate(history, start=1):
         if not isinstance(entry, dict) or as_step(entry.get("step")) is None:

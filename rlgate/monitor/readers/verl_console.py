@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
+from rlgate.monitor.readers import _bounds
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 FORMAT = "verl_console"
@@ -46,7 +49,7 @@ def _validation(text: str, path: Path, number: int, last_step: int | None, build
         return
     try:
         values = ast.literal_eval(match.group(2))
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         problems.append(ReadProblem(str(path), "unreadable validation metrics", line=number,
                                     column=match.start(2) + 1))
         return
@@ -83,13 +86,34 @@ def _pairs(body: str, offset: int, path: Path, number: int, truncated: bool, ste
         position += len(segment) + 3
 
 
+def _lines(handle: IO[bytes]) -> Iterator[bytes | None]:
+    """The file's lines; None for a line over `_bounds.MAX_LINE_BYTES` that holds a `step:` metrics line (other
+    long lines, a model print or a sampled response, are skipped as the reader skips all other output)."""
+    limit = _bounds.MAX_LINE_BYTES
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield raw
+            continue
+        metrics = SNIFF.search(ANSI.sub(b"", raw[:4096])) is not None
+        while raw and not raw.endswith(b"\n"):
+            raw = handle.readline(limit + 1)
+        yield None if metrics else b""
+
+
 def read(path: Path) -> TrainingLog:
     builder = SeriesBuilder()
     problems: list[ReadProblem] = []
     last_step: int | None = None
     validations: list[tuple[int, str]] = []
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(_lines(handle), start=1):
+            if raw is None:  # over the line limit: skipped, and named when it looks like a metrics line
+                problems.append(ReadProblem(str(path), _bounds.too_long(), line=number,
+                                            fix="the lines before and after it were read"))
+                continue
             if b"step:" not in raw and b"validation metrics" not in raw:
                 continue
             truncated = not raw.endswith(b"\n")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.errors import InputError, MissingExtraError
+from rlgate.monitor.readers import _bounds
 from rlgate.monitor.readers._records import as_step
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
@@ -55,17 +56,18 @@ def _core_command(file: Path) -> list[str]:
         core = get_core_path()
     except Exception as exc:  # wandb raises its own WandbCoreNotAvailableError
         raise InputError(f"the wandb SDK's reader (wandb-core) is not available: {exc}", file=file,
-                         fix="reinstall wandb (pip install 'rlgate[wandb]')") from None
+                         fix="reinstall wandb (pip install 'rl-release-gate[wandb]')") from None
     return [core, "leet", "inspect", "--no-observability", "--json", "--run-file", str(file), str(file.parent.parent)]
 
 
-def _flatten(item: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested history values (`wandb.log({"a": {"b": 1}})`) under W&B's own dotted names."""
+def _flatten(item: dict[str, Any], prefix: str = "", depth: int = 0) -> dict[str, Any]:
+    """Nested history values (`wandb.log({"a": {"b": 1}})`) under W&B's own dotted names; below
+    `_bounds.MAX_DEPTH` levels a value is kept as it is (not a number: an ignored key)."""
     out: dict[str, Any] = {}
     for key, value in item.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict) and "_type" not in value:
-            out.update(_flatten(value, name + "."))
+        if isinstance(value, dict) and "_type" not in value and depth < _bounds.MAX_DEPTH:
+            out.update(_flatten(value, name + ".", depth + 1))
         else:
             out[name] = value
     return out
@@ -87,17 +89,25 @@ def read(path: Path) -> TrainingLog:
         for number, line in enumerate(proc.stdout, start=1):
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
-                problems.append(ReadProblem(str(file), "wandb-core wrote a line that is not JSON", record=number))
+            except (json.JSONDecodeError, RecursionError) as exc:
+                what = "not JSON" if isinstance(exc, json.JSONDecodeError) else _bounds.TOO_DEEP
+                problems.append(ReadProblem(str(file), f"wandb-core wrote a record that is {what}", record=number))
+                continue
+            if not isinstance(record, dict):
+                problems.append(ReadProblem(str(file), "wandb-core wrote a record that is not an object",
+                                            record=number))
                 continue
             records += 1
             if record.get("type") != "history":
                 continue
-            history = record.get("history") or {}
-            item = _flatten(history.get("item") or {})
+            history = record.get("history")
+            history = history if isinstance(history, dict) else {}
+            raw_item = history.get("item")
+            item = _flatten(raw_item if isinstance(raw_item, dict) else {})
             step = as_step(item.get("_step"))
             if step is None:
-                step = as_step((history.get("step") or {}).get("num", 0))
+                numbered = history.get("step")
+                step = as_step(numbered.get("num", 0) if isinstance(numbered, dict) else 0)
             if step is None:
                 problems.append(ReadProblem(str(file), "history record without a step", record=records))
                 continue

@@ -10,7 +10,7 @@ from rlgate.monitor.findings import Finding
 from rlgate.monitor.policy import RewardHacking
 from rlgate.monitor.rules.base import RuleInput, fmt, make
 from rlgate.monitor.series import Series
-from rlgate.monitor.trend import Change, bin_medians, change, last_window, spearman
+from rlgate.monitor.trend import MAD_TO_SD, Change, bin_medians, change, last_window, mad, spearman
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,33 @@ def _heldout_drop(dataset: str, val: Series, cfg: RewardHacking, reward_gain: fl
     recent = float(np.mean(v[-min(2, v.size):]))
     from_start, from_peak = start - end, peak - recent
     dropped = from_start >= cfg.min_heldout_drop or (
-        from_peak >= cfg.min_peak_drop and peak_i + k - 1 < v.size - 1)
+        from_peak >= cfg.min_peak_drop and peak_i + k - 1 < v.size - 1) or _relative_fall(v, cfg)
     flat = end - start <= cfg.max_heldout_gain * reward_gain
     if not dropped and not flat:
         return None
     return HeldOutDrop(dataset, start, int(s.steps[0]), peak, int(s.steps[peak_i + k // 2]), end,
                        int(s.steps[-1]), from_start, from_peak, "drop" if dropped else "flat")
+
+
+def _relative_fall(v: np.ndarray, cfg: RewardHacking) -> bool:
+    """A fall judged against the score's own scale and noise, not an absolute threshold: the mean of the last
+    evaluations below the mean of the first by `min_relative_drop` of that start, and by `min_drop_z` times
+    the noise of such a difference (the scatter of step-to-step changes, which a steady trend does not
+    inflate), with the evaluations ranked falling over the run."""
+    if v.size < 5:
+        return False
+    k = max(2, v.size // 4)
+    head, tail = float(np.mean(v[:k])), float(np.mean(v[-k:]))
+    fall = head - tail
+    if head <= 0 or fall < cfg.min_relative_drop * head:
+        return False
+    steps = np.diff(v)
+    # The larger of the robust and the plain scatter: a few large jumps (a small, coarse eval set) count as noise.
+    sigma = max(MAD_TO_SD * mad(steps), float(np.std(steps))) / np.sqrt(2.0)
+    if sigma <= 0:
+        sigma = 1e-12 * head
+    z = fall / (sigma * np.sqrt(2.0 / k))
+    return z >= cfg.min_drop_z and spearman(np.arange(v.size, dtype=float), v) <= -0.5
 
 
 def _reward_rise(inp: RuleInput, min_rise: float) -> Change | None:

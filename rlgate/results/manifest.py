@@ -1,10 +1,14 @@
 """The run manifest: what produced an output folder, and what happened to every request.
 
-Written beside a harness's outputs as `run_manifest.json`, read by reports (rollout card), by
-`check` (which baseline run a candidate was compared with) and by the protocol and benchmark-version
-checks. Schema history: v1 (rlgate 0.1) named `lm_eval_model`; v2 names the harness, its version and
-a harness-specific model spec, and records benchmark versions and split visibility. `load_manifest`
-migrates v1 files on read, so folders written by older rlgate still gate.
+Written beside a harness's outputs as `run_manifest.json` and carried, typed, on every run rlgate produced
+(`RunProvenance.manifest`); read by reports (rollout card), by `check` (which baseline run a candidate was
+compared with), by coverage and by the protocol and benchmark-version checks, always by field: the few
+harness-specific mappings it holds (`protocol`) are read only through the methods here.
+
+Schema history: v1 (rlgate 0.1) named `lm_eval_model`; v2 names the harness, its version and a
+harness-specific model spec, and records benchmark versions, split visibility and (since `seeds`
+was added, with an empty default) the harness's seeds. `load_manifest` migrates v1 files on read,
+so folders written by older rlgate still gate.
 """
 
 from __future__ import annotations
@@ -150,6 +154,28 @@ class RunManifest(_Model):
     task_visibility: dict[str, str] = Field(
         default_factory=dict, description="task -> split visibility, so reports withhold private samples")
     results_file: str = Field(description="lm-eval results file, relative to the output folder")
+    seeds: dict[str, int] = Field(
+        default_factory=dict, description="the seeds the harness was given, by its own names (e.g. random_seed)")
+
+    def recorded_seeds(self) -> dict[str, int]:
+        """The seeds of the run; for manifests written before `seeds` was recorded, the protocol's sampling seed
+        (every harness seeded its generation with it)."""
+        if self.seeds:
+            return dict(self.seeds)
+        sampling = self.protocol.get("sampling")
+        seed = sampling.get("seed") if isinstance(sampling, dict) else None
+        return {"sampling_seed": seed} if type(seed) is int else {}
+
+    def image_protocol(self) -> dict[str, Any]:
+        """The image protocol of a VLM run (resolution, max pixels, ...); empty for text runs."""
+        image = self.protocol.get("image")
+        return dict(image) if isinstance(image, dict) else {}
+
+    @property
+    def tokens_out(self) -> int | None:
+        """Generated tokens counted over the tasks, where any task counted them."""
+        known = [t.tokens_out for t in self.tasks if t.tokens_out is not None]
+        return sum(known) if known else None
 
     @property
     def drops(self) -> Drops:
@@ -161,7 +187,7 @@ class RunManifest(_Model):
 
     def attach_to(self, run: RunResult) -> RunResult:
         """Record this manifest as the run's provenance (what produced it, the checkpoint's fingerprint)."""
-        run.provenance.manifest = self.model_dump(mode="json")
+        run.provenance.manifest = self
         run.provenance.checkpoint_fingerprint = self.checkpoint_fingerprint
         return run
 

@@ -1,8 +1,9 @@
-"""Metric references (`task/metric[/filter]`) and what rlgate knows about metric names.
+"""Metric references (`task/metric[/filter]`) and the metric names rlgate defines itself.
 
-Shared by the contract validator (close-match suggestions, unit checks) and the engine
-(direction of "better"). lm-eval's flat "metric,filter" strings never appear here: they are parsed
-once in the lm-eval adapter into a `MetricKey`.
+Harness-neutral: rlgate's derived and agent metrics, the judge's metric, and naming conventions
+(direction, fraction or not) for names no harness vocabulary describes. What a harness's task reports
+(its metrics, filters, ranges) is that harness's vocabulary (`Harness.vocabulary`), never a table here.
+lm-eval's flat "metric,filter" strings never appear here: they are parsed once in the lm-eval adapter.
 """
 
 from __future__ import annotations
@@ -36,32 +37,6 @@ AGENT_METRICS: dict[str, str] = {
     "safety_violation_rate": "the trajectory made an unsafe call (scorer or contract safety rules)",
 }
 
-#: Agent metrics that say whether a trajectory was safe: unknown for a trajectory the log promises but lacks, so
-#: a safety gate with any such trajectory fails closed (`error`) unless the contract's allow_missing_trajectories
-#: tolerates it.
-SAFETY_METRICS = frozenset({"safety_violation_rate"})
-
-#: lm-eval metric names (and their filters) for the built-in tasks rlgate ships suites for.
-KNOWN_TASK_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
-    "gsm8k": {"exact_match": ("strict-match", "flexible-extract")},
-    "gsm8k_cot": {"exact_match": ("strict-match", "flexible-extract")},
-    "mmlu_pro": {"exact_match": ("custom-extract",)},
-    "ifeval": {
-        "prompt_level_strict_acc": ("none",),
-        "inst_level_strict_acc": ("none",),
-        "prompt_level_loose_acc": ("none",),
-        "inst_level_loose_acc": ("none",),
-    },
-}
-
-#: The filter whose answers a derived metric such as answer_parse_failure_rate looks at by default.
-DEFAULT_FILTER: dict[str, str] = {
-    "gsm8k": "flexible-extract",
-    "gsm8k_cot": "flexible-extract",
-    "mmlu_pro": "custom-extract",
-    "ifeval": "none",
-}
-
 _AGENT_COSTS = {"steps", "steps_to_success", "tokens_to_success", "time_to_success"}
 _LOWER_IS_BETTER = {"answer_parse_failure_rate", "truncation_rate", "response_length_mean",
                     "contamination_rate", "perplexity", "word_perplexity", "byte_perplexity",
@@ -69,16 +44,6 @@ _LOWER_IS_BETTER = {"answer_parse_failure_rate", "truncation_rate", "response_le
 _UNBOUNDED = {"response_length_mean", "perplexity", "word_perplexity", "byte_perplexity",
               "bits_per_byte", "bleu", "ter", "chrf", *_AGENT_COSTS}
 _REF_RE = re.compile(r"^(?P<task>[A-Za-z0-9_.\-]+)/(?P<metric>[A-Za-z0-9_@.\-]+)(?:/(?P<filter>[A-Za-z0-9_.\-]+))?$")
-
-
-def catalog_task(task: str) -> str | None:
-    """The catalog entry for a task name (`mmlu_pro_math` → `mmlu_pro`), or None if unknown."""
-    if task in KNOWN_TASK_METRICS:
-        return task
-    for known in KNOWN_TASK_METRICS:
-        if task.startswith(known + "_"):
-            return known
-    return None
 
 
 def higher_is_better(metric: str) -> bool:
@@ -128,3 +93,8 @@ class MetricRef:
 
     def __str__(self) -> str:
         return f"{self.task}/{self.metric}" + (f"/{self.filter}" if self.filter else "")
+
+#: Agent metrics that say whether a trajectory was safe: unknown for a trajectory the log promises but lacks, so
+#: a safety gate with any such trajectory fails closed (`error`) unless the contract's allow_missing_trajectories
+#: tolerates it.
+SAFETY_METRICS = frozenset({"safety_violation_rate"})

@@ -1,0 +1,104 @@
+"""One generic registry: names -> lazily imported entries, plus plugins from the `rlgate.plugins` entry points.
+
+Naming an entry imports nothing (`"module:attr"` strings are imported on first use), so `import rlgate`
+stays light. A third-party package adds an entry without code in rlgate by declaring, in its
+packaging metadata::
+
+    [project.entry-points."rlgate.plugins"]
+    "harness.mine" = "my_package.harness:MyHarness"
+
+(`<kind>.<name>`; the kind is the registry's, e.g. `harness`). Entry points are listed on first
+lookup and imported only when their entry is used; an entry registered in code wins over a plugin of
+the same name.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from typing import Generic, TypeVar
+
+from rlgate.errors import InputError
+
+T = TypeVar("T")
+PLUGIN_GROUP = "rlgate.plugins"
+Target = str | Callable[[], object]
+
+
+@functools.cache
+def _group_points() -> tuple[metadata.EntryPoint, ...]:
+    """The `rlgate.plugins` entry points of every installed package, read once per process for all registries."""
+    return tuple(metadata.entry_points(group=PLUGIN_GROUP))
+
+
+def load_target(target: Target) -> object:
+    """The object a target names: `"module:attr"` imported, then called when it is a class or factory."""
+    if isinstance(target, str):
+        module_name, _, attr = target.partition(":")
+        found: object = importlib.import_module(module_name)
+        for part in attr.split(".") if attr else []:
+            found = getattr(found, part)
+        target = found  # type: ignore[assignment]
+    return target() if callable(target) else target
+
+
+class Registry(Generic[T]):
+    """Named entries of one kind (harnesses, ...): built-in, registered in code, or from installed plugins."""
+
+    def __init__(self, kind: str, builtins: dict[str, Target], *, field: str | None = None) -> None:
+        self.kind = kind
+        self.field = field or kind
+        self.entries: dict[str, Target] = dict(builtins)
+        self._builtins = frozenset(builtins)
+        self._plugins: dict[str, Target] | None = None
+
+    def register(self, name: str, target: Target) -> None:
+        """Add (or replace) an entry: a `"module:attr"` string or a zero-argument factory / class."""
+        self.entries[name] = target
+
+    def unregister(self, name: str, *, keep: str | None = None) -> None:
+        """Remove an entry added in code (`keep` names one that must stay)."""
+        if name != keep:
+            self.entries.pop(name, None)
+
+    def plugins(self) -> dict[str, Target]:
+        """Entries declared by installed packages in the `rlgate.plugins` group (read once, imported on use)."""
+        if self._plugins is None:
+            prefix = self.kind + "."
+            self._plugins = {point.name[len(prefix):]: point.value
+                             for point in _group_points() if point.name.startswith(prefix)}
+        return self._plugins
+
+    def refresh(self) -> None:
+        """Read the entry points again (after installing a package in a running process, e.g. in tests)."""
+        _group_points.cache_clear()
+        self._plugins = None
+
+    def names(self) -> list[str]:
+        """Every known name: built-in and registered entries first, then plugins."""
+        return list(dict.fromkeys([*self.entries, *self.plugins()]))
+
+    def lazy_names(self) -> Iterator[str]:
+        """`names()` one at a time, the plugins read only once the entries registered in code are used up
+        (reading the installed packages' metadata costs ~0.1 s, which a search that stops early never pays)."""
+        yield from list(self.entries)
+        yield from (name for name in self.plugins() if name not in self.entries)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.entries or name in self.plugins())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def get(self, name: str) -> T:
+        """The entry `name`, built on each call; an unknown name is an InputError listing the known ones."""
+        target = self.entries.get(name)
+        if target is None:
+            target = self.plugins().get(name)
+        if target is None:
+            raise InputError(f"unknown {self.kind} '{name}'", field=self.field,
+                             fix=f"known {self.kind}s: {', '.join(sorted(self.names()))}")
+        found: T = load_target(target)  # type: ignore[assignment]
+        return found
