@@ -34,6 +34,7 @@ class _Count:
     answered: int = 0
     causes: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
+    hint: str = ""  # how the gated task's harness logs per-sample results
 
     def add(self, cause: str, count: int, examples: list[str] = []) -> None:  # noqa: B006 - read only
         if count > 0:
@@ -116,7 +117,7 @@ def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Cou
         if ctx.config.allow_unpaired:
             rest = expected - answered
         else:
-            count.add(f"without per-sample results ({ctx.config.samples_hint(leaf)})", expected - answered,
+            count.add(f"without per-sample results ({count.hint})", expected - answered,
                       [f"{leaf} (all)"])
             expected, rest = max(expected, 1), 0
     else:
@@ -160,7 +161,7 @@ def contract_gap(ctx: GateContext, key: MetricKey, role: str, listed: Mapping[st
     run = ctx.candidate if role == "candidate" else ctx.baseline
     if run is None:
         return None
-    count = _Count()
+    count = _Count(hint=ctx.config.samples_hint(key.task))
     for leaf in run.leaves(key.task):
         limit = ctx.config.task_limits.get(leaf, ctx.config.task_limits.get(key.task))
         _leaf(ctx, role, leaf, limit, count, listed or {})

@@ -17,10 +17,10 @@ import pytest
 from fixtures.faults import copy_folder, samples_file
 from fixtures.lmeval_builders import cached_folder
 
-from rlgate.contract.loader import load_contract
 from rlgate.engine import decide
 from rlgate.harness.lmeval.doc_list import doc_hash, document_list
 from rlgate.harness.lmeval.folder import read_lmeval_folder
+from rlgate.harness.vocabulary import load_contract
 from rlgate.results.expected import cached_documents, write_list
 from rlgate.results.models import RunResult
 

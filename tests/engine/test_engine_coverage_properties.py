@@ -15,9 +15,9 @@ from fixtures.lmeval_builders import cached_folder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlgate.contract.loader import load_contract
 from rlgate.engine import decide
 from rlgate.harness.lmeval.folder import read_lmeval_folder
+from rlgate.harness.vocabulary import load_contract
 from rlgate.results.models import RunResult
 
 pytest.importorskip("lm_eval")
