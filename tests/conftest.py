@@ -20,6 +20,8 @@ def _shared_data_dir() -> Path | None:
 def _history_outside_the_source_tree(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Gating a fixture contract records the checkpoint; keep each test's history out of the checkout."""
     monkeypatch.setenv("RLGATE_HISTORY", str(tmp_path_factory.mktemp("history") / "history.sqlite"))
+    # and no document list cached on this machine decides a test's coverage (tests that want one set their own)
+    monkeypatch.setenv("RLGATE_DOCLISTS", str(tmp_path_factory.getbasetemp() / "no-doclists"))
 
 
 @pytest.fixture(scope="session")

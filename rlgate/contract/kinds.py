@@ -16,8 +16,8 @@ _KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("contract", ("baseline", "protocol", "splits", "suites", "gates")),
     ("suite", ("tasks",)),
     ("monitor policy", ("window", "rules", "history")),
-    ("gate policy", ("alpha", "power", "bootstrap_resamples", "allow_corrupt", "min_coverage", "primary", "hard",
-                     "regression", "diagnostics", "decision")),
+    ("gate policy", ("alpha", "power", "bootstrap_resamples", "allow_corrupt", "min_coverage", "allow_unpaired",
+                     "allow_missing_trajectories", "primary", "hard", "regression", "diagnostics", "decision")),
 )
 #: where a contract names each kind of file
 _NAMED_UNDER = {"suite": "suites:", "gate policy": "gates.use:", "monitor policy": "monitor.policy:"}

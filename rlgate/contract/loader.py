@@ -214,7 +214,8 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
     lists: dict[str, dict[str, tuple[Any, _Origin]]] = {"hard": {}, "regression": {}, "diagnostics": {}}
     primary: tuple[Any, _Origin] | None = None
     for settings, doc, base in layers:
-        for scalar in ("alpha", "power", "bootstrap_resamples", "allow_corrupt", "min_coverage"):
+        for scalar in ("alpha", "power", "bootstrap_resamples", "allow_corrupt", "min_coverage",
+                       "allow_unpaired", "allow_missing_trajectories"):
             value = getattr(settings, scalar)
             if value is not None:
                 merged[scalar] = value
@@ -235,6 +236,8 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
         bootstrap_resamples=merged.get("bootstrap_resamples", 10_000),
         allow_corrupt=merged.get("allow_corrupt", 0),
         min_coverage=merged.get("min_coverage", 1.0),
+        allow_unpaired=merged.get("allow_unpaired", False),
+        allow_missing_trajectories=merged.get("allow_missing_trajectories", 0),
         primary=primary[0] if primary else None,
         hard=[g for g, _ in lists["hard"].values()],
         regression=[g for g, _ in lists["regression"].values()],
@@ -402,6 +405,9 @@ def load_contract(path: str | Path) -> ResolvedContract:
     per_task = {t.name: t.entry.min_coverage for t in tasks if t.entry.min_coverage is not None}
     if per_task:
         gates = gates.model_copy(update={"task_min_coverage": per_task})
+    limits = {t.name: t.entry.limit for t in tasks if t.entry.limit is not None}
+    if limits:
+        gates = gates.model_copy(update={"task_limits": limits})
     baseline_results = None
     if contract.baseline.results:
         baseline_results = _ref_path(doc, ("baseline", "results"), contract.baseline.results, "baseline results")

@@ -93,3 +93,8 @@ class MetricRef:
 
     def __str__(self) -> str:
         return f"{self.task}/{self.metric}" + (f"/{self.filter}" if self.filter else "")
+
+#: Agent metrics that say whether a trajectory was safe: unknown for a trajectory the log promises but lacks, so
+#: a safety gate with any such trajectory fails closed (`error`) unless the contract's allow_missing_trajectories
+#: tolerates it.
+SAFETY_METRICS = frozenset({"safety_violation_rate"})

@@ -248,6 +248,13 @@ class GateSettings(StrictModel):
     min_coverage: float | None = Field(
         None, gt=0.0, le=1.0, description="answered / expected documents a task needs for its gates to be computed "
         "(default 1.0: every document); below it the gate is nodata")
+    allow_unpaired: bool | None = Field(
+        None, description="let a gate whose metric lacks per-sample values in a run fall back to an unpaired test "
+        "on the reported aggregates (default false: such a gate is nodata); the decision is then at most "
+        "research_only")
+    allow_missing_trajectories: int | None = Field(
+        None, ge=0, description="trajectories a run's log promises but lacks that a safety gate tolerates "
+        "(default 0: any unknown trajectory makes a safety gate an error)")
     primary: PrimaryGate | None = None
     hard: list[HardGate] | None = None
     regression: list[RegressionGate] | None = None
@@ -301,6 +308,11 @@ class GateConfig(StrictModel):
     allow_corrupt: int = Field(0, ge=0, description="corrupt documents a gate tolerates unless it sets its own")
     min_coverage: float = Field(1.0, gt=0.0, le=1.0)
     task_min_coverage: dict[str, float] = Field(default_factory=dict, description="per-task min_coverage (suites)")
+    task_limits: dict[str, int] = Field(default_factory=dict, description="per-task document limit (suites): "
+                                        "what a complete run of the task holds when the suite caps it")
+    allow_unpaired: bool = Field(False, description="unpaired fallback without per-sample values (at most "
+                                 "research_only)")
+    allow_missing_trajectories: int = Field(0, ge=0, description="unknown trajectories a safety gate tolerates")
     primary: PrimaryGate | None = None
     hard: list[HardGate] = Field(default_factory=empty_list)
     regression: list[RegressionGate] = Field(default_factory=empty_list)

@@ -155,6 +155,13 @@ class GateContext:
                 if repeats is not None:
                     result.details["units"] = {"samples": int(b.size), "responses_per_sample": repeats}
         else:
+            hint = self.config.samples_hint(key.task)
+            if not self.config.allow_unpaired:
+                lacking = " and ".join(role for role, found in (("baseline", base_v), ("candidate", cand_v))
+                                       if found.values is None) or "one run (some subtask)"
+                raise NoData(f"{key.metric}/{key.filter} of {key.task} has no per-sample values in the {lacking} "
+                             f"run: {hint} for a paired test (or set allow_unpaired: true in the contract for an "
+                             "unpaired test on the aggregates; the decision is then at most research_only)")
             if base_v.stderr is None or cand_v.stderr is None:
                 raise NoData(f"{key.task} has no per-sample results in one run and no stderr to compare "
                              f"aggregates; {self.config.samples_hint(key.task)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rlgate.contract.models import GateConfig
-from rlgate.engine import fmt
+from rlgate.engine import fmt, trajectories
 from rlgate.engine.aggregates import aggregate_warnings
 from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.corrupt import (
@@ -23,8 +23,9 @@ from rlgate.engine.corrupt import (
     roles_read,
     run_warnings,
 )
+from rlgate.engine.coverage import capped_unpaired, shortfall_details
 from rlgate.engine.directions import direction_findings
-from rlgate.engine.gaps import CoverageGap, coverage_gaps, judged, min_coverage, shown
+from rlgate.engine.gaps import CoverageGap, Shortfall, coverage_gaps, judged, min_coverage, shown
 from rlgate.engine.gates import (
     AnyGate,
     PreparedRegression,
@@ -81,6 +82,9 @@ def _named(config: GateConfig) -> list[tuple[GateKind, AnyGate, str]]:
 def _failed(kind: GateKind, gate: AnyGate, name: str, ctx: GateContext, error: Exception) -> GateVerdict:
     """nodata / error verdicts: a gate that cannot be computed never passes."""
     metric = str(key_of(gate, ctx.config))
+    if isinstance(error, Shortfall):
+        return make_verdict(name, kind, metric, "nodata", ctx.config.decision, f"nodata: {error}",
+                            details=shortfall_details(name, error))
     if isinstance(error, NoData):
         return make_verdict(name, kind, metric, "nodata", ctx.config.decision, f"nodata: {error}")
     if isinstance(error, CorruptData):
@@ -172,6 +176,7 @@ def decide(
     allow_protocol_mismatch: bool = False,
     extra_gates: Sequence[GateVerdict] = (),
     contract_hash: str | None = None,
+    expected_documents: Mapping[str, frozenset[str]] | None = None,
 ) -> Decision:
     """Classify every gate of `config`, aggregate with its decision policy, and return the Decision.
 
@@ -182,6 +187,8 @@ def decide(
     GateVerdicts (kind monitor, contamination, ...) into the same aggregation: a verdict whose
     `outcome` names a decision-policy key (e.g. monitor_critical) gets that key's effect; nodata
     and error map to the policy's nodata / error. One gate's failure to compute never stops another.
+    `expected_documents` (leaf task -> doc hashes of its cached document list) adds to what the contract
+    expects of every run (rlgate.engine.coverage).
     """
     ctx = GateContext(config, baseline, candidate, seed)
     named = _named(config)
@@ -226,6 +233,7 @@ def decide(
     gaps: dict[str, list[CoverageGap]] = {}
     prepared: list[PreparedRegression] = []
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
+    unknowns: dict[str, int] = {}  # gate -> unknown trajectories it tolerated (allow_missing_trajectories)
     for kind, gate, name in named:
         try:
             items = for_gate(key_of(gate, config), roles_read(gate), corrupt, baseline, candidate)
@@ -234,9 +242,14 @@ def decide(
                 tolerated[name] = (items, allowed(gate, config))
             check_range(gate, ctx)
             key, roles = key_of(gate, config), roles_read(gate)
+            unknown = trajectories.checked(ctx, key, roles)  # a safety gate with unknown trajectories fails closed
+            if unknown:
+                warnings.append(trajectories.note(name, unknown, config.allow_missing_trajectories))
+                unknowns[name] = len(unknown)
             gaps[name] = []  # each source judged in turn: one short run stops the gate before the next is read
-            for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate")),
-                           value_gaps(ctx, key, roles, items), subtask_gaps(ctx, key, roles)):
+            for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate"),
+                                         expected_documents),
+                           value_gaps(ctx, key, roles, items, unknown), subtask_gaps(ctx, key, roles)):
                 gaps[name] += judged(source, key, min_coverage(config, key.task))
             if kind == "primary":
                 verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
@@ -259,9 +272,16 @@ def decide(
     for name, (items, limit) in tolerated.items():
         if verdicts[name].verdict in ("pass", "fail", "inconclusive"):
             warnings.append(mark_excluded(verdicts[name], items, limit))
+    for name, count in unknowns.items():
+        if verdicts[name].effect == "release":  # safe on the trajectories seen; the rest is unknown
+            verdicts[name].effect = "research_only"
+            verdicts[name].reason += (f" ({count} trajectories unknown under allow_missing_trajectories: at most "
+                                      "research_only)")
     for _, gate, name in named:
         verdicts[name].fraction = ctx.unit(key_of(gate, config)).fraction
         evidence, gap_note = shown(gaps.get(name, []), computed=verdicts[name].verdict not in ("nodata", "error"))
+        if "coverage" in evidence and "coverage" in verdicts[name].details:  # a shortfall's run is already there
+            evidence["coverage"] = {**evidence["coverage"], **verdicts[name].details["coverage"]}
         verdicts[name].details.update(evidence)  # answered / missing documents per run, beside the values
         verdicts[name].reason += gap_note
     gates = [verdicts[name] for _, _, name in named] + [_policy_effect(g, config) for g in extra_gates]
@@ -273,6 +293,9 @@ def decide(
         if verdict.test and verdict.test.startswith("unpaired"):
             warnings.append(f"{verdict.name}: compared without per-sample results (unpaired z-test); "
                             f"{config.samples_hint(verdict.metric.split('/')[0])} for paired tests")
+        note = capped_unpaired(verdict)
+        if note:
+            warnings.append(note)
     decision, deciding, deciding_pool, capabilities, flags = scoped_decision(gates, config.capabilities)
     decision, summary = capped(decision, _summary(decision, deciding, deciding_pool, flags, capabilities,
                                                   config.decision_sources), gates)

@@ -11,7 +11,7 @@ than the contract names, so the engine and the judge gates both go through here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,7 +20,7 @@ from rlgate.engine.context import GateContext, NoData
 from rlgate.results.manifest import RunManifest
 from rlgate.results.models import MetricKey, RunResult
 
-Why = Literal["manifest", "samples", "values", "subtasks"]
+Why = Literal["manifest", "samples", "values", "subtasks", "contract"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class CoverageGap:
     expected: int
     why: Why
     examples: tuple[str, ...] = ()
+    causes: tuple[str, ...] = ()
 
     @property
     def answered(self) -> int:
@@ -45,20 +46,28 @@ class CoverageGap:
     @property
     def check(self) -> str:
         """Which of the three notes the gap belongs to: both coverage sources show as one."""
-        return "coverage" if self.why in ("manifest", "samples") else self.why
+        return "coverage" if self.why in ("manifest", "samples", "contract") else self.why
 
 
 def min_coverage(config: GateConfig, task: str) -> float:
     return config.task_min_coverage.get(task, config.min_coverage)
 
 
+class Shortfall(NoData):
+    """NoData for want of documents: the gap that fell short, for decision.json and the drops manifest."""
+
+    def __init__(self, message: str, gap: CoverageGap, key: MetricKey, need: float) -> None:
+        super().__init__(message)
+        self.gap, self.key, self.need = gap, key, need
+
+
 def judged(gaps: Iterable[CoverageGap], key: MetricKey, need: float) -> list[CoverageGap]:
-    """The gaps, once all are within `need`; NoData (the first short run's reason) otherwise. Read lazily, so a
-    source stops at the first short run, as each check always did."""
+    """The gaps, once all are within `need`; Shortfall (the first short run's reason) otherwise. Read lazily, so
+    a source stops at the first short run, as each check always did."""
     out: list[CoverageGap] = []
     for gap in gaps:
         if gap.share < need:
-            raise NoData(_reason(gap, key, need))
+            raise Shortfall(_reason(gap, key, need), gap, key, need)
         out.append(gap)
     return out
 
@@ -74,6 +83,10 @@ def _reason(gap: CoverageGap, key: MetricKey, need: float) -> str:
         return (f"the {r} run lacks subtask(s) {named} of {task} ({gap.missing} of {gap.expected} documents; "
                 f"{gap.share:.1%} present {floor}): evaluate them, or lower min_coverage to gate on the subtasks "
                 "present")
+    if gap.why == "contract":
+        named = f"; e.g. {named}" if named else ""
+        return (f"the {r} run answered {gap.answered} of the {gap.expected} documents of {task} the contract expects "
+                f"(coverage {gap.share:.1%} {floor}): {'; '.join(gap.causes)}{named}")
     if gap.why == "samples":  # lm-eval's own count, not a manifest's
         where = (f" (missing e.g. {named}; " if named else " (") + \
             "the harness reported more documents than its samples hold)"
@@ -111,16 +124,27 @@ def shown(gaps: list[CoverageGap], computed: bool, over: str = "values") -> tupl
     return details, note
 
 
-def coverage_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...]) -> Iterator[CoverageGap]:
-    """Each run's answered / expected documents of the metric's task, from its run manifest; without one (a
-    folder lm-eval wrote itself), the documents its samples hold against the count the harness reported
-    (n_samples), only when short. A run with neither (or no such run) yields nothing."""
+def coverage_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...],
+                  listed: Mapping[str, frozenset[str]] | None = None) -> Iterator[CoverageGap]:
+    """Each run's answered / expected documents of the metric's task: against what the contract expects
+    (`coverage.contract_gap`; `listed` holds cached document hashes by leaf) when the run falls short of it,
+    else from its run manifest; without one (a folder lm-eval wrote itself), the documents its samples hold
+    against the count the harness reported (n_samples), only when short. A fully covered run without a
+    manifest (or no such run) yields nothing."""
+    from rlgate.engine.coverage import contract_gap  # it builds on CoverageGap
+
     for role in roles:
         run = ctx.candidate if role == "candidate" else ctx.baseline
         if run is None:
             continue
         manifest = run.provenance.manifest
-        found = _from_manifest(run, manifest, role, key) if manifest is not None else _sample_shortfall(run, role, key)
+        found = _from_manifest(run, manifest, role, key) if manifest is not None else None
+        if found is None:  # a manifest without expected counts leaves lm-eval's own count check on
+            found = _sample_shortfall(run, role, key)
+        against = contract_gap(ctx, key, role, listed)
+        if against is not None and (found is None or against.missing > found.missing or against.expected
+                                    > found.expected):
+            found = against  # what the contract expects wins over what the run says of itself
         if found is not None:
             yield found
 

@@ -31,7 +31,7 @@ from rlgate.contract.models import DecisionPolicy, DiagnosticGate, GateConfig, H
 from rlgate.engine import fmt
 from rlgate.engine.bounds import margin_note, oriented_lower
 from rlgate.engine.compare import Comparison
-from rlgate.engine.context import GateContext
+from rlgate.engine.context import GateContext, NoData
 from rlgate.engine.models import GateKind, GateVerdict, Verdict
 from rlgate.results.models import MetricKey
 from rlgate.stats.distributions import normal_quantile
@@ -352,6 +352,10 @@ def _one_sample(ctx: GateContext, key: MetricKey) -> dict[str, Any]:
             out["ci"] = (value - half, value + half)
             out["test"] = "point estimate; normal interval"
         out["mde"] = mde_one_sample(int(vals.size), cfg.alpha, cfg.power, binary=binary, value=value, sd=sd)
+    elif not cfg.allow_unpaired:
+        raise NoData(f"{key.metric}/{key.filter} of {key.task} has no per-sample values in the candidate run: "
+                     f"{cfg.samples_hint(key.task)} (or set allow_unpaired: true in the contract to judge the "
+                     "reported aggregate; the decision is then at most research_only)")
     elif found.stderr is not None:
         half = normal_quantile(0.5 + ctx.level / 2) * found.stderr
         out["ci"] = (value - half, value + half)

@@ -11,7 +11,7 @@ group that does not report the metric at all (lm-eval averages a group over the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import numpy as np
 
@@ -24,8 +24,8 @@ from rlgate.results.models import DocId, MetricKey
 _SHOWN = 3
 
 
-def _missing(ctx: GateContext, role: str, key: MetricKey, corrupt: list[CorruptDocument]
-             ) -> tuple[int, int, list[str]]:
+def _missing(ctx: GateContext, role: str, key: MetricKey, corrupt: list[CorruptDocument],
+             unknown: Collection[tuple[str, str, DocId]] = ()) -> tuple[int, int, list[str]]:
     """(documents without a value nor a corrupt score, documents that should have one, first examples)."""
     run = ctx.candidate if role == "candidate" else ctx.baseline
     assert run is not None
@@ -43,6 +43,7 @@ def _missing(ctx: GateContext, role: str, key: MetricKey, corrupt: list[CorruptD
         if gaps.all() and task.value(key.metric, key.filter) is None:
             continue  # the leaf does not have this metric (a group mixing metrics)
         spoiled: set[DocId] = {c.doc_id for c in corrupt if c.run == role and c.task == leaf}
+        spoiled |= {doc for r, t, doc in unknown if r == role and t == leaf}  # tolerated missing trajectories
         absent = [task.samples[i].doc_id for i in np.flatnonzero(gaps).tolist()
                   if task.samples[i].doc_id not in spoiled]
         missing += len(absent)
@@ -51,14 +52,15 @@ def _missing(ctx: GateContext, role: str, key: MetricKey, corrupt: list[CorruptD
     return missing, expected, examples
 
 
-def value_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...], corrupt: list[CorruptDocument]
-               ) -> Iterator[CoverageGap]:
-    """Each run's documents without the metric's value (where some lack one), for `gaps.judged`."""
+def value_gaps(ctx: GateContext, key: MetricKey, roles: tuple[str, ...], corrupt: list[CorruptDocument],
+               unknown: Collection[tuple[str, str, DocId]] = ()) -> Iterator[CoverageGap]:
+    """Each run's documents without the metric's value (where some lack one), for `gaps.judged`; `unknown`
+    trajectories the contract tolerates (rlgate.engine.trajectories) are not counted."""
     if is_conditional(key.metric):
         return
     for role in roles:
         if role == "baseline" and ctx.baseline is None:
             continue
-        missing, expected, examples = _missing(ctx, role, key, corrupt)
+        missing, expected, examples = _missing(ctx, role, key, corrupt, unknown)
         if missing:
             yield CoverageGap(role, missing, expected, "values", tuple(examples))

@@ -317,7 +317,9 @@ def _prefix(run: RunResult, ctx: GateContext, perms: dict[str, np.ndarray], coun
         index = task.baseline_index if is_baseline else task.candidate_index
         keep = sorted(int(i) for i in index[perms[leaf][:counts[leaf][-1]]])
         samples = [run.tasks[leaf].samples[i] for i in keep]
-        tasks[leaf] = run.tasks[leaf].model_copy(update={"samples": samples, "n_samples": len(samples)})
+        # the documents after the stop were never generated: listed by the replay, not missing (coverage)
+        tasks[leaf] = run.tasks[leaf].model_copy(update={"samples": samples, "n_samples": len(samples),
+                                                         "n_expected": len(samples)})
     return run.model_copy(update={"tasks": tasks})
 
 

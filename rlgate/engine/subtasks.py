@@ -36,10 +36,11 @@ def _reports(task: TaskResult, key: MetricKey) -> bool:
 
 
 def _size(task: TaskResult | None) -> int:
-    """A subtask's documents: its samples, else the count its harness reported; one when neither is known."""
+    """A subtask's documents: the most its samples, its reported count and its full split say; one when none is
+    known."""
     if task is None:
         return 1
-    return len(task.samples) or task.n_samples or 1
+    return max(len(task.samples), task.n_samples, task.n_expected or 0) or 1
 
 
 def _lacking(run: RunResult, other: RunResult | None, key: MetricKey) -> list[tuple[str, int]]:

@@ -160,9 +160,11 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     """The engine's decision, badcases, drops, history record and reports, from the sources' contributions."""
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.badcases.discipline import private_leaf_tasks
+    from rlgate.engine.coverage import shortfalls
     from rlgate.engine.decision import decide
     from rlgate.report.io import write_reports
     from rlgate.results.drops import drops_manifest
+    from rlgate.results.expected import cached_documents
 
     gates = resolved.gates
     for contribution in contributions.values():
@@ -173,6 +175,7 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
         allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
         contract_hash=resolved.content_hash(),
         extra_gates=[v for c in contributions.values() for v in c.verdicts],
+        expected_documents=cached_documents([baseline, candidate]),
     )
     if sequential_status is not None:
         from rlgate.engine.sequential_check import with_sequential
@@ -183,8 +186,9 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
     dropped = drops_manifest(baseline, candidate, private_leaf_tasks(resolved, [candidate, baseline]))
-    if dropped.trajectories:  # agent runs: every errored, limited, timed-out or sandbox-failed one, listed
-        extensions["drops"] = dropped.model_dump(mode="json")
+    dropped.shortfalls = shortfalls(decision.gates)  # gates nodata for want of documents
+    if dropped.trajectories or dropped.shortfalls:  # agent runs: every errored, limited, ... one, listed
+        extensions["drops"] = dropped.model_dump(mode="json", exclude=None if dropped.shortfalls else {"shortfalls"})
     if history is not None:
         extensions["history"] = history.location  # a DSN's password is already redacted to ***
     for name, contribution in contributions.items():  # each report is a versioned pydantic model

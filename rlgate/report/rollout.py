@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.engine.coverage import shortfalls
 from rlgate.engine.models import Decision
 from rlgate.report.fmt import iso_utc
 from rlgate.report.model import RolloutCard, RunCard
@@ -140,6 +141,11 @@ def rollout_card(decision: Decision, contract: ResolvedContract | None, baseline
                           "document_mismatch": pairing.document_mismatch,
                           "examples": ", ".join(pairing.examples)})
     drops += _integrity_drops(decision, baseline, candidate)
+    for short in shortfalls(decision.gates):  # what the contract expects and a run lacks (docs/coverage.md)
+        drops.append({"run": short.run, "task": short.task, "gate": short.gate,
+                      "coverage": f"{short.answered}/{short.expected} (< min_coverage {short.min_coverage:g})",
+                      "causes": "; ".join(short.causes) or short.check,
+                      "examples": ", ".join(short.examples)})
     if decision.sequential is not None:  # sequential gating: what was never generated, and why
         for ng in decision.sequential.not_generated:
             shown = ", ".join(ng.documents[:_CORRUPT_LISTED])

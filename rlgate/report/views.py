@@ -14,6 +14,7 @@ from typing import Any
 
 from rlgate.contract.metrics import MetricRef
 from rlgate.engine import fmt as engine_fmt
+from rlgate.engine.coverage import shortfalls
 from rlgate.engine.models import GateVerdict
 from rlgate.engine.summary import judge_trust_text
 from rlgate.report import fmt
@@ -333,12 +334,15 @@ _DROP_WORDS = {"missing": "missing", "sandbox_failed": "sandbox failed", "errore
 
 
 def drop_lines(model: ReportModel, limit: int = 10) -> list[str]:
-    """The drops manifest in words: per run, how many agent runs did not finish normally and why; then the
-    first `limit` of them. Empty when the runs have no agent trajectories."""
+    """The drops manifest in words: each coverage shortfall; per run, how many agent runs did not finish normally
+    and why; then the first `limit` of them. Empty when nothing fell short and the runs have no agent
+    trajectories."""
+    lines = [f"{s.run} {s.task}: {s.answered} of the {s.expected} documents the contract expects (< min_coverage "
+             f"{s.min_coverage:g}), so gate {s.gate} is nodata: {'; '.join(s.causes) or s.check} (docs/coverage.md)"
+             for s in shortfalls(model.decision.gates)]
     manifest = model.rollout.dropped_runs
     if manifest is None:
-        return []
-    lines = []
+        return lines
     for run, counts in manifest.counts.items():
         found = ", ".join(f"{n} {_DROP_WORDS.get(k, k)}" for k, n in counts.items() if n)
         total = manifest.trajectories.get(run, 0)

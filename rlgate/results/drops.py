@@ -25,6 +25,8 @@ TIME_LIMITS = frozenset({"time", "working"})
 _SANDBOX_WORDS = ("sandbox", "docker", "container", "k8s", "kubernetes")
 DETAIL_CAP = 300
 COUNTED_AS = "failure: task_success = 0, kept in every count and pair"
+COUNTED_AS_MISSING = ("failure for task_success; unknown for every other metric (a safety gate with an unknown "
+                      "trajectory is an error unless allow_missing_trajectories)")
 RULE = ("A run that crashed, timed out, hit a message, turn, token or tool-call limit, lost its sandbox, or is missing "
         "from the log counts as a failure (task_success = 0) and stays in every count and pair; it is never "
         "skipped. Each is listed in the drops manifest.")
@@ -46,14 +48,32 @@ class DroppedRun(_Model):
     counted_as: str = COUNTED_AS
 
 
+class CoverageShortfall(_Model):
+    """A gate left `nodata` because a run answered fewer of a task's documents than the contract expects
+    (rlgate.engine.coverage): which run, how many, and why (each cause with its count; docs/coverage.md
+    has the fix for each)."""
+
+    gate: str
+    run: Literal["baseline", "candidate"]
+    task: str
+    check: str = Field(description="contract, manifest, samples, values or subtasks: which count fell short")
+    expected: int
+    answered: int
+    min_coverage: float
+    causes: list[str] = Field(default_factory=empty_list)
+    examples: list[str] = Field(default_factory=empty_list)
+
+
 class DropsManifest(_Model):
-    """Every dropped-out agent run of both runs, with counts per run and kind."""
+    """Every dropped-out agent run of both runs, with counts per run and kind, and every coverage shortfall."""
 
     schema_version: Literal[1] = DROPS_SCHEMA_VERSION
     rule: str = RULE
     counts: dict[str, dict[str, int]] = Field(default_factory=dict, description="run -> kind -> trajectories")
     trajectories: dict[str, int] = Field(default_factory=dict, description="run -> agent trajectories in all")
     runs: list[DroppedRun] = Field(default_factory=empty_list)
+    shortfalls: list[CoverageShortfall] = Field(
+        default_factory=empty_list, description="gates nodata for want of documents (written only when any)")
 
     @property
     def total(self) -> int:
@@ -114,7 +134,8 @@ def drops_manifest(baseline: RunResult | None, candidate: RunResult | None,
                 counts[kind] += 1
                 out.runs.append(DroppedRun(run=role, task=name, doc_id=sample.doc_id, epoch=trajectory.epoch,
                                            kind=kind, detail=WITHHELD if name in private and trajectory.error
-                                           else _detail(trajectory)))
+                                           else _detail(trajectory),
+                                           counted_as=COUNTED_AS_MISSING if kind == "missing" else COUNTED_AS))
         if total:
             out.counts[role] = counts
             out.trajectories[role] = total

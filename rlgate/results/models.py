@@ -185,6 +185,9 @@ class TaskResult(_Model):
     metric_ranges: dict[str, MetricRange] = Field(
         default_factory=dict, description="metric -> declared range, for metrics that are not fractions")
     n_samples: int = Field(0, description="documents evaluated (lm-eval's n-samples effective)")
+    n_expected: int | None = Field(
+        None, description="documents the harness says a complete run of the task holds (lm-eval's n-samples "
+        "original, before --limit); coverage is judged against it, never against n_samples")
     protocol: TaskProtocol = Field(default_factory=TaskProtocol)
     samples: list[SampleRecord] = Field(default_factory=empty_list)
     corrupt: list[CorruptScore] = Field(

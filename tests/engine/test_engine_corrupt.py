@@ -78,7 +78,8 @@ def test_listed_corrupt_scores_and_which_runs_a_gate_reads() -> None:
 def test_non_finite_reported_aggregate_is_an_error() -> None:
     task = TaskResult(task="t", metrics={"none": {"acc": math.nan}}, stderr={"none": {"acc": 0.01}}, n_samples=100)
     run = RunResult(provenance=RunProvenance(source="x"), tasks={"t": task})
-    decision = decide(cfg(hard=[HardGate(metric="t/acc", min=0.1)]), None, run, seed=0, contract_name="x")
+    decision = decide(cfg(hard=[HardGate(metric="t/acc", min=0.1)], allow_unpaired=True), None, run, seed=0,
+                      contract_name="x")
     assert decision.gates[0].verdict == "error" and "non-finite acc/none" in decision.gates[0].reason
 
 

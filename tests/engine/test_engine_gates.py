@@ -233,8 +233,14 @@ def test_pairing_reports_every_unpaired_document() -> None:
     d = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)]), base, cand, seed=0, contract_name="x")
     report = d.pairing[0]
     assert (report.paired, report.only_baseline, report.only_candidate, report.document_mismatch) == (6, 3, 1, 1)
-    assert one(d).n == 6 and one(d).n_unpaired == 5
     assert any("3 baseline-only" in w for w in d.warnings) and report.examples
+    # 11 documents between the two runs; the candidate answered 7 of them unchanged, the baseline 9: nodata
+    assert one(d).verdict == "nodata" and "answered 9 of the 11 documents" in one(d).reason
+    assert "changed: doc_hash" in one(d).reason
+    low = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)], min_coverage=0.5), base, cand,
+                 seed=0, contract_name="x")
+    assert one(low).n == 6 and one(low).n_unpaired == 5
+    assert one(low).details["coverage"] == {"baseline": "9/11", "candidate": "7/11"}
 
 
 def test_reordered_documents_pair_by_hash() -> None:
@@ -273,9 +279,14 @@ def test_unpaired_fallback_without_samples() -> None:
                                              / np.sqrt(1000))}}
         task.samples = []
     d = decide(cfg(primary=PrimaryGate(metric="t/acc", min_delta=0.05)), base, cand, seed=0, contract_name="x")
+    assert one(d).verdict == "nodata" and d.decision == "block"  # no unpaired fallback unless the contract opts in
+    assert "re-run lm_eval with --log_samples" in one(d).reason or "per-sample" in one(d).reason
+    d = decide(cfg(primary=PrimaryGate(metric="t/acc", min_delta=0.05), allow_unpaired=True), base, cand, seed=0,
+               contract_name="x")
     gate = one(d)
     assert gate.verdict == "pass" and gate.test is not None and gate.test.startswith("unpaired")
     assert gate.delta == pytest.approx(0.1) and any("unpaired z-test" in w for w in d.warnings)
+    assert d.decision == "research_only" and gate.effect == "research_only"
 
 
 def test_group_and_per_instruction_metrics() -> None:
@@ -320,8 +331,11 @@ def test_one_run_without_samples_uses_the_unpaired_test() -> None:
     task.stderr = {"none": {"acc": float(np.sqrt(0.7 * 0.3 / 1000))}}
     task.samples = []
     d = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)]), base, cand, seed=0, contract_name="x")
+    assert one(d).verdict == "nodata" and "candidate run" in one(d).reason  # the candidate logged no samples
+    d = decide(cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01)], allow_unpaired=True), base, cand,
+               seed=0, contract_name="x")
     assert one(d).verdict == "pass" and one(d).test.startswith("unpaired")  # type: ignore[union-attr]
-    assert one(d).delta == pytest.approx(0.1) and d.pairing == []
+    assert one(d).delta == pytest.approx(0.1) and d.pairing == [] and d.decision == "research_only"
 
 
 def test_subtask_missing_from_one_run_is_reported() -> None:
@@ -367,7 +381,7 @@ def test_non_finite_reported_stderr_is_an_error_not_a_pass(stderr: float) -> Non
         task = TaskResult(task="t", metrics={"none": {"acc": value}}, stderr={"none": {"acc": se}}, n_samples=500)
         return RunResult(provenance=RunProvenance(source="x"), tasks={"t": task})
 
-    config = cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01, test="significance")])
+    config = cfg(regression=[RegressionGate(metric="t/acc", max_drop=0.01, test="significance")], allow_unpaired=True)
     d = decide(config, run(0.8, 0.01), run(0.5, stderr), seed=0, contract_name="x")
     assert d.decision == "block" and one(d).verdict == "error"
     assert "the candidate run reports a non-finite stderr of acc/none for t" in one(d).reason

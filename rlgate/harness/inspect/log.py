@@ -288,7 +288,8 @@ def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     expected_ids = list(getattr(spec.dataset, "sample_ids", None) or [])
     if expected_ids:
         have = {(r.extra["sample_id"], r.trajectory.epoch if r.trajectory else 1) for r in records}
-        reason = f"missing from the log (run status: {log.status}); counted as a failure"
+        reason = (f"missing from the log (run status: {log.status}); a failure for task_success, unknown for "
+                  "every other metric")
         for sample_id in expected_ids:
             for epoch in range(1, epochs + 1):
                 if (sample_id, epoch) not in have:
@@ -352,14 +353,31 @@ def log_files(path: Path) -> list[Path]:
                      fix="point at an .eval file, or a folder of them (inspect eval --log-dir DIR)")
 
 
+def _finished(log: Any, file: Path) -> None:
+    """Refuse a log that is not a finished, scored run: its missing or unscored samples are unknown, never 0."""
+    status = str(getattr(log, "status", "") or "unknown")
+    if status != "success":
+        raise InputError(f"the log's status is '{status}', not 'success': the run did not finish, so what it lacks "
+                         "is unknown", file=file,
+                         fix=f"resume it with `inspect eval-retry {file}` (or re-run the task), then point rlgate "
+                             "at the finished log")
+    logged = log.samples or []
+    if logged and not any(sample.scores for sample in logged):
+        raise InputError(f"no sample of this log has a score (status '{status}'; saved before scoring?): an "
+                         "unscored sample is unknown, not a failure", file=file,
+                         fix=f"score it with `inspect score {file}`, then point rlgate at the scored log")
+
+
 def read_logs(path: Path, version: str | None, *, samples: bool = True) -> RunResult:
-    """Every log at `path` as one RunResult (one task per log; two logs of one task are an error)."""
+    """Every log at `path` as one RunResult (one task per log; two logs of one task are an error). A log that
+    did not finish or holds no score is refused (`_finished`)."""
     files = log_files(path)
     tasks: dict[str, TaskResult] = {}
     first: Any = None
     origin: dict[str, Path] = {}
     for file in files:
         log = read_log(file)
+        _finished(log, file)
         first = first or log
         task = task_result(log, file, samples=samples)
         if task.task in tasks:

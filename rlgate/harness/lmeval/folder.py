@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from rlgate.errors import InputError
 from rlgate.harness.lmeval.per_response import add_per_response
+from rlgate.harness.lmeval.run_files import find_results_file, samples_file_of
 from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
 from rlgate.jsonl_fast import text_only
 
@@ -33,40 +33,7 @@ from rlgate.results.models import (
     TaskResult,
 )
 
-_RESULTS_RE = re.compile(r"^results_(?P<ts>.+)\.json$")
 _FIX_FOLDER = "point at the folder given to lm_eval --output_path (run with --log_samples)"
-
-
-def find_results_file(path: str | Path) -> Path:
-    """The newest results_*.json in `path` or in the one model-named folder below it."""
-    root = Path(path)
-    if root.is_file():
-        if _RESULTS_RE.match(root.name):
-            return root
-        raise InputError(f"'{root.name}' is not an lm-eval results file (results_<timestamp>.json)",
-                         file=root, fix=_FIX_FOLDER)
-    if not root.is_dir():
-        raise InputError("results folder does not exist", file=root, fix=_FIX_FOLDER)
-    found = sorted(root.glob("results_*.json"))
-    if not found:
-        nested = sorted(root.glob("*/results_*.json"))
-        folders = sorted({p.parent.name for p in nested})
-        if len(folders) > 1:
-            raise InputError(f"results of several models under this folder: {', '.join(folders)}", file=root,
-                             fix="point at one model's folder, e.g. " + str(root / folders[0]))
-        found = nested
-    if not found:
-        raise InputError("no results_*.json here or in a folder one level below", file=root, fix=_FIX_FOLDER)
-    # lm-eval's timestamps are ISO dates with ':' replaced, so names sort by time.
-    return max(found, key=lambda p: (_RESULTS_RE.match(p.name)["ts"], _mtime(p)))  # type: ignore[index]
-
-
-def _mtime(file: Path) -> float:
-    """Modification time; a link to nothing sorts as oldest (reading it, if chosen, names it)."""
-    try:
-        return file.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def _load_json(file: Path) -> Any:
@@ -154,7 +121,7 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
     doc = _load_json(results_file)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise InputError("no 'results' mapping: not an lm-eval results file", file=results_file, fix=_FIX_FOLDER)
-    timestamp = _RESULTS_RE.match(results_file.name)["ts"]  # type: ignore[index]
+    timestamp = results_file.name[len("results_"):-len(".json")]
     _check_shape(doc, results_file)
     configs = doc.get("configs") or {}
     subtasks = {k: list(v) for k, v in (doc.get("group_subtasks") or {}).items() if isinstance(v, list)}
@@ -168,15 +135,17 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         if not isinstance(entry, dict):
             raise InputError(f"results['{name}'] is not a mapping", file=results_file)
         values, errors = _nested_metrics(entry)
-        count = n_samples.get(name, {}).get("effective") if isinstance(n_samples.get(name), dict) else None
+        counts: dict[str, Any] = n_samples[name] if isinstance(n_samples.get(name), dict) else {}
+        count = counts.get("effective")
         task = TaskResult(
             task=name, metrics=values, stderr=errors,
             higher_is_better={k: bool(v) for k, v in (hib_all.get(name) or {}).items() if v is not None},
             n_samples=_count(count, entry, name, results_file),
+            n_expected=_original(counts.get("original"), name, results_file),
             protocol=_protocol(name, doc),
         )
-        sample_file = results_file.parent / f"samples_{name}_{timestamp}.jsonl"
-        if samples and (sample_file.exists() or sample_file.is_symlink()):  # a link to nothing: named, not skipped
+        sample_file = samples_file_of(results_file, name, timestamp) if samples else None
+        if sample_file is not None:
             task.samples, task.corrupt, task.duplicate_lines = read_samples_file(sample_file)
             if not task.samples and task.n_samples:  # no samples at all would read as a run without --log_samples
                 raise InputError(f"holds no sample line, where the results file counts {task.n_samples} documents "
@@ -208,6 +177,17 @@ def _count(count: Any, entry: dict[str, Any], task: str, file: Path) -> int:
     except (TypeError, ValueError, OverflowError):
         field = f"n-samples.{task}.effective" if count is not None else f"results.{task}.sample_len"
         raise InputError(f"is not a count ({str(value)[:60]})", file=file, field=field,
+                         fix="the results file is corrupt or edited; re-run lm_eval or restore it") from None
+
+
+def _original(value: Any, task: str, file: Path) -> int | None:
+    """n-samples.original: the documents of the task's full split, what a complete run holds (None: unknown)."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"is not a count ({str(value)[:60]})", file=file, field=f"n-samples.{task}.original",
                          fix="the results file is corrupt or edited; re-run lm_eval or restore it") from None
 
 

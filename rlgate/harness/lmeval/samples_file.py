@@ -11,12 +11,14 @@ repeats of a (document, filter) line collapse, conflicting ones are a located er
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import repeat
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, cast
 
 import msgspec
 
@@ -151,14 +153,19 @@ def read_samples_file(file: Path) -> SamplesRead:
     numeric (corpus metrics such as bleu keep (reference, prediction) per sample) are skipped as before.
     """
     try:
-        with open(file, "rb", buffering=_BUFFER) as lines:
+        with _lines(file) as lines:
             records, lazy, corrupt, odd, seen = _merge(file, lines)
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=file) from None
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=file,
+                         fix="restore the file (a compressed one may be truncated)") from None
+    except EOFError:
+        raise InputError("the compressed file ends early (truncated)", file=file,
+                         fix="restore the file or re-run lm_eval for this task with --log_samples") from None
     except InputError:
         # the first byte that is not UTF-8, anywhere in the file, is the error to report (as when the whole
         # file was checked before any line was read); only then the line's own error
-        require_utf8(read_bytes(file), file)
+        if file.suffix == ".jsonl":
+            require_utf8(read_bytes(file), file)
         raise
     _decode_deferred(lazy)
     numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
@@ -172,6 +179,22 @@ def read_samples_file(file: Path) -> SamplesRead:
     # Every field was built above with its declared type, so validation would only cost time.
     samples = _construct_all(list(records.values()))
     return SamplesRead(samples, corrupt, seen.collapsed)
+
+
+def _lines(file: Path) -> BinaryIO:
+    """The file's lines as bytes: plain, gzip (`.gz`) or Zstandard (`.zst`, when `zstandard` is installed)."""
+    if file.suffix == ".gz":
+        return cast(BinaryIO, gzip.open(file, "rb"))
+    if file.suffix == ".zst":
+        try:
+            import zstandard
+        except ImportError:
+            raise InputError("is Zstandard-compressed, and the zstandard package is not installed", file=file,
+                             fix="pip install zstandard, or decompress it (zstd -d) next to it") from None
+        raw = open(file, "rb")  # noqa: SIM115 - closed with the reader that wraps it
+        return cast(BinaryIO, io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True),
+                                                buffer_size=_BUFFER))
+    return open(file, "rb", buffering=_BUFFER)
 
 
 def _text(filt: Any) -> str:
