@@ -92,6 +92,9 @@ def check_lm_eval(folder: Path, artifact: dict[str, Any]) -> None:
 
 def check_inspect_ai(folder: Path, artifact: dict[str, Any]) -> None:
     own = artifact["own_numbers"]
+    if own.get("results.scores") == []:  # no scorer: "no scores", never 0 -- refused as unscored, status named
+        _refused(folder, "no sample of this log has a score", "status 'success'")
+        return
     run = read_results(folder)  # .eval and JSON logs alike, detected by `gate`'s own look-up
     (task,) = run.tasks.values()
     metrics = task.metrics["none"]
@@ -101,8 +104,6 @@ def check_inspect_ai(folder: Path, artifact: dict[str, Any]) -> None:
               and k.endswith(".accuracy")}
     for scorer, value in scores.items():
         assert metrics[scorer] == pytest.approx(value) and metrics["task_success"] == pytest.approx(value)
-    if own.get("results.scores") == []:  # no scorer: "no scores", never 0
-        assert metrics["task_success"] is None and task.corrupt
     if "haddad_fact" in artifact["path"]:  # score value "G:50.0 : T:100.0": inspect's own metrics parse it
         assert metrics["task_success"] is None and task.corrupt  # unknown to rlgate, never the 0.0 of value_to_float
     if "haddad_prompt" in artifact["path"]:
