@@ -66,11 +66,13 @@ def test_mmmu_parse_rules() -> None:
 
 
 def test_image_protocol_difference_is_a_protocol_mismatch() -> None:
+    from fixtures.synthetic_runs import make_manifest
+
     from rlgate.engine.protocol import run_differences
 
     def run(side: int) -> RunResult:
-        manifest = {"protocol": {"image": {"image_resolution": side, "max_pixels": None,
-                                           "preserve_aspect_ratio": True, "images_per_prompt": 1}}}
+        manifest = make_manifest(protocol={"image": {"image_resolution": side, "max_pixels": None,
+                                                     "preserve_aspect_ratio": True, "images_per_prompt": 1}})
         return RunResult(provenance=RunProvenance(source="x", manifest=manifest), tasks={})
 
     assert run_differences(run(448), run(448)) == []
