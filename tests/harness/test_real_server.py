@@ -89,7 +89,8 @@ def test_check_with_the_openai_backend_and_a_judge_on_a_real_server(tmp_path: Pa
     assert errors and judge["errors"] == len(errors) and judge["error_rate"] > 0, judge
     assert all("invalid JSON" in (call["error"] or "") for item in errors for call in item["calls"]), judge
     verdicts = [g for g in decision["gates"] if g["metric"].startswith("gsm8k/judge_win_rate")]
-    assert verdicts and all(g["verdict"] == "error" and g["effect"] == "block" for g in verdicts), verdicts
+    # fail closed either way: undecided judge items leave the win rate uncovered (nodata) or errored, never a pass
+    assert verdicts and all(g["verdict"] in ("error", "nodata") and g["effect"] == "block" for g in verdicts), verdicts
     for kind in ("html", "markdown", "junit"):
         assert kind in result.output
     manifest = json.loads(next((tmp_path / "out").rglob("run_manifest.json")).read_text())
