@@ -12,7 +12,7 @@ from rlgate.engine.decision import decide
 from rlgate.monitor.api import resolve_policy, run_monitor
 from rlgate.monitor.gate import attach_monitor, monitor_gates
 from rlgate.monitor.report import MonitorReport
-from rlgate.results.models import RunProvenance, RunResult, TaskResult
+from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskResult
 
 N = 300
 
@@ -30,7 +30,11 @@ def _write_jsonl(path: Path, columns: dict[str, np.ndarray], val: dict[int, floa
 
 
 def _candidate() -> RunResult:
-    task = TaskResult(task="gsm8k", metrics={"flexible-extract": {"exact_match": 0.6}}, n_samples=100)
+    # per-sample results for all 100 documents (60 right): a gate without them is nodata, whatever the monitor says
+    samples = [SampleRecord(doc_id=i, doc_hash=f"h{i}", scores={"flexible-extract": {"exact_match": float(i < 60)}})
+               for i in range(100)]
+    task = TaskResult(task="gsm8k", metrics={"flexible-extract": {"exact_match": 0.6}}, n_samples=100,
+                      samples=samples)
     return RunResult(provenance=RunProvenance(source="synthetic"), tasks={"gsm8k": task})
 
 
