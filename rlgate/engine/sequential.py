@@ -1,7 +1,10 @@
 """Sequential gating replayed over stored results: how much of the suite was needed.
 
 Each task's paired documents are put in a seeded random order and revealed in chunks (the contract's
-`protocol.sequential`). After each look every gate is judged by the contract's method (one switch,
+`protocol.sequential`). The unit is the sample: where a harness writes several records per sample (inspect-ai
+`epochs`), the samples are ordered and revealed (each with all its epochs), and every test sees one value per
+sample, its records' mean, so epochs are never counted as evidence (counts and fractions are of samples).
+After each look every gate is judged by the contract's method (one switch,
 rlgate.engine.sequential_methods): the betting confidence sequence (default; rlgate.stats.sequential;
 Waudby-Smith & Ramdas, JRSS-B 2024), valid under optional stopping, or a group-sequential test with
 Lan-DeMets alpha spending (rlgate.stats.group_sequential), valid at the planned looks only:
@@ -51,9 +54,9 @@ from rlgate.engine.pairing import pair_task
 from rlgate.engine.scope import scoped_decision
 from rlgate.engine.scope import worst as worst_of
 from rlgate.engine.sequential_methods import Method, Track, method_of, settle
-from rlgate.engine.units import unit_codes
-from rlgate.engine.values import paired_values
-from rlgate.errors import InputError
+from rlgate.engine.sequential_schedule import order, samples_of, schedule
+from rlgate.engine.units import sample_means
+from rlgate.engine.values import paired_rows
 from rlgate.results.models import MetricKey, RunResult
 from rlgate.stats.sequential import to_unit
 
@@ -62,27 +65,13 @@ DIAGNOSTIC_NOTE = ("diagnostic, not a decision gate: never holds up stopping; ju
 LABELS = {"betting": "anytime-valid", "group_sequential": "group-sequential at a planned look"}
 
 
-def order(leaf: str, size: int, seed: int) -> np.ndarray:
-    """The seeded random order of a task's documents: the same seed and task name, the same order
-    (`rlgate check` generates documents in exactly this order: Sequential.order)."""
-    return np.asarray(Sequential.order(leaf, size, seed), dtype=np.int64)
-
-
-def _schedule(ctx: GateContext, plan: Sequential, seed: int) -> tuple[dict[str, np.ndarray], dict[str, list[int]], int]:
-    perms, counts = {}, {}
-    for leaf, task in ctx.paired.items():
-        perms[leaf] = order(leaf, task.report.paired, seed)
-        counts[leaf] = plan.counts(task.report.paired)
-    looks = max((len(c) for c in counts.values()), default=1)
-    for leaf, c in counts.items():
-        counts[leaf] = c + [c[-1]] * (looks - len(c))
-    return perms, counts, looks
-
-
 def _track(ctx: GateContext, key: MetricKey, role: str, hib: bool, perms: dict[str, np.ndarray],
-           counts: dict[str, list[int]], looks: int, planned: dict[str, int], planned_looks: int) -> Track | None:
+           counts: dict[str, list[int]], looks: int, planned: dict[str, int], planned_looks: int,
+           codes: dict[str, np.ndarray] | None = None) -> Track | None:
     """Paired differences (role "paired") or candidate values ("candidate") of one metric, in generation order;
-    `planned`: each task's documents by the last planned look (the group-sequential information)."""
+    `planned`: each task's samples by the last planned look (the group-sequential information). Where `codes`
+    names the sample of a leaf's paired records, each sample's records are averaged first: one observation per
+    sample, in the order the samples were generated."""
     assert ctx.baseline is not None
     leaves = [leaf for leaf in ctx.leaves(key) if leaf in ctx.paired]
     if not leaves:
@@ -95,8 +84,11 @@ def _track(ctx: GateContext, key: MetricKey, role: str, hib: bool, perms: dict[s
             start = counts[leaf][k - 1] if k else 0
             chosen = perms[leaf][start:counts[leaf][k]]
             task = ctx.paired[leaf]
-            b, c, _ = paired_values(ctx.baseline, ctx.candidate, key, [leaf],
-                                    {leaf: (task.baseline_index[chosen], task.candidate_index[chosen])}, ctx.columns)
+            b, c, ok = paired_rows(ctx.baseline, ctx.candidate, key, [leaf],
+                                   {leaf: (task.baseline_index[chosen], task.candidate_index[chosen])}, ctx.columns)
+            b, c = b[ok], c[ok]
+            if codes and leaf in codes and b.size:  # the chunk holds whole samples: one mean each
+                b, c, _ = sample_means(b, c, codes[leaf][chosen][ok])
             parts.append(c - b if role == "paired" else c)
             binary = binary and bool(np.isin(c, (0.0, 1.0)).all()) and (
                 role != "paired" or bool(np.isin(b, (0.0, 1.0)).all()))
@@ -116,8 +108,8 @@ def _track(ctx: GateContext, key: MetricKey, role: str, hib: bool, perms: dict[s
 
 
 def _track_gates(config: GateConfig, ctx: GateContext, perms: dict[str, np.ndarray], counts: dict[str, list[int]],
-                 looks: int, method: Method, planned: dict[str, int],
-                 planned_looks: int) -> tuple[dict[str, SequentialGate], dict[str, Track], int]:
+                 looks: int, method: Method, planned: dict[str, int], planned_looks: int,
+                 codes: dict[str, np.ndarray] | None = None) -> tuple[dict[str, SequentialGate], dict[str, Track], int]:
     """Each decision gate settled (or not) by the method's sequential tests; diagnostics are never tracked."""
     named = _named(config)
     family = max(1, sum(1 for kind, _, _ in named if kind == "regression"))
@@ -132,7 +124,7 @@ def _track_gates(config: GateConfig, ctx: GateContext, perms: dict[str, np.ndarr
         try:
             hib = ctx.direction(gate.ref, gate.higher_is_better)
             track = _track(ctx, key, "paired" if kind in ("primary", "regression") else "candidate", hib,
-                           perms, counts, looks, planned, planned_looks)
+                           perms, counts, looks, planned, planned_looks, codes)
         except Exception as error:  # a gate that cannot be tracked stays open (fail closed)
             track, why = None, f"{type(error).__name__}: {error}"
         else:
@@ -209,19 +201,14 @@ def replay(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: 
     for leaf in sorted(set(baseline.tasks) & set(candidate.tasks)):
         if baseline.tasks[leaf].samples and candidate.tasks[leaf].samples:
             ctx.paired[leaf] = pair_task(leaf, baseline.tasks[leaf], candidate.tasks[leaf])
-    clustered = sorted(leaf for leaf in ctx.paired if unit_codes(baseline.tasks[leaf]) is not None
-                       or unit_codes(candidate.tasks[leaf]) is not None)
-    if clustered:  # the sequential tests count records: epochs of a sample would be counted as evidence
-        raise InputError(f"sequential gating counts records, and {', '.join(clustered)} has several records (epochs) "
-                         "per sample, which are not independent evidence",
-                         fix="gate these runs without --sequential (the fixed-sample gate averages epochs per sample)")
     method = method_of(plan.method, plan.spending)
-    perms, counts, looks = _schedule(ctx, plan, seed)
+    sched = schedule(ctx, plan, seed)
+    perms, counts, looks = sched.perms, sched.counts, sched.looks
     settled, tracks, family = _track_gates(config, ctx, perms, counts, looks, method,
-                                           {leaf: c[-1] for leaf, c in counts.items()}, looks)
+                                           {leaf: c[-1] for leaf, c in sched.samples.items()}, looks, sched.codes)
     extras = [g for g in full.gates if g.kind not in ("primary", "hard", "regression", "diagnostic")]
-    totals = [sum(c[k] for c in counts.values()) for k in range(looks)]
-    grand = sum(task.report.paired for task in ctx.paired.values())
+    totals = [sum(c[k] for c in sched.samples.values()) for k in range(looks)]  # samples: the unit
+    grand = sum(sched.sizes.values())
     found, reason, worst, trace = _scan(config, settled, extras, totals, grand, looks, looks, method)
     stop = found or looks
     if worst is not None:  # stopped early: the diagnostics are judged on the documents generated by then
@@ -249,19 +236,22 @@ def replay(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: 
                                            config.capabilities)[0]
     not_generated = []
     for leaf, task in ctx.paired.items():
-        used = counts[leaf][stop - 1]
-        rest = perms[leaf][used:]
+        rest = perms[leaf][counts[leaf][stop - 1]:]
         if rest.size:
             ids = [str(baseline.tasks[leaf].samples[int(i)].doc_id) for i in task.baseline_index[rest]]
-            not_generated.append(NotGenerated(task=leaf, count=int(rest.size), settled_at_look=stop,
-                                              note=f"not generated: settled at look {stop}", documents=ids))
+            unseen = sched.sizes[leaf] - sched.samples[leaf][stop - 1]
+            note = f"not generated: settled at look {stop}"
+            if leaf in sched.codes:  # the count is of samples; their records (every epoch) are listed
+                note += f" ({unseen} samples, {rest.size} records)"
+            not_generated.append(NotGenerated(task=leaf, count=unseen, settled_at_look=stop, note=note, documents=ids))
     used_total = totals[stop - 1]
     return SequentialReplay(
         method=method.description, procedure=method.name, spending=_spending(method), seed=seed,
         looks_planned=looks, stop_look=stop, stopped_early=stop < looks or used_total < grand,
         stop_reason=reason, decision_at_stop=decision_at_stop, full_decision=full.decision,
         matches_full=decision_at_stop == full.decision, documents_used=used_total, documents_total=grand,
-        fraction_used=used_total / max(grand, 1), gates=gates_out, looks=trace[:stop], not_generated=not_generated)
+        fraction_used=used_total / max(grand, 1), gates=gates_out, looks=trace[:stop], not_generated=not_generated,
+        epochs_per_sample=sched.epochs)
 
 
 def _spending(method: Method) -> str | None:
@@ -325,8 +315,10 @@ def _prefix(run: RunResult, ctx: GateContext, perms: dict[str, np.ndarray], coun
 
 def sequential_lines(r: SequentialReplay) -> list[str]:
     """The terminal's view of a replay: the look reached, each gate's settling, what was never generated."""
+    unit = ("documents" if r.epochs_per_sample is None
+            else f"samples (x{r.epochs_per_sample} epochs, averaged per sample)")
     head = (f"sequential ({r.procedure_label}): decision {r.decision_at_stop.upper()} reached at look {r.stop_look} of "
-            f"{r.looks_planned} with {r.documents_used}/{r.documents_total} documents ({r.fraction_used:.0%}); ")
+            f"{r.looks_planned} with {r.documents_used}/{r.documents_total} {unit} ({r.fraction_used:.0%}); ")
     if r.full_decision is None:  # rlgate check: the rest was never generated
         head += f"generation stopped there ({r.stop_reason})"
     else:
@@ -338,8 +330,8 @@ def sequential_lines(r: SequentialReplay) -> list[str]:
         lines.append(f"  {g.kind} {g.name}: {g.verdict}{(' (' + g.outcome + ')') if g.outcome else ''}{bounds}: "
                      f"{g.reason}")
     for ng in r.not_generated:
-        lines.append(f"  {ng.task}: {ng.count} documents {ng.note}")
+        lines.append(f"  {ng.task}: {ng.count} {'documents' if r.epochs_per_sample is None else 'samples'} {ng.note}")
     return lines
 
 
-__all__ = ["order", "replay", "sequential_lines", "with_settled"]
+__all__ = ["order", "replay", "samples_of", "sequential_lines", "with_settled"]

@@ -20,8 +20,17 @@ from rlgate.engine.decision import _summary, capped
 from rlgate.engine.models import Decision, NotGenerated, SequentialReplay
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.scope import scoped_decision
-from rlgate.engine.sequential import DIAGNOSTIC_NOTE, _at_stop, _scan, _spending, _track_gates, with_settled
+from rlgate.engine.sequential import (
+    DIAGNOSTIC_NOTE,
+    _at_stop,
+    _scan,
+    _spending,
+    _track_gates,
+    samples_of,
+    with_settled,
+)
 from rlgate.engine.sequential_methods import method_of
+from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 
 
@@ -34,6 +43,12 @@ def judge_generated(config: GateConfig, baseline: RunResult, candidate: RunResul
     for leaf in sorted(set(baseline.tasks) & set(candidate.tasks)):
         if baseline.tasks[leaf].samples and candidate.tasks[leaf].samples:
             ctx.paired[leaf] = pair_task(leaf, baseline.tasks[leaf], candidate.tasks[leaf])
+    clustered = sorted(leaf for leaf in ctx.paired if samples_of(ctx, leaf) is not None)
+    if clustered:  # generation is ordered by document: a sample's epochs would be generated and counted apart
+        raise InputError(f"a sequential check generates documents one record each, and {', '.join(clustered)} has "
+                         "several records (epochs) per sample",
+                         fix="run the suite whole, then replay it with `rlgate gate --sequential` (which orders and "
+                         "counts samples, each with all its epochs)")
     schedule = {leaf: plan.counts(total) for leaf, total in totals.items()}
     planned = max((len(c) for c in schedule.values()), default=1)
     perms: dict[str, np.ndarray] = {}

@@ -366,9 +366,12 @@ def sequential_lines(model: ReportModel, limit: int = 10) -> list[str]:
                                               else f" (the full suite decides {r.full_decision})")
     verb = "stopped" if r.mode == "check" else "replay: decided"
     lines = [f"{r.procedure_label}: {verb} at look {r.stop_look} of {r.looks_planned} "
-             f"with {r.documents_used}/{r.documents_total} paired documents ({r.fraction_used:.0%}): "
+             f"with {r.documents_used}/{r.documents_total} paired "
+             f"{'documents' if r.epochs_per_sample is None else f'samples × {r.epochs_per_sample} epochs'} "
+             f"({r.fraction_used:.0%}): "
              f"{r.decision_at_stop}{same}; {r.stop_reason}"]
     for ng in r.not_generated:
         shown = ", ".join(ng.documents[:limit]) + (" …" if len(ng.documents) > limit else "")
-        lines.append(f"{ng.task}: {ng.count} documents {ng.note} ({shown}; all in decision.json)")
+        lines.append(f"{ng.task}: {ng.count} {'documents' if r.epochs_per_sample is None else 'samples'} {ng.note} "
+                     f"({shown}; all in decision.json)")
     return lines

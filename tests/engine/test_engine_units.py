@@ -125,15 +125,3 @@ def test_repeated_responses_of_one_record_stay_one_sample_with_the_count_beside_
     assert d.gates[0].n == 30 and d.gates[0].details["units"] == {"samples": 30, "responses_per_sample": "16"}
     assert "30×16" in decision_table(d)
 
-
-def test_sequential_replay_refuses_runs_with_several_epochs_per_sample() -> None:
-    from rlgate.contract.protocol import Sequential
-    from rlgate.engine.sequential import replay
-    from rlgate.errors import InputError
-
-    base, cand = epoch_pair(40, 4, better=3)
-    runs = [epoch_run("t", "acc", base, "base"), epoch_run("t", "acc", cand, "cand")]
-    config = GateConfig(primary=PrimaryGate(metric=METRIC))
-    full = decide(config, *runs, seed=0, contract_name="x")
-    with pytest.raises(InputError, match="several records \\(epochs\\) per sample"):
-        replay(config, *runs, Sequential(looks=4), full, seed=0)
