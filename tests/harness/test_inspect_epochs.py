@@ -60,15 +60,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"baseline": _log(root / "base", BASELINE_RIGHT), "candidate": _log(root / "cand", CANDIDATE_RIGHT)}
 
 
-def _gate(runs: dict[str, Path], tmp_path: Path, gates: dict[str, Any]) -> tuple[int, str, dict[str, Any]]:
+def _gate(runs: dict[str, Path], tmp_path: Path, gates: dict[str, Any],
+          *extra: str) -> tuple[int, str, dict[str, Any]]:
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(
         {"schema_version": 1, "name": "s", "tasks": [{"task": "kvops", "split": "test_public", "harness": "inspect"}]}))
     contract = {"schema_version": 1, "name": "c", "baseline": {"checkpoint": "mockllm/model"},
-                "protocol": {"sampling": {"n": EPOCHS}},
+                "protocol": {"sampling": {"n": EPOCHS}, "sequential": {"looks": 4, "min_samples": 10}},
                 "splits": {"test_public": {"visibility": "nightly"}}, "suites": ["suite.yaml"], "gates": gates}
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(contract))
     result = CliRunner().invoke(app, ["gate", str(tmp_path / "c.yaml"), "--candidate", str(runs["candidate"]),
-                                      "--baseline", str(runs["baseline"]), "--out", str(tmp_path / "out")])
+                                      "--baseline", str(runs["baseline"]), "--out", str(tmp_path / "out"), *extra])
     return result.exit_code, result.output, json.loads((tmp_path / "out" / "decision.json").read_text())
 
 
@@ -92,3 +93,14 @@ def test_hard_gate_counts_samples_not_epochs(runs: dict[str, Path], tmp_path: Pa
     _, _, decision = _gate(runs, tmp_path, {"hard": [{"metric": "kvops/task_success", "min": 0.5}]})
     [gate] = decision["gates"]
     assert gate["verdict"] == "pass" and gate["n"] == SAMPLES and gate["details"]["units"]["records"] == 160
+
+
+def test_sequential_replay_orders_and_counts_samples_not_epochs(runs: dict[str, Path], tmp_path: Path) -> None:
+    code, out, decision = _gate(runs, tmp_path, {"primary": {"metric": "kvops/task_success", "min_delta": 0.0}},
+                                "--sequential")
+    replayed = decision["sequential"]
+    assert decision["decision"] == replayed["decision_at_stop"] == "research_only" and code != 0
+    assert replayed["documents_total"] == SAMPLES and replayed["epochs_per_sample"] == str(EPOCHS)
+    assert [look["documents"] for look in replayed["looks"]] == [10, 20, 30, 40][:len(replayed["looks"])]
+    assert f"/{SAMPLES} samples (x{EPOCHS} epochs, averaged per sample)" in out
+    assert f"paired samples × {EPOCHS} epochs" in (tmp_path / "out" / "report.md").read_text()
