@@ -53,6 +53,7 @@ from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
 from rlgate.engine.scope import scoped_decision
 from rlgate.engine.subtasks import subtask_gaps
+from rlgate.engine.units import with_units
 from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
@@ -164,6 +165,16 @@ def underpowered(gate: GateVerdict) -> str | None:
         return (f"{gate.name}: the minimum detectable effect ({mde}) exceeds {key} ({limit:g}); "
                 "the suite is too small to show what this gate asks")
     return None
+
+
+def _pairing(ctx: GateContext) -> list[PairingReport]:
+    """Each task's pairing, samples (and epochs or responses per sample) beside the records where they differ."""
+    out = []
+    for leaf, p in ctx.paired.items():
+        assert ctx.baseline is not None
+        out.append(with_units(p.report, ctx.baseline.tasks[leaf], ctx.candidate.tasks[leaf], p.baseline_index,
+                              p.candidate_index))
+    return out + list(ctx.one_sided.values())
 
 
 def decide(
@@ -311,8 +322,7 @@ def decide(
     return Decision(
         decision=decision, summary=summary,
         deciding_gates=[g.name for g in deciding], capabilities=capabilities, flags=flags,
-        gates=gates, pairing=[count_in_pairing(r, corrupt)
-                              for r in [p.report for p in ctx.paired.values()] + list(ctx.one_sided.values())],
+        gates=gates, pairing=[count_in_pairing(r, corrupt) for r in _pairing(ctx)],
         protocol_differences=differences, corrupt=corrupt,
         contract=contract_name, contract_hash=contract_hash, inputs=inputs, alpha=config.alpha, seed=seed,
         warnings=warnings,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from rlgate.defaults import empty_list
 
@@ -71,6 +71,21 @@ class PairingReport(_Model):
     corrupt_baseline: int = Field(0, description="baseline documents with an unusable score (see Decision.corrupt)")
     corrupt_candidate: int = Field(0, description="candidate documents with an unusable score (see Decision.corrupt)")
     examples: list[str] = Field(default_factory=empty_list, description="a few unpaired keys, for the report")
+    samples: int | None = Field(None, description="paired samples, where a harness writes several records per "
+                                "sample (epochs): `paired` and the other counts are then records; absent where each "
+                                "record is its own sample")
+    epochs_per_sample: str | None = Field(None, description="records per paired sample (`4`, `2-4`), beside samples")
+    responses_per_sample: str | None = Field(None, description="responses each record holds (lm-eval repeats, n > 1: "
+                                             "still one sample each); absent for one")
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_units(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The unit fields only where they say something, so a one-record-per-sample decision.json is unchanged."""
+        data: dict[str, Any] = handler(self)
+        for key in ("samples", "epochs_per_sample", "responses_per_sample"):
+            if data.get(key, 0) is None:
+                del data[key]
+        return data
 
 
 class CorruptDocument(_Model):

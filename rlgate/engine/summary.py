@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from rlgate.engine import fmt
-from rlgate.engine.models import Decision, GateVerdict
+from rlgate.engine.models import Decision, GateVerdict, PairingReport
 from rlgate.visible import visible_controls
 
 _MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NODATA", "error": "ERROR"}
@@ -116,6 +116,18 @@ def _code(text: str) -> str:
     return f"`{text}`" if "`" not in text and "\n" not in text else _md(text)
 
 
+def pairing_text(p: PairingReport) -> str:
+    """One task's pairing in samples, the unit of every test: `40 samples paired × 4 epochs (160 records)` where a
+    harness writes several records per sample, `30 samples paired × 16 responses` where each holds several."""
+    unpaired = f"{p.only_baseline} baseline-only, {p.only_candidate} candidate-only"
+    if p.samples is not None:
+        return (f"{p.samples} samples paired × {p.epochs_per_sample} epochs ({p.paired} records); unpaired records: "
+                f"{unpaired}, {p.document_mismatch} changed")
+    paired = f"{p.paired} samples paired × {p.responses_per_sample} responses" if p.responses_per_sample \
+        else f"{p.paired} paired"
+    return f"{paired}, {unpaired}, {p.document_mismatch} changed documents"
+
+
 def decision_markdown(decision: Decision) -> str:
     """The plain Markdown summary: decision, gate table, reasons, pairing and warnings."""
     lines = [f"# rlgate decision: **{decision.decision}**", "", _md(decision.summary), "",
@@ -140,9 +152,7 @@ def decision_markdown(decision: Decision) -> str:
     lines += [f"- **{_md(g.name)}** ({g.kind}, {g.test or 'n/a'}): {_md(g.reason)}" for g in decision.gates]
     if decision.pairing:
         lines += ["", "## Pairing", ""]
-        for p in decision.pairing:
-            lines.append(f"- {_md(p.task)}: {p.paired} paired, {p.only_baseline} baseline-only, "
-                         f"{p.only_candidate} candidate-only, {p.document_mismatch} changed documents")
+        lines += [f"- {_md(p.task)}: {pairing_text(p)}" for p in decision.pairing]
     if decision.protocol_differences:
         lines += ["", "## Protocol differences (allowed by the contract)", ""]
         lines += [f"- {_md(d)}" for d in decision.protocol_differences]

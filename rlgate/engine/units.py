@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from rlgate.engine.models import PairingReport
 from rlgate.results.models import RunResult, TaskResult
 from rlgate.results.units import unit_of
 
@@ -141,3 +142,23 @@ def responses_per_sample(tasks: list[TaskResult]) -> str | None:
         return None
     least = min(sizes)
     return str(most) if least == most else f"{least}-{most}"
+
+
+def with_units(report: PairingReport, base: TaskResult, cand: TaskResult, baseline_index: np.ndarray,
+               candidate_index: np.ndarray) -> PairingReport:
+    """A task's pairing report with its samples beside the records: samples × epochs where a harness writes
+    several records per sample, responses per record where each holds several; unchanged otherwise (and where
+    the runs name different samples for a pair, which the gates on the task report as an error)."""
+    repeats = responses_per_sample([cand])
+    try:
+        codes = paired_codes(base, cand, baseline_index, candidate_index)
+    except ValueError:
+        codes = None
+    update: dict[str, Any] = {"responses_per_sample": repeats} if repeats is not None else {}
+    if codes is not None and codes.size:
+        sizes = np.bincount(codes)
+        if int(sizes.max()) > 1:
+            least, most = int(sizes.min()), int(sizes.max())
+            epochs = str(most) if least == most else f"{least}-{most}"
+            update |= {"samples": int(sizes.size), "epochs_per_sample": epochs}
+    return report.model_copy(update=update) if update else report

@@ -125,3 +125,24 @@ def test_repeated_responses_of_one_record_stay_one_sample_with_the_count_beside_
     assert d.gates[0].n == 30 and d.gates[0].details["units"] == {"samples": 30, "responses_per_sample": "16"}
     assert "30×16" in decision_table(d)
 
+
+
+def test_the_summary_pairs_samples_with_epochs_or_responses_beside() -> None:
+    from rlgate.engine.summary import decision_markdown
+
+    base, cand = epoch_pair(40, 4, better=3)
+    clustered = _decide(GateConfig(primary=PrimaryGate(metric=METRIC)), base, cand)
+    [pairing] = clustered.pairing
+    assert (pairing.paired, pairing.samples, pairing.epochs_per_sample) == (160, 40, "4")
+    assert "- t: 40 samples paired × 4 epochs (160 records); unpaired records: 0 baseline-only, 0 candidate-only, " \
+           "0 changed" in decision_markdown(clustered)
+    runs = [make_run({"t": {"acc": base[:, 0]}}, source="base"), make_run({"t": {"acc": cand[:, 0]}}, source="cand")]
+    plain = decide(GateConfig(primary=PrimaryGate(metric=METRIC)), *runs, seed=0, contract_name="x")
+    assert "- t: 40 paired, 0 baseline-only, 0 candidate-only, 0 changed documents" in decision_markdown(plain)
+    assert set(plain.pairing[0].model_dump()) == set(plain.pairing[0].model_dump(exclude_none=True))  # as before
+    assert "_per_sample" not in plain.model_dump_json() and "\"samples\"" not in plain.pairing[0].model_dump_json()
+    for run in runs:
+        for sample in run.tasks["t"].samples:
+            sample.responses = ["r"] * 16
+    repeated = decide(GateConfig(primary=PrimaryGate(metric=METRIC)), *runs, seed=0, contract_name="x")
+    assert "- t: 40 samples paired × 16 responses, 0 baseline-only" in decision_markdown(repeated)

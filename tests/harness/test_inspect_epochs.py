@@ -87,6 +87,7 @@ def test_three_more_samples_over_four_epochs_is_not_a_release(runs: dict[str, Pa
     html = (tmp_path / "out" / "report.html").read_text()
     assert "40 samples × 4 epochs" in html and "epochs agree: baseline 100%, candidate 100%" in html
     assert "n = 40 samples × 4 epochs" in (tmp_path / "out" / "report.md").read_text()
+    assert "- kvops: 40 samples paired × 4 epochs (160 records)" in (tmp_path / "out" / "summary.md").read_text()
 
 
 def test_hard_gate_counts_samples_not_epochs(runs: dict[str, Path], tmp_path: Path) -> None:
