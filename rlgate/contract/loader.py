@@ -207,13 +207,22 @@ class _Origin:
     path: PathKey
 
 
+def _named_from(file: Path, root: Path) -> str:
+    """A file as its path from the contract's folder (`gates/lenient.yaml`), or in full where it lies elsewhere."""
+    try:
+        return file.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(file)
+
+
 def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[GateConfig, dict[int, _Origin]]:
     """Later layers override earlier ones; gate lists merge by metric (later wins)."""
     merged: dict[str, Any] = {"decision": {}}
     sources: dict[str, str] = {}
     lists: dict[str, dict[str, tuple[Any, _Origin]]] = {"hard": {}, "regression": {}, "diagnostics": {}}
     primary: tuple[Any, _Origin] | None = None
-    for settings, doc, base in layers:
+    root = layers[-1][1].file.parent  # the contract's folder: policy files are named from it
+    for depth, (settings, doc, base) in enumerate(layers):
         for scalar in ("alpha", "power", "bootstrap_resamples", "allow_corrupt", "min_coverage",
                        "allow_unpaired", "allow_missing_trajectories"):
             value = getattr(settings, scalar)
@@ -221,9 +230,11 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
                 merged[scalar] = value
         if settings.decision:
             merged["decision"].update(settings.decision)
-            for outcome in settings.decision:  # the last layer that sets a key is the line that maps it
+            # the last layer that sets a key is the line that maps it; a policy another policy `use:`s says so
+            via = f" (via {_named_from(layers[depth + 1][1].file, root)})" if depth + 2 < len(layers) else ""
+            for outcome in settings.decision:
                 line = doc.pos_of((*base, "decision", outcome), key=True).line
-                sources[outcome] = f"{doc.file.name}:{line} {dotted((*base, 'decision', outcome))}"
+                sources[outcome] = f"{_named_from(doc.file, root)}:{line} {dotted((*base, 'decision', outcome))}{via}"
         if settings.primary is not None:
             primary = (settings.primary, _Origin(doc, (*base, "primary")))
         for kind, table in lists.items():

@@ -40,6 +40,7 @@ from rlgate.engine.gates import (
 )
 from rlgate.engine.missing import value_gaps
 from rlgate.engine.models import (
+    DECISION_ORDER,
     CapabilityVerdict,
     CorruptDocument,
     Decision,
@@ -107,25 +108,34 @@ def _policy_effect(gate: GateVerdict, config: GateConfig) -> GateVerdict:
     return gate.model_copy(deep=True)  # the caller's object is never modified
 
 
-def _outcome_note(gate: GateVerdict, sources: Mapping[str, str]) -> str:
+def _outcome_note(gate: GateVerdict) -> str:
     """` [primary_regression]` when a failure's outcome is not its kind's plain `<kind>_fail`; with the policy line
-    that mapped it (` [regression_fail -> release: lenient.yaml:4 decision.regression_fail]`) where a file set it."""
-    source = sources.get(gate.outcome)
-    if source:
-        return f" [{gate.outcome} -> {gate.effect}: {source}]"
+    that mapped it (` [regression_fail -> release: gates/lenient.yaml:4 decision.regression_fail]`) where a file
+    set it."""
+    if gate.policy_line:
+        return f" [{gate.outcome} -> {gate.effect}: {gate.policy_line}]"
     return f" [{gate.outcome}]" if fmt.special_outcome(gate.outcome) else ""
 
 
-def _gate_text(gate: GateVerdict, sources: Mapping[str, str]) -> str:
-    return (f"{gate.kind} gate {gate.name} {gate.verdict}{_outcome_note(gate, sources)} "
-            f"({gate.reason.split(': ', 1)[-1]})")
+def _gate_text(gate: GateVerdict) -> str:
+    return f"{gate.kind} gate {gate.name} {gate.verdict}{_outcome_note(gate)} ({gate.reason.split(': ', 1)[-1]})"
+
+
+def with_policy_lines(gates: Sequence[GateVerdict], sources: Mapping[str, str]) -> list[GateVerdict]:
+    """The gates, each that did not pass (or passed yet decides) naming the policy line that mapped its outcome
+    where a file set it (GateConfig.decision_sources); under rlgate's default policy there is none."""
+    out = []
+    for gate in gates:
+        line = sources.get(gate.outcome) if gate.verdict != "pass" or gate.effect != "release" else None
+        out.append(gate if gate.policy_line == line else gate.model_copy(update={"policy_line": line}))
+    return out
 
 
 def _summary(decision: str, deciding: list[GateVerdict], pool: list[GateVerdict], flags: Sequence[str] = (),
-             capabilities: Sequence[CapabilityVerdict] = (), sources: Mapping[str, str] | None = None) -> str:
-    """One sentence: the decision and the gates behind it. Every gate that did not pass but that the decision
-    policy maps to release is named with the line that maps it: never "all gates passed" beside a FAIL."""
-    sources = sources or {}
+             capabilities: Sequence[CapabilityVerdict] = ()) -> str:
+    """One sentence: the decision and every gate that did not pass, each with the policy line that mapped it where
+    a file set it: the deciding gates, then those with a milder effect, then those the policy maps to release.
+    Never "all gates passed" beside a FAIL, and no failure left out."""
     scoped = ""
     if flags:
         feature = {c.flag: c for c in capabilities if c.flag}
@@ -133,16 +143,18 @@ def _summary(decision: str, deciding: list[GateVerdict], pool: list[GateVerdict]
     hidden = [g for g in pool if g.verdict != "pass" and g.effect == "release"]
     scope = "model-scope " if flags else ""
     mapped = ("the decision policy maps " + ("it" if len(hidden) == 1 else f"these {len(hidden)}") + " to release: "
-              + "; ".join(_gate_text(g, sources) for g in hidden)) if hidden else ""
+              + "; ".join(_gate_text(g) for g in hidden)) if hidden else ""
     if decision == "release":
         if not hidden:
             return f"release: all {len(pool)} {scope}gates passed{scoped}"
         return (f"release: {len(pool) - len(hidden)} of {len(pool)} {scope}gates passed; {len(hidden)} did not, and "
                 f"{mapped}{scoped}")
-    shown = "; ".join(_gate_text(g, sources) for g in deciding[:3])
-    more = f"; and {len(deciding) - 3} more" if len(deciding) > 3 else ""
-    also = f"; {mapped}" if hidden else ""
-    return f"{decision}: {shown}{more}{also}{scoped}"
+    shown = "; ".join(_gate_text(g) for g in deciding)
+    named = {id(g) for g in deciding}
+    milder = [(effect, [g for g in pool if g.effect == effect and id(g) not in named and g.verdict != "pass"])
+              for effect in DECISION_ORDER[DECISION_ORDER.index(decision) + 1:-1]]
+    also = "".join(f"; also {effect}: " + "; ".join(_gate_text(g) for g in gates) for effect, gates in milder if gates)
+    return f"{decision}: {shown}{also}{f'; {mapped}' if hidden else ''}{scoped}"
 
 
 _DECISIVE = ("primary", "hard", "regression")
@@ -307,9 +319,9 @@ def decide(
         note = capped_unpaired(verdict)
         if note:
             warnings.append(note)
+    gates = with_policy_lines(gates, config.decision_sources)
     decision, deciding, deciding_pool, capabilities, flags = scoped_decision(gates, config.capabilities)
-    decision, summary = capped(decision, _summary(decision, deciding, deciding_pool, flags, capabilities,
-                                                  config.decision_sources), gates)
+    decision, summary = capped(decision, _summary(decision, deciding, deciding_pool, flags, capabilities), gates)
     if not any(g.kind in _DECISIVE for g in gates):
         warnings.append(NO_DECISIVE_GATE)
     inputs = [RunRef(role="candidate", source=candidate.provenance.source, model=candidate.provenance.model,

@@ -58,6 +58,18 @@ class GateVerdict(_Model):
         None, description="the metric is a fraction in [0, 1] (shown in percent); false for a declared range")
     reason: str
     details: dict[str, Any] = Field(default_factory=dict)
+    policy_line: str | None = Field(
+        None, description="the policy file, line and key that mapped this gate's outcome to its effect "
+        "(`gates/lenient.yaml:3 decision.regression_fail (via gates/team.yaml)`), for a gate that did not pass or "
+        "passed yet decides; absent where rlgate's default policy mapped it")
+
+    @model_serializer(mode="wrap")
+    def _omit_default_policy(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """policy_line only where a file set the mapping (decisions under the default policy are unchanged)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("policy_line", 0) is None:
+            del data["policy_line"]
+        return data
 
 
 class PairingReport(_Model):

@@ -41,6 +41,15 @@ def flag_for(name: str, decision: DecisionName) -> str:
     return f"{decision}_for_{name}" if decision != "release" else ""
 
 
+def _mapped(gate: GateVerdict) -> str:
+    """The outcome, with the policy line that mapped it where a file set it."""
+    return f"{gate.outcome}: {gate.policy_line}" if gate.policy_line else gate.outcome
+
+
+def _named(gate: GateVerdict) -> str:
+    return f"{gate.name} {gate.verdict}" + (f" [{_mapped(gate)}]" if gate.policy_line else "")
+
+
 def scope_gates(gates: Sequence[GateVerdict], capabilities: Mapping[str, Capability]
                 ) -> tuple[list[GateVerdict], list[CapabilityVerdict], list[str]]:
     """(gates that decide globally, a verdict per capability, flags of feature capabilities not released)."""
@@ -66,9 +75,12 @@ def scope_gates(gates: Sequence[GateVerdict], capabilities: Mapping[str, Capabil
             hidden = [g for g in mine if g.verdict != "pass"]
             summary = (f"release: all {len(mine)} gates passed" if not hidden else
                        f"release: {len(mine) - len(hidden)} of {len(mine)} gates passed; the decision policy maps "
-                       + "; ".join(f"{g.name} {g.verdict} [{g.outcome}]" for g in hidden) + " to release")
-        else:
-            summary = f"{decision}: " + "; ".join(f"{g.name} {g.verdict}" for g in mine if g.effect == decision)
+                       + "; ".join(f"{g.name} {g.verdict} [{_mapped(g)}]" for g in hidden) + " to release")
+        else:  # the deciding gates, then every other gate that did not pass
+            summary = f"{decision}: " + "; ".join(_named(g) for g in mine if g.effect == decision) + "".join(
+                f"; also {effect}: " + "; ".join(_named(g) for g in others)
+                for effect in DECISION_ORDER[DECISION_ORDER.index(decision) + 1:]
+                if (others := [g for g in mine if g.effect == effect and g.verdict != "pass"]))
         verdicts.append(CapabilityVerdict(name=name, scope=cap.scope, tasks=list(cap.tasks), decision=decision,
                                           gates=[g.name for g in mine], deciding_gates=deciding, flag=flag,
                                           summary=summary))

@@ -16,7 +16,7 @@ import numpy as np
 
 from rlgate.contract.models import GateConfig, Sequential
 from rlgate.engine.context import GateContext
-from rlgate.engine.decision import _summary, capped
+from rlgate.engine.decision import _summary, capped, with_policy_lines
 from rlgate.engine.models import Decision, NotGenerated, SequentialReplay
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.scope import scoped_decision
@@ -105,9 +105,9 @@ def with_sequential(decision: Decision, status: SequentialReplay, config: GateCo
     taking its sequential verdict (bounds in details.sequential); the decision re-aggregated, the status attached."""
     settled = [s.name for s in status.gates if s.kind != "diagnostic" and s.verdict != "open"]
     gates = with_settled(decision.gates, status.gates, config, status.procedure)
+    gates = with_policy_lines(gates, config.decision_sources)
     final, deciding, pool, capabilities, flags = scoped_decision(gates, config.capabilities)
-    final, summary = capped(final, _summary(final, deciding, pool, flags, capabilities, config.decision_sources),
-                            gates)
+    final, summary = capped(final, _summary(final, deciding, pool, flags, capabilities), gates)
     judged = {g.name: g for g in decision.gates if g.kind == "diagnostic"}
     diagnostics = [s if s.name not in judged else s.model_copy(update={
         "verdict": judged[s.name].verdict if judged[s.name].verdict in ("pass", "fail") else "open",

@@ -128,7 +128,8 @@ def gate_label(gate: GateVerdict) -> str:
 
 def outcome_note(gate: GateVerdict) -> str:
     """"primary regression → block" for a failure whose outcome is not its kind's plain `<kind>_fail`, and
-    "monitor info → research_only" for a gate that passed yet decides (the contract's decision policy)."""
+    "monitor info → research_only" for a gate that passed yet decides (the contract's decision policy); with
+    "by gates/lenient.yaml:3 decision.regression_fail" where a policy file, not rlgate's default, mapped it."""
     from rlgate.engine.fmt import special_outcome
 
     name = special_outcome(gate.outcome)
@@ -136,6 +137,8 @@ def outcome_note(gate: GateVerdict) -> str:
         name = gate.outcome.replace("_", " ") or "pass"
     if not name and gate.verdict != "pass" and gate.effect == "release":  # a failure the policy lets through
         name = gate.outcome.replace("_", " ")
+    if gate.policy_line:  # a policy file mapped it: the line that did, so the reader can check it
+        return f"{name or gate.outcome.replace('_', ' ')} → {gate.effect} by {gate.policy_line}"
     return f"{name} → {gate.effect}" if name else ""
 
 

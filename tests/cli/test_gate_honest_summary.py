@@ -59,11 +59,43 @@ def test_policy_two_use_hops_away_that_releases_failures_is_named_in_the_summary
     assert decision["decision"] == "release" and code == 0  # what the policy asks for ...
     summary = str(decision["summary"])
     assert "all 2 gates passed" not in summary and "0 of 2 gates passed" in summary  # ... but said plainly
-    assert "[primary_regression -> release: lenient.yaml:" in summary and "decision.primary_regression]" in summary
-    assert "[regression_fail -> release: lenient.yaml:" in summary and "decision.regression_fail]" in summary
-    assert "decision.regression_fail" in out and "FAIL (regression_fail -> release)" in out  # the terminal too
+    lines = {key: f"gates/lenient.yaml:{line} decision.{key} (via gates/team.yaml)"
+             for key, line in (("primary_regression", 2), ("regression_fail", 3))}  # the file two hops away
+    for key, line in lines.items():
+        assert f"[{key} -> release: {line}]" in summary
+    assert {g["outcome"]: g["policy_line"] for g in decision["gates"]} == lines  # type: ignore[index]
+    assert f"[regression_fail -> release: {lines['regression_fail']}]" in out  # the terminal's decision line
+    assert "FAIL (regression_fail -> release)" in out and "FAIL (primary_regression -> release)" in out
+    shown_md = (tmp_path / "out" / "summary.md").read_text()
+    assert summary in shown_md.replace("\\", "").replace("&lt;", "<").replace("&gt;", ">")  # escaped, whole
+    first_screen = (tmp_path / "out" / "report.md").read_text().split("### What changed")[0]
+    for key, line in lines.items():  # the report's first screen: the summary and each gate's line
+        assert f"{key.replace('_', ' ')} → release by {line}" in first_screen
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert f"regression fail → release by {lines['regression_fail']}" in html
     shown = runner.invoke(app, ["validate", str(contract)]).output
-    assert "regression_fail -> release  (lenient.yaml:" in shown
+    assert f"regression_fail -> release  ({lines['regression_fail']})" in shown
+
+
+def test_a_block_names_every_gate_that_did_not_pass_with_the_policy_line(abel: dict[str, Path],
+                                                                          tmp_path: Path) -> None:
+    """The policy lets regression failures through but not the primary's drop: the decision is block, and the
+    summary still names the regression gate the policy mapped to release, with its line."""
+    gates = tmp_path / "gates"
+    gates.mkdir()
+    (gates / "lenient.yaml").write_text(yaml.safe_dump({"schema_version": 1, "name": "lenient",
+                                                        "decision": {"regression_fail": "release"}}))
+    (gates / "team.yaml").write_text(yaml.safe_dump({"schema_version": 1, "name": "team", "use": "lenient.yaml"}))
+    contract = _contract(tmp_path, {"use": "gates/team.yaml",
+                                    "primary": {"metric": "gsm8k/exact_match/flexible-extract", "min_delta": 0.02},
+                                    "regression": [{"metric": "gsm8k/exact_match/strict-match", "max_drop": 0.01}]})
+    code, _, decision = _gate(contract, abel, tmp_path / "out")
+    assert decision["decision"] == "block" and code != 0
+    summary = str(decision["summary"])
+    assert summary.startswith("block: primary gate gsm8k/exact_match/flexible-extract fail [primary_regression]")
+    assert ("the decision policy maps it to release: regression gate gsm8k/exact_match/strict-match fail "
+            "[regression_fail -> release: gates/lenient.yaml:2 decision.regression_fail (via gates/team.yaml)]"
+            in summary)
 
 
 def test_a_diagnostic_only_contract_never_releases_a_broken_candidate(abel: dict[str, Path], tmp_path: Path) -> None:
