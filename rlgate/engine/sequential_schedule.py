@@ -25,8 +25,8 @@ def order(leaf: str, size: int, seed: int) -> np.ndarray:
 
 
 def samples_of(ctx: GateContext, leaf: str) -> list[np.ndarray] | None:
-    """The paired positions of each sample of a leaf (first-seen order), or None where every record is its own
-    sample. Epochs of one sample are not independent evidence: the sequential tests see one value per sample."""
+    """The paired positions of each sample of a leaf (first-seen order), or None where every paired record is its
+    own sample. Epochs of one sample are not independent evidence: the sequential tests see one value per sample."""
     task = ctx.paired[leaf]
     assert ctx.baseline is not None
     try:
@@ -40,8 +40,10 @@ def samples_of(ctx: GateContext, leaf: str) -> list[np.ndarray] | None:
     rank = np.empty_like(first)
     rank[np.argsort(first, kind="stable")] = np.arange(first.size)
     dense = rank[inverse]
-    grouped = np.argsort(dense, kind="stable")
-    return np.split(grouped, np.cumsum(np.bincount(dense))[:-1])
+    sizes = np.bincount(dense)
+    if sizes.size == 0 or int(sizes.max()) == 1:  # one paired record per sample: the documents' path, as before
+        return None
+    return np.split(np.argsort(dense, kind="stable"), np.cumsum(sizes)[:-1])
 
 
 @dataclass
@@ -71,7 +73,7 @@ def schedule(ctx: GateContext, plan: Sequential, seed: int) -> Schedule:
             units[leaf] = task.report.paired
             continue
         ordered = order(leaf, len(groups), seed)
-        perms[leaf] = np.concatenate([groups[int(s)] for s in ordered]) if groups else np.zeros(0, dtype=np.int64)
+        perms[leaf] = np.concatenate([groups[int(s)] for s in ordered])
         ends = np.concatenate([[0], np.cumsum([groups[int(s)].size for s in ordered])])
         samples[leaf] = plan.counts(len(groups))
         counts[leaf] = [int(ends[k]) for k in samples[leaf]]
