@@ -131,8 +131,16 @@ def protocol_rows(model: ReportModel) -> list[tuple[str, str]]:
     image = any(any("image" in str(k) or "multimodal" in str(v) for k, v in p.items())
                 for p in model.rollout.task_protocols.values())
     rows = flatten(model.rollout.protocol)
-    return [(k, v) for k, v in rows
-            if not (k.startswith("agent.") and not agent) and not (k.startswith("image.") and not image)]
+    out = [(k, v) for k, v in rows
+           if not (k.startswith("agent.") and not agent) and not (k.startswith("image.") and not image)]
+    served = [spec.get("inspect_model") for run in model.rollout.runs
+              for spec in [run.manifest.get("model_spec")] if isinstance(spec, dict)]
+    if model.rollout.runs and served and len(served) == len(model.rollout.runs) and all(served):
+        # inspect ran the model through its own provider: the contract's backend options were not used
+        providers = ", ".join(sorted({str(m).split("/")[0] for m in served}))
+        out = [("backend", f"inspect provider {providers} (the contract's backend options unused)") if k == "backend"
+               else (k, v) for k, v in out if not k.startswith(("hf.", "vllm.", "openai."))]
+    return out
 
 
 @dataclass
