@@ -97,8 +97,14 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
     """One gate in words, with all its numbers: what the first screen and the job summary show; figures
     never read as the thresholds (alpha included) they are compared with."""
     bounded = fmt.gate_bounded(gate)
+    if gate.kind == "monitor" and gate.candidate is None:  # a finding: its rule, what it measured, its limit
+        measured = monitor_values(gate)
+        limit = _threshold(gate, bounded)
+        text = f"{gate.metric.replace('_', ' ')}: {measured}" if measured else \
+            gate.reason.split("] ", 1)[-1] if gate.reason.startswith("[") else gate.reason
+        return "; ".join(p for p in (text, limit) if p)
     words = metric_words(gate.metric)
-    if gate.kind != "monitor" and _metric_name(gate.metric) in SUCCESS_ONLY and gate.baseline is not None:
+    if _metric_name(gate.metric) in SUCCESS_ONLY and gate.baseline is not None:
         words += f" ({paired_basis(gate.n)})"  # the task tables average each run's own successes instead
     parts = [f"{words} {gate_values(gate, baselines)}".rstrip()]
     if gate.delta is not None:
@@ -136,22 +142,18 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
     return "; ".join(parts)
 
 
-#: A decision summary longer than this is a run-on sentence on the first screen: shortened to the gate names.
-HEADLINE_MAX = 200
-
-
 def headline(model: ReportModel) -> str:
-    """The decision in one short sentence: the engine's summary where it is short, else the decision and the
-    gates that decided it by name (each gate's figures and reason are on its own line below)."""
+    """The decision in one short sentence: the gates that decided it by name (and the capability flags), never
+    their figures, which the gate lines below give once, in the report's units (the engine's summary repeats
+    them in its own: "4.17%" beside "4.2%"); the engine's summary where no gate decided."""
     d = model.decision
-    if len(d.summary) <= HEADLINE_MAX:
-        return d.summary
     deciding = [g for g in d.gates if g.name in d.deciding_gates]
+    if not deciding:
+        return d.summary
     shown = ", ".join(f"{g.kind} gate {g.name} ({g.verdict})" for g in deciding[:4])
     more = f" and {len(deciding) - 4} more" if len(deciding) > 4 else ""
-    if not deciding:
-        return d.summary.split("; ")[0]
-    return f"{d.decision}: decided by {shown}{more}; each gate's figures and reason are below"
+    flags = "".join(f"; {c.flag} ({c.summary})" for c in d.capabilities if c.flag)
+    return f"{d.decision}: decided by {shown}{more}{flags}"
 
 
 def known_baselines(model: ReportModel) -> dict[str, float]:
