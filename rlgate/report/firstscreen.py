@@ -133,13 +133,12 @@ def protocol_rows(model: ReportModel) -> list[tuple[str, str]]:
     rows = flatten(model.rollout.protocol)
     out = [(k, v) for k, v in rows
            if not (k.startswith("agent.") and not agent) and not (k.startswith("image.") and not image)]
-    served = [spec.get("inspect_model") for run in model.rollout.runs
-              for spec in [run.manifest.get("model_spec")] if isinstance(spec, dict)]
-    if model.rollout.runs and served and len(served) == len(model.rollout.runs) and all(served):
-        # inspect ran the model through its own provider: the contract's backend options were not used
-        providers = ", ".join(sorted({str(m).split("/")[0] for m in served}))
-        out = [("backend", f"inspect provider {providers} (the contract's backend options unused)") if k == "backend"
-               else (k, v) for k, v in out if not k.startswith(("hf.", "vllm.", "openai."))]
+    runs = model.rollout.runs
+    if runs and all((r.checkpoint_fingerprint or "").startswith("scripted:") for r in runs):
+        # scripted policies answered (harness.checkpoint): no model ran, so the contract's backend went unused
+        named = ", ".join(str(r.checkpoint or r.model) for r in runs)
+        out = [("backend", f"none: scripted policies ({named}), the contract's backend options unused")
+               if k == "backend" else (k, v) for k, v in out if not k.startswith(("hf.", "vllm.", "openai."))]
     return out
 
 

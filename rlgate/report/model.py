@@ -259,6 +259,7 @@ class RunCard(_Model):
     role: Literal["baseline", "candidate"]
     source: str | None = None
     model: str | None = None
+    checkpoint: str | None = Field(None, description="the checkpoint the run manifest names")
     checkpoint_fingerprint: str | None = None
     lm_eval_version: str | None = None
     library_versions: dict[str, str] = Field(default_factory=dict)

@@ -64,15 +64,14 @@ def test_a_run_on_summary_becomes_the_deciding_gates_by_name() -> None:
         == "release: all 5 gates passed"
 
 
-def test_an_inspect_run_protocol_card_names_its_provider_not_the_contract_backend() -> None:
+def test_a_scripted_run_protocol_card_says_no_backend_ran() -> None:
     from rlgate.report.firstscreen import protocol_rows
 
-    runs = [RunCard(role=role, manifest={"checkpoint": f"mockllm/toolbox-{role}",
-                                         "model_spec": {"inspect_model": f"mockllm/toolbox-{role}"}})
+    runs = [RunCard(role=role, checkpoint=f"mockllm/toolbox-{role}", checkpoint_fingerprint=f"scripted:{role}")
             for role in ("baseline", "candidate")]
     rows = dict(protocol_rows(_model(_decision([]), runs, {"backend": "hf", "hf": {"device": "auto"},
                                                          "sampling": {"seed": 1234}})))
-    assert rows["backend"].startswith("inspect provider mockllm") and "hf.device" not in rows
+    assert rows["backend"].startswith("none: scripted policies (mockllm/toolbox-baseline") and "hf.device" not in rows
     assert rows["sampling.seed"] == "1234"
     plain = dict(protocol_rows(_model(_decision([]), None, {"backend": "hf", "hf": {"device": "auto"}})))
     assert plain["backend"] == "hf" and "hf.device" in plain
