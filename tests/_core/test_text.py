@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 from markdown_it import MarkdownIt
 
-from rlgate.report.text import json_for_script, md_inline, truncate, visible_controls, xml_text
+from rlgate._core.text import json_for_script, md_inline, truncate, visible_controls, xml_text
 
 
 def test_visible_controls_shows_invisible_and_bidi_characters() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.gcpause import collector_paused
+from rlgate._core.gcpause import collector_paused
 
 
 def test_paused_inside_and_restored_after() -> None:
@@ -48,7 +48,7 @@ def test_reading_leaves_the_collector_as_found(tmp_path: Path) -> None:
 
 
 def test_command_policy_does_nothing_outside_the_executable() -> None:
-    from rlgate.gcpause import command_policy
+    from rlgate._core.gcpause import command_policy
 
     frozen = gc.get_freeze_count()
     with command_policy():
@@ -60,7 +60,7 @@ def test_command_policy_does_nothing_outside_the_executable() -> None:
 
 
 def test_the_executable_freezes_what_a_pause_built_and_everything_at_the_end() -> None:
-    from rlgate.gcpause import command_policy, executable
+    from rlgate._core.gcpause import command_policy, executable
 
     gc.unfreeze()
     try:
@@ -79,7 +79,7 @@ def test_the_executable_freezes_what_a_pause_built_and_everything_at_the_end() -
 
 
 def test_the_policy_ends_with_its_command_on_an_error() -> None:
-    from rlgate.gcpause import _Policy, command_policy, executable
+    from rlgate._core.gcpause import _Policy, command_policy, executable
 
     try:
         with pytest.raises(ValueError), executable(), command_policy():
@@ -97,7 +97,7 @@ def test_the_policy_ends_with_its_command_on_an_error() -> None:
 
 _EXIT_SCRIPT = """
 import atexit, sys
-from rlgate.gcpause import command_policy, executable, exit_now
+from rlgate._core.gcpause import command_policy, executable, exit_now
 case = sys.argv[1]
 if case == "atexit":
     atexit.register(lambda: print("atexit ran"))
@@ -125,12 +125,12 @@ def test_exit_now_ends_a_policy_command_at_once_only_when_nothing_needs_the_tear
     script = tmp_path / "exit_now.py"
     script.write_text(_EXIT_SCRIPT)
     done = subprocess.run([sys.executable, str(script), case], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[1])
+                          cwd=Path(__file__).resolve().parents[2])
     assert (done.returncode, done.stdout.strip()) == (code, out), done.stderr
 
 
 def test_exit_now_does_nothing_outside_the_executable() -> None:
-    from rlgate.gcpause import command_policy, exit_now
+    from rlgate._core.gcpause import command_policy, exit_now
 
     with command_policy():
         pass
