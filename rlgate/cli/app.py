@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from importlib import import_module
 
-from rlgate._core.gcpause import executable, exit_now
+from rlgate._core.gcpause import executable
 from rlgate.cli.common import app
 
 #: Command modules in the order `rlgate --help` lists them: the release gate first, then the
@@ -52,11 +52,7 @@ def main() -> None:
     """The `rlgate` executable: its commands may use the collector policy of a process that ends with them."""
     _printable_output()
     with executable():
-        try:
-            app()
-        except SystemExit as done:  # typer ends every command this way, its output already written
-            exit_now(done.code)
-            raise
+        app()
 
 
 if __name__ == "__main__":
