@@ -170,4 +170,4 @@ def test_an_anchor_set_that_is_a_folder_or_binary_is_an_input_error(tmp_path: Pa
     for name in ("folder.json", "binary.json"):
         with pytest.raises(InputError) as info:
             load_anchor_set(tmp_path / name)
-        assert info.value.file == str(tmp_path / name) and info.value.fix
+        assert str(info.value.file) == str(tmp_path / name) and info.value.fix
