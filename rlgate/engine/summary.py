@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from rlgate._core.text import visible_controls
 from rlgate.engine import fmt
 from rlgate.engine.models import Decision, GateVerdict
-from rlgate.visible import visible_controls
 
 _MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NODATA", "error": "ERROR"}
 
