@@ -7,18 +7,20 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.text import visible_line
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
-from rlgate.visible import visible_line
 
 
 def print_outcome(result: object) -> None:
     """The gate table, the warnings and where the reports are."""
     from rlgate.engine.summary import decision_table
     from rlgate.orchestrate import CheckResult
+    from rlgate.report.io import stored_baselines
 
     assert isinstance(result, CheckResult)
     decision = result.decision
-    typer.echo(decision_table(decision))
+    folder = next((path.parent for kind, path in result.reports.items() if kind in ("html", "markdown")), None)
+    typer.echo(decision_table(decision, stored_baselines(folder) if folder is not None else None))
     if decision.sequential is not None:
         from rlgate.engine.sequential import sequential_lines
 
@@ -55,7 +57,7 @@ def check(
     quiet_environment()
     from rlgate.orchestrate import check as run_check
 
-    # models run in this process: no collector policy (rlgate.gcpause)
+    # models run in this process: no collector policy (rlgate._core.gcpause)
     with RichProgress() as progress:
         result = run_check(contract, checkpoint, out, cache_dir=cache, lora_base=lora_base, limit=limit,
                            seed=seed, progress=progress, baseline=baseline)

@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.files import write_text_atomic
+from rlgate._core.gcpause import collector_paused, command_policy
+from rlgate._core.text import visible_line
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder, pydantic_plugins_off
-from rlgate.files import write_text_atomic
-from rlgate.gcpause import collector_paused, command_policy
-from rlgate.visible import visible_line
 
 
 @app.command()
@@ -36,13 +36,14 @@ def gate(
 ) -> None:
     """Gate a candidate against its baseline on stored results; exit 0 release, 1 block, 3 research_only."""
     output_folder(out)
-    # the runs, the decision and its reports all live until the process exits (rlgate.gcpause)
+    # the runs, the decision and its reports all live until the process exits (rlgate._core.gcpause)
     with command_policy(), pydantic_plugins_off():
-        with collector_paused():  # these modules live until the process exits (rlgate.gcpause)
+        with collector_paused():  # these modules live until the process exits (rlgate._core.gcpause)
             from rlgate.engine.summary import decision_markdown, decision_table
             from rlgate.harness import read_results
             from rlgate.harness.vocabulary import load_contract
             from rlgate.pipeline import decide_and_report
+            from rlgate.report.io import stored_baselines
 
         resolved = load_contract(contract)
         baseline_dir = baseline or resolved.baseline_results
@@ -55,8 +56,9 @@ def gate(
         outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
                                      sequential=sequential, warnings=notes)
         decision = outcome.decision
-        write_text_atomic(out / "summary.md", decision_markdown(decision))
-        typer.echo(decision_table(decision))
+        baselines = stored_baselines(out)  # one-run gates' baselines, as the reports show them
+        write_text_atomic(out / "summary.md", decision_markdown(decision, baselines))
+        typer.echo(decision_table(decision, baselines))
         if decision.sequential is not None:
             from rlgate.engine.sequential import sequential_lines
 

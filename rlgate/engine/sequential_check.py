@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import GateConfig, Sequential
 from rlgate.engine.context import GateContext
 from rlgate.engine.decision import _summary, capped, with_policy_lines
@@ -30,7 +31,6 @@ from rlgate.engine.sequential import (
     with_settled,
 )
 from rlgate.engine.sequential_methods import method_of
-from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import Sequential
 from rlgate.engine.context import GateContext
 from rlgate.engine.units import paired_codes
-from rlgate.errors import InputError
 
 
 def order(leaf: str, size: int, seed: int) -> np.ndarray:

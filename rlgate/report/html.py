@@ -19,11 +19,11 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from rlgate._core.text import json_for_script, truncate, visible_controls
 from rlgate.report import firstscreen, fmt, nodes, svg, views
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
 from rlgate.report.model import CHANGES, ReportModel, SampleTable
 from rlgate.report.template_cache import template_cache
-from rlgate.report.text import json_for_script, truncate, visible_controls
 
 #: The page refuses to grow past this; the text budget is halved until it fits.
 HTML_LIMIT = 9_500_000
@@ -176,7 +176,8 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             radar_labels=svg.axis_labels(model.radar) if model.radar else [],
             sections=report_sections(model),
             bad=views.badcase_view(model.decision.extensions, alpha=model.decision.alpha),
-            baselines=views.known_baselines(model), subtasks=views.subtask_groups(model),
+            baselines=views.known_baselines(model), headline=views.headline(model),
+            subtasks=views.subtask_groups(model),
             protocols=views.protocol_groups(model.rollout.task_protocols), sequential=views.sequential_lines(model),
             flags=firstscreen.gate_flags(model), unsafe=firstscreen.unsafe_actions(model),
             warnings=firstscreen.shown_warnings(model), protocol_rows=firstscreen.protocol_rows(model),

@@ -11,7 +11,6 @@ re-running anything. When decision.json is newer than the model (gates re-decide
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,12 +20,13 @@ from jinja2 import TemplateError, TemplateSyntaxError
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
+from rlgate._core.jsonio import load_document
+from rlgate._core.text import visible_surrogates
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
-from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
-from rlgate.jsonl_fast import visible_surrogates
 from rlgate.report.builder import (
     build_report,
     gate_ref,
@@ -151,13 +151,7 @@ def write_reports(out_dir: str | Path, decision: Decision, *, contract: Resolved
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read {path.name}: {exc.strerror}", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
-                         fix="re-run `rlgate gate` to write it again") from None
+    return load_document(path, "re-run `rlgate gate` to write it again")
 
 
 def _validate(model: type[Any], data: Any, path: Path) -> Any:
@@ -207,3 +201,16 @@ def rerender(out_dir: str | Path, *, template_dir: str | Path | None = None, htm
     """Write every format again from what the run folder stores."""
     return write_model(out_dir, load_model(out_dir), template_dir=template_dir, html_url=html_url,
                        step_summary=step_summary)
+
+
+def stored_baselines(out_dir: str | Path) -> dict[str, float]:
+    """Gate metric -> the baseline run's value for one-run gates, from the report model a run folder stores,
+    so the terminal table shows the baseline the reports show; {} where the folder stores none."""
+    from rlgate.report.views import known_baselines
+
+    if not (Path(out_dir) / FILES["model"]).is_file():
+        return {}
+    try:
+        return known_baselines(load_model(out_dir))
+    except InputError:
+        return {}

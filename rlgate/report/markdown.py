@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from rlgate._core.text import md_inline
 from rlgate.report import firstscreen, fmt, nodes, views
 from rlgate.report.html import environment
 from rlgate.report.model import ReportModel
-from rlgate.report.text import md_inline
 
 VERDICT_ICON = {"pass": "✅", "fail": "❌", "inconclusive": "❔", "nodata": "⚪", "error": "⚠️"}
 DECISION_ICON = {"release": "🟢", "research_only": "🟡", "block": "🔴"}
@@ -145,7 +145,7 @@ def render_markdown(model: ReportModel, template_dir: str | Path | None = None, 
         run_link=md_link("this run's artifacts", run_url) if run_url else None,
         decision_label=Md(fmt.DECISION_LABEL[model.decision.decision]), ordered_gates=ordered,
         bad=views.badcase_view(model.decision.extensions, alpha=model.decision.alpha),
-        baselines=views.known_baselines(model),
+        baselines=views.known_baselines(model), headline=views.headline(model),
         generated=fmt.iso_utc(model.generated_at), drops=views.drop_lines(model),
         sequential=views.sequential_lines(model), flags=firstscreen.gate_flags(model),
         unsafe=firstscreen.unsafe_actions(model), warnings=firstscreen.shown_warnings(model),

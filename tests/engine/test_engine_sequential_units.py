@@ -8,11 +8,11 @@ import pytest
 from fixtures.epoch_runs import epoch_pair, epoch_run
 from fixtures.synthetic_runs import make_run
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import GateConfig, HardGate, PrimaryGate, RegressionGate, Sequential
 from rlgate.engine import decide
 from rlgate.engine.sequential import order, replay, sequential_lines
 from rlgate.engine.sequential_check import judge_generated
-from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 
 METRIC = "t/acc"

@@ -126,7 +126,6 @@ def test_repeated_responses_of_one_record_stay_one_sample_with_the_count_beside_
     assert "30×16" in decision_table(d)
 
 
-
 def test_the_summary_pairs_samples_with_epochs_or_responses_beside() -> None:
     from rlgate.engine.summary import decision_markdown
 
