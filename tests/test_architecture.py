@@ -22,7 +22,7 @@ PACKAGE = Path(rlgate.__file__).parent
 #: package (first name under rlgate) -> layer; a package may import its own layer's siblings or lower ones.
 LAYERS: dict[str, int] = {
     "rlgate": 0, "_lazy": 0, "defaults": 0, "errors": 0, "files": 0, "gcpause": 0, "jsonl": 0, "jsonl_fast": 0,
-    "bounds": 0, "registry": 0, "stats": 0, "visible": 0,
+    "bounds": 0, "registry": 0, "stats": 0, "visible": 0, "sandbox": 0,
     "contract": 1,
     "store": 2, "results": 2,
     "harness": 3,
