@@ -7,6 +7,14 @@ puts it behind lm-eval's code metrics (`rlgate.harness.lmeval.code_tasks`).
 
 from __future__ import annotations
 
-from rlgate.sandbox.process import Limits, Outcome, SandboxUnavailable, available, run_program, run_programs
+from rlgate.sandbox.process import (
+    Limits,
+    Outcome,
+    SandboxUnavailable,
+    available,
+    library_paths,
+    run_program,
+    run_programs,
+)
 
-__all__ = ["Limits", "Outcome", "SandboxUnavailable", "available", "run_program", "run_programs"]
+__all__ = ["Limits", "Outcome", "SandboxUnavailable", "available", "library_paths", "run_program", "run_programs"]

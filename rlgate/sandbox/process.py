@@ -37,6 +37,8 @@ _RUNNER = """\
 import os, sys, traceback
 nonce = sys.stdin.readline().strip()
 sys.stdin.close()
+with open("/work/.rlgate_paths", encoding="utf-8") as handle:
+    sys.path[:0] = [line for line in handle.read().splitlines() if line]
 with open("/work/program.py", encoding="utf-8") as handle:
     source = handle.read()
 try:
@@ -132,8 +134,17 @@ def _tail(file: Path, size: int = 2000) -> str:
         return ""
 
 
-def run_program(program: str, limits: Limits | None = None) -> Outcome:
-    """Run `program` (Python source) in a fresh jail; raises SandboxUnavailable when no jail can be built."""
+def library_paths() -> tuple[str, ...]:
+    """This interpreter's site-packages (read-only inside the jail when asked: MBPP+'s tests import numpy)."""
+    import site
+
+    return tuple(p for p in site.getsitepackages() if os.path.isdir(p))
+
+
+def run_program(program: str, limits: Limits | None = None, libraries: tuple[str, ...] = ()) -> Outcome:
+    """Run `program` (Python source) in a fresh jail; raises SandboxUnavailable when no jail can be built.
+
+    `libraries`: folders importable by the program, seen read-only (default: the standard library only)."""
     limits = limits or Limits()
     command = _unshare()
     python = os.path.realpath(sys.executable)
@@ -144,10 +155,12 @@ def run_program(program: str, limits: Limits | None = None) -> Outcome:
         work.mkdir(parents=True)
         (work / "program.py").write_text(program, encoding="utf-8", errors="surrogatepass")
         (work / ".rlgate_run.py").write_text(_RUNNER, encoding="utf-8")
+        libraries = tuple(os.path.realpath(p) for p in libraries)
+        (work / ".rlgate_paths").write_text("".join(p + "\n" for p in libraries), encoding="utf-8")
         drop_to = _NOBODY if os.geteuid() == 0 else None
         if drop_to is not None:
             os.chown(work, drop_to, drop_to)
-        spec = {"root": str(root), "python": python, "read_only": _read_only_paths(), "drop_to": drop_to,
+        spec = {"root": str(root), "python": python, "read_only": [*_read_only_paths(), *libraries], "drop_to": drop_to,
                 "limits": _limits(limits), "env": _environment()}
         out_file, err_file = Path(folder) / "stdout", Path(folder) / "stderr"
         started = time.monotonic()
@@ -184,14 +197,15 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
-def run_programs(programs: list[str], limits: Limits | None = None, workers: int | None = None) -> list[Outcome]:
+def run_programs(programs: list[str], limits: Limits | None = None, workers: int | None = None,
+                 libraries: tuple[str, ...] = ()) -> list[Outcome]:
     """Each program in its own jail, a few at a time (the waits release the GIL); order kept."""
     if not programs:
         return []
     available()
     count = workers or max(1, min(8, os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(functools.partial(run_program, limits=limits), programs))
+        return list(pool.map(functools.partial(run_program, limits=limits, libraries=libraries), programs))
 
 
 @functools.lru_cache(maxsize=1)

@@ -13,9 +13,9 @@ from typing import Any
 
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import TaskVocabulary
-from rlgate.errors import MissingExtraError
+from rlgate.errors import InputError, MissingExtraError
 from rlgate.harness.base import AnswerParse, ConvertReport, Harness, RunOutcome, RunPlan
-from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, task_vocabulary
+from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, runs_code, task_vocabulary
 from rlgate.results.manifest import MANIFEST_FILE, RunManifest, load_manifest
 from rlgate.results.models import RunResult
 
@@ -70,6 +70,15 @@ class LmEvalHarness(Harness):
 
     def vocabulary_of(self, name: str) -> TaskVocabulary:
         return task_vocabulary(name)
+
+    def check_task(self, task: ResolvedTask, contract: ResolvedContract) -> None:
+        """A task that executes model-written code loads only under `unsafe_code: sandboxed` (before anything runs)."""
+        if task.path is None and runs_code(task.name) and contract.contract.unsafe_code != "sandboxed":
+            suite = next((str(f) for f in contract.suite_files), "the suite")
+            raise InputError(f"task '{task.name}' (in {suite}) executes model-written code, and the contract does not "
+                             "say how", file=contract.path, field="unsafe_code",
+                             fix="add `unsafe_code: sandboxed` to the contract: rlgate then runs the code only in its "
+                                 "sandbox (no network, a private read-only root, limits; docs/sandbox.md)")
 
     def family(self, name: str) -> str | None:
         return catalog_task(name)

@@ -32,6 +32,7 @@ from lm_eval.tasks._yaml_loader import load_yaml
 from rlgate.contract.loader import ResolvedTask
 from rlgate.contract.models import Protocol
 from rlgate.errors import InputError
+from rlgate.harness.lmeval import code_tasks
 from rlgate.harness.lmeval.backends import canonical_json, generation_kwargs
 from rlgate.harness.lmeval.images import check_images, load_images, select_mmmu_subject
 from rlgate.harness.lmeval.nltk_data import ensure_punkt_tab, seed_langdetect
@@ -318,6 +319,8 @@ def load_suite(tasks: list[ResolvedTask], protocol: Protocol, digests: Generatio
             raise InputError(f"'{task.name}' names no lm-eval task with documents", field="suites.tasks",
                              fix="check the task or group name")
         for leaf in leaves:
+            if task.path is None:
+                code_tasks.install(leaf)  # before lm-eval imports the task's module: code runs in the sandbox
             configs[leaf] = (task, _rewrite_leaf(manager, leaf, task, protocol, decode_images))
     suite = LoadedSuite(manager, [], {}, {})
     for task in tasks:
