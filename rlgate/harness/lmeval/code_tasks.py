@@ -56,8 +56,9 @@ class SandboxedCodeEval:
                 self._outcomes.update({key: out for (key, _), out in zip(todo, done, strict=True)})
         return [self._outcomes[_key(p)] for p in programs]
 
-    def compute(self, references: list[str], predictions: list[list[str]], k: list[int] | tuple[int, ...] | int = (1, 10, 100),
-                num_workers: int = 4, timeout: float = 3.0) -> tuple[dict[str, float], dict[int, list[Any]]]:
+    def compute(self, references: list[str], predictions: list[list[str]],
+                k: list[int] | tuple[int, ...] | int = (1, 10, 100), num_workers: int = 4,
+                timeout: float = 3.0) -> tuple[dict[str, float], dict[int, list[Any]]]:
         """HF code_eval's result: ({"pass@k": mean over problems}, {problem: [(index, {"passed": ..})]})."""
         ks = [k] if isinstance(k, int) else list(k)
         programs = [candidate + "\n" + test for test, candidates in zip(references, predictions, strict=True)
