@@ -138,8 +138,22 @@ def public_program(task: str, doc: dict[str, Any], code: str) -> str | None:
         examples = doctest.DocTestParser().get_examples(prompt)
     except ValueError:
         return None
-    checks = [f"assert ({e.source.strip()}) == ({e.want.strip()})" for e in examples if e.want.strip()]
+    checks = []
+    for example in examples:
+        want = example.want.split('"""')[0].split("'''")[0].strip()  # the docstring's end is not the value
+        check = f"assert ({example.source.strip()}) == ({want})"
+        if want and _compiles(check):
+            checks.append(check)
     return code + "\n" + "\n".join(checks) + "\n" if checks else None
+
+
+def _compiles(source: str) -> bool:
+    """Whether an example check is Python (compiled only, never run here)."""
+    try:
+        compile(source, "<example>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def hidden_program(task: str, doc: dict[str, Any], code: str) -> str | None:

@@ -23,7 +23,7 @@ def _filtered(ensemble: Any, response: str, doc: dict[str, Any]) -> Any:
     """What lm-eval's FilterEnsemble makes of a request whose only response is `response`."""
     resps: Any = [[response]]
     for step in ensemble.filters:
-        resps = list(step.apply(resps, [doc]))
+        resps = list(step().apply(resps, [doc]))
     return resps[0]
 
 
