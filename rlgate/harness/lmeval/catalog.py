@@ -23,6 +23,7 @@ KNOWN_TASK_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
     # scores every response with the same process_results (`rescore`), hence pass@k / maj@k under "none"
     "aime24": {"exact_match": ("none",)},
     "aime25": {"exact_match": ("none",)},
+    "aime24_25": {"exact_match": ("none",)},  # rlgate's group of the two (task_files/aime_pooled)
     "aime": {"exact_match": ("none",)},
     "minerva_math500": {"exact_match": ("none",), "math_verify": ("none",)},
     "minerva_math": {"exact_match": ("none",), "math_verify": ("none",)},
@@ -39,14 +40,15 @@ DEFAULT_FILTER: dict[str, str] = {
     "gsm8k_cot": "flexible-extract",
     "mmlu_pro": "custom-extract",
     "ifeval": "none",
-    "aime24": "none", "aime25": "none", "aime": "none", "minerva_math500": "none", "minerva_math": "none",
+    "aime24": "none", "aime25": "none", "aime24_25": "none", "aime": "none", "minerva_math500": "none",
+    "minerva_math": "none",
     "humaneval_plus": "create_test", "humaneval": "create_test", "mbpp_plus": "none", "mbpp": "none",
 }
 
 #: task -> the metric whose per-response value is a response's correctness (pass@k, maj@k with n > 1), for
 #: tasks whose scorer rlgate cannot replay from the stored file (a process_results or code-running metric)
 PER_RESPONSE_METRIC: dict[str, str] = {
-    "aime24": "exact_match", "aime25": "exact_match", "aime": "exact_match",
+    "aime24": "exact_match", "aime25": "exact_match", "aime24_25": "exact_match", "aime": "exact_match",
     "minerva_math500": "exact_match", "minerva_math": "exact_match",
     "humaneval_plus": "pass@1", "humaneval": "pass@1", "mbpp_plus": "pass_at_1", "mbpp": "pass_at_1",
 }
@@ -59,7 +61,7 @@ CODE_TASKS: dict[str, tuple[str, str]] = {
 #: k of the pass@k / maj@k gates rlgate derives per document (needs n >= k responses); maj@k only where
 #: responses have an answer to vote on (math)
 PER_RESPONSE_K = (1, 2, 4, 8, 16, 32, 64)
-_VOTING = {"aime24", "aime25", "aime", "minerva_math500", "minerva_math"}
+_VOTING = {"aime24", "aime25", "aime24_25", "aime", "minerva_math500", "minerva_math"}
 
 #: lm-eval metrics whose per-sample values are not fractions in [0, 1] (lm-eval's own names).
 _KINDS: dict[str, ValueKind] = {"perplexity": "unbounded", "word_perplexity": "unbounded",
