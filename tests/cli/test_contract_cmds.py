@@ -135,7 +135,7 @@ def test_init_into_a_file_exits_2_and_leaves_it_alone(tmp_path: Path, github: li
 
 
 @pytest.mark.parametrize(("policy", "expected"), [
-    ("nope.yaml", "c.yaml:16:19: monitor.policy: monitor policy 'nope.yaml' does not exist"),
+    ("nope.yaml", "c.yaml:31:19: monitor.policy: monitor policy 'nope.yaml' does not exist"),
     ("gates/release_default.yaml", "release_default.yaml:2:1: this file is a gate policy"),
 ])
 def test_validate_checks_the_monitor_policy_file(repo_root: Path, tmp_path: Path, policy: str, expected: str) -> None:
