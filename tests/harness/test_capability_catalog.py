@@ -89,3 +89,25 @@ def test_stored_verdicts_attach_and_a_wrong_file_is_a_located_error(tmp_path: Pa
                                                        "filters": {"none": {"0": {"answers": [], "bad": 1}}}}))
     with pytest.raises(InputError, match="per-response scores"):
         read(file_for(results, "aime24"))
+
+
+def test_the_shipped_code_contract_loads_and_without_its_sandbox_line_is_refused(repo_root: Path,
+                                                                                 tmp_path: Path) -> None:
+    import shutil
+
+    from rlgate.harness.vocabulary import load_contract
+
+    resolved = load_contract(repo_root / "contracts" / "code_rl.yaml")
+    assert resolved.contract.unsafe_code == "sandboxed"
+    assert [t.name for t in resolved.tasks] == ["humaneval_plus", "mbpp_plus"]
+    shutil.copytree(repo_root / "suites", tmp_path / "suites")
+    (tmp_path / "contracts").mkdir()
+    text = (repo_root / "contracts" / "code_rl.yaml").read_text(encoding="utf-8")
+    (tmp_path / "contracts" / "c.yaml").write_text(text.replace("unsafe_code: sandboxed\n", ""), encoding="utf-8")
+    with pytest.raises(InputError, match="executes model-written code") as refused:
+        load_contract(tmp_path / "contracts" / "c.yaml")
+    assert refused.value.field == "unsafe_code" and "unsafe_code: sandboxed" in (refused.value.fix or "")
+    unknown = text.replace("unsafe_code: sandboxed", "unsafe_code: yes-please")
+    (tmp_path / "contracts" / "d.yaml").write_text(unknown, encoding="utf-8")
+    with pytest.raises(InputError, match="unsafe_code"):
+        load_contract(tmp_path / "contracts" / "d.yaml")
