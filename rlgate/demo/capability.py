@@ -41,7 +41,7 @@ class CapabilityDemoSettings:
 
     seed: int = 0
     n: int = 4
-    steps: int = 240
+    steps: int = 160
     batch_size: int = 8
     threads: int = 1
 
