@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.lmeval.catalog import runs_code, task_vocabulary
 from rlgate.harness.lmeval.code_tasks import SandboxedCodeEval, hidden_program, public_program
 from rlgate.harness.lmeval.scored_responses import ScoredResponses, attach, file_for, read

@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.lmeval.catalog import CODE_TASKS, catalog_task
 from rlgate.sandbox import Limits, Outcome, SandboxUnavailable, library_paths, run_programs
 from rlgate.stats.passk import pass_at_k

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.results.models import TaskResult
 
 PREFIX = "per_response_"
