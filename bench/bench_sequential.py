@@ -48,7 +48,7 @@ METHODS = [("betting", None),
 def oracle_sprt(gates: GateConfig, base: RunResult, cand: RunResult, plan: Sequential, seeds: int) -> str:
     """The oracle SPRT line: orders (of `seeds`) settled by half of the primary gate's documents."""
     assert gates.primary is not None
-    key = key_of(gates.primary)
+    key = key_of(gates.primary, gates)
     task = pair_task(key.task, base.tasks[key.task], cand.tasks[key.task])
     b, c, _ = paired_values(base, cand, key, [key.task], {key.task: (task.baseline_index, task.candidate_index)})
     d = c - b
