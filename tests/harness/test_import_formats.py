@@ -115,8 +115,9 @@ def test_opencompass_predictions_become_rows_of_the_lm_eval_task(tmp_path: Path)
     out = tmp_path / "r.jsonl"
     report = convert([tmp_path], "opencompass", out)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert rows[1] == {"task": "gsm8k", "doc_id": 1, "target": "1", "response": "The answer is 1"}
+    assert rows[1] == {"task": "gsm8k", "doc_id": 1, "target": "1", "response": "The answer is 1", "prompt": "Q1"}
     assert report.rows["gsm8k"] == 3 and report.versions == {"gsm8k": "gsm8k"}
+    assert len(report.notes) == 1 and "OpenCompass generated these responses from its own prompt" in report.notes[0]
     summary = tmp_path / "20260101_000000" / "summary"  # the summarizer's csv holds the dataset config's hash
     summary.mkdir()
     (summary / "summary_20260101_000000.csv").write_text("dataset,version,metric,mode,tiny-hf\n"
@@ -149,6 +150,8 @@ def test_opencompass_files_rlgate_cannot_score_are_refused(tmp_path: Path, abbr:
         convert([path], "opencompass", tmp_path / "r.jsonl")
     assert needle in str(caught.value) and str(path) in str(caught.value) and caught.value.fix
     assert not (tmp_path / "r.jsonl").exists()
+    if abbr == "race-high":  # no lm-eval task: gated on OpenCompass's own verdicts instead
+        assert "{task: race-high, harness: opencompass}" in caught.value.fix
 
 
 # --------------------------------------------------------------------------- VLMEvalKit ties

@@ -299,7 +299,12 @@ def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_m
 
         rows = opencompass_rows(path, task)
         abbr, mapped = dataset_of(path)
-        report.versions[task or mapped or abbr] = benchmark_version(path)  # OpenCompass's dataset config
+        name = task or mapped or abbr
+        report.versions[name] = benchmark_version(path)  # OpenCompass's dataset config
+        report.notes.append(f"{name}: OpenCompass generated these responses from its own prompt (dataset config "
+                            f"{report.versions[name]}), which lm-eval's '{name}' task only re-scores; `rlgate eval "
+                            "--responses` compares each recorded prompt with lm-eval's and warns where they differ "
+                            "(the responses then answer another input than an lm-eval run of the task)")
     else:
         rows = lmms_rows(path, task) if fmt == "lmms-eval" else vlmevalkit_rows(path, task)
     checked: set[str] = set()

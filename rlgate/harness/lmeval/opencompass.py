@@ -9,9 +9,12 @@ task is split by OpenCompass's partitioners into `<abbr>_0.json`, `<abbr>_1.json
 becomes `{"task", "doc_id": idx, "response": prediction, "target": gold}`; lm-eval's own task
 (filters and metric functions) scores it, and `target` is checked against the task's
 `doc_to_target`, so an entry on another document (another data order or subset) is reported,
-never scored.
+never scored. Its `origin_prompt` goes along as `prompt`: OpenCompass prompts with its own dataset
+config, and `rlgate eval --responses` warns where that is not the prompt lm-eval's task renders (the
+responses then answer another input than an lm-eval run of the same task).
 
-Only datasets that map to an lm-eval task are converted (gsm8k, mmlu_pro, ifeval: `DATASETS`). A
+Only datasets that map to an lm-eval task are converted (gsm8k, mmlu_pro, ifeval: `DATASETS`); the
+others are gated on OpenCompass's own per-sample verdicts (`rlgate.harness.opencompass`). A
 subjective (judge) evaluation, whose `gold` is a dict of metadata and whose results are pairwise
 verdicts, has no per-sample correctness to gate: it is refused with the reason.
 """
@@ -60,12 +63,16 @@ def dataset_of(path: Path) -> tuple[str, str | None]:
 
 
 def benchmark_version(path: Path) -> str:
-    """`<abbr>@<version>`: the dataset config hash OpenCompass's summarizer writes in the `version` column of
-    `summary/summary_<ts>.csv` (e.g. gsm8k@1d7fe4 for configs/datasets/gsm8k/gsm8k_gen_1d7fe4.py), else the abbr."""
-    abbr, _ = dataset_of(path)
+    """`<abbr>@<version>` of a predictions file (`summary_version`), else the abbr."""
     base = _SHARD.match(path.stem)
-    name = base["abbr"] if base else abbr
+    name = base["abbr"] if base else path.stem
     run = path.parent.parent.parent  # <work_dir>/<timestamp>/predictions/<model>/<abbr>.json
+    return summary_version(run, name) or name
+
+
+def summary_version(run: Path, name: str) -> str | None:
+    """`<abbr>@<version>`: the dataset config hash OpenCompass's summarizer writes in the `version` column of
+    `<run>/summary/summary_<ts>.csv` (e.g. gsm8k@1d7fe4 for configs/datasets/gsm8k/gsm8k_gen_1d7fe4.py)."""
     for summary in sorted((run / "summary").glob("summary_*.csv"), reverse=True):
         try:
             with summary.open(encoding="utf-8", newline="") as handle:
@@ -74,7 +81,7 @@ def benchmark_version(path: Path) -> str:
                         return f"{name}@{row['version']}"
         except (OSError, UnicodeDecodeError, csv.Error):
             continue
-    return name
+    return None
 
 
 def opencompass_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[str, Any], list[str]]]:
@@ -94,8 +101,10 @@ def opencompass_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[s
     if name is None:
         known = ", ".join(sorted(set(DATASETS)))
         raise InputError(f"OpenCompass dataset '{abbr}' has no matching lm-eval task rlgate can re-score it with "
-                         f"(mapped: {known})", file=path, fix="pass --task NAME naming the lm-eval task that holds "
-                         "the same documents in the same order")
+                         f"(mapped: {known})", file=path, fix="gate it on OpenCompass's own per-sample verdicts "
+                         f"instead (a contract task {{task: {abbr}, harness: opencompass}} and `rlgate gate` on the "
+                         "run folder), or pass --task NAME naming the lm-eval task that holds the same documents "
+                         "in the same order")
     offset = 0
     match = _SHARD.match(path.stem)
     if match and match["shard"] is not None:  # SizePartitioner: abbr_<part> holds test_range[i:i+step], idx from 0
@@ -112,4 +121,6 @@ def opencompass_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[s
         gold = entry.get("gold")
         if isinstance(gold, str | int | float) and not isinstance(gold, bool):
             identity["target"] = str(gold)
+        if isinstance(entry.get("origin_prompt"), str):  # compared with lm-eval's own prompt at `rlgate eval`
+            identity["prompt"] = entry["origin_prompt"]
         yield int(key) + 1, identity, [entry["prediction"]]

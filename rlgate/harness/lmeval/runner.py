@@ -204,6 +204,11 @@ class LmEvalRunner:
             plan.progress.message(f"lm-eval generated and scored {len(suite.leaves)} task(s) in "
                                   f"{time.monotonic() - evaluating:.0f} s")
             results_file = write_run(plan.out_dir, tracker, dict(results), model_name)
+        notes = list(plan.checkpoint.notes) if plan.checkpoint else []
+        if isinstance(lm, ReplayLM):
+            for note in lm.prompt_notes():
+                plan.progress.message(f"warning: {note}")
+                notes.append(note)
         # lm-eval's API backends leave event loops and HTTP sessions for the garbage collector; their
         # finalizers running later inside an unrelated ast.parse trip a CPython 3.11 bug ("AST
         # constructor recursion depth mismatch"), so collect them here.
@@ -216,7 +221,7 @@ class LmEvalRunner:
             checkpoint_fingerprint=fingerprint,
             weights_hash=plan.checkpoint.weights_hash if plan.checkpoint else None,
             load_path=plan.checkpoint.load_path if plan.checkpoint else None,
-            checkpoint_notes=list(plan.checkpoint.notes) if plan.checkpoint else [],
+            checkpoint_notes=notes,
             backend=protocol.backend if plan.responses is None else "responses",
             harness="lm_eval", harness_version=library_versions().get("lm_eval"),
             model_spec={"lm_eval_model": model_name},
