@@ -270,6 +270,8 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
     partial = out.with_name(out.name + ".partial")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
+        for path in files:
+            _refuse_other_format(path, fmt)
         if fmt == "opencompass":
             from rlgate.harness.lmeval.opencompass import prediction_files
 
@@ -290,6 +292,18 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
         with contextlib.suppress(OSError):  # nothing was written where nothing could be
             partial.unlink(missing_ok=True)
     return report
+
+
+def _refuse_other_format(path: Path, fmt: str) -> None:
+    """A file whose names say it is another tool's output is refused as that, not misread as `fmt`."""
+    from rlgate.harness.detect import import_format
+
+    if not path.exists():
+        return
+    seen = import_format(path)
+    if seen is not None and seen[0] != fmt:
+        raise InputError(f"not {fmt} output: this looks like {seen[1]}", file=path, field="--from",
+                         fix=f"convert it with --from {seen[0]}")
 
 
 def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_marker: bool,

@@ -46,6 +46,15 @@ class ResponseRow:
 
 def read_responses(path: Path) -> list[ResponseRow]:
     """Parse the file; a malformed row is an InputError naming its line."""
+    from rlgate.harness.detect import import_format
+
+    seen = import_format(path) if path.exists() else None
+    if seen is not None:  # another tool's predictions: named as such, with the conversion, before any parse
+        raise InputError(f"not a responses JSONL: this looks like {seen[1]}", file=path, fix=seen[2])
+    if path.is_dir():
+        raise InputError("is a folder, not a responses JSONL (no harness's importer reads it either)", file=path,
+                         fix="give a JSONL of {\"task\", \"doc_id\", \"response\"} rows, or stored outputs of an "
+                             "importing harness (SWE-bench reports, BFCL result files, inspect logs)")
     if not path.is_file():
         raise InputError(f"responses file '{path}' does not exist", file=path,
                          fix="check the path given to --responses")
