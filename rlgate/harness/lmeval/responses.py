@@ -44,17 +44,23 @@ class ResponseRow:
     prompt: str | None = None
 
 
-def read_responses(path: Path) -> list[ResponseRow]:
-    """Parse the file; a malformed row is an InputError naming its line."""
+def refuse_other_formats(path: Path) -> None:
+    """Another tool's predictions, or a folder, given as a responses file: named as what it is, with the way in
+    (cheap: names and first bytes), before any task loads or line is parsed."""
     from rlgate.harness.detect import import_format
 
     seen = import_format(path) if path.exists() else None
-    if seen is not None:  # another tool's predictions: named as such, with the conversion, before any parse
+    if seen is not None:
         raise InputError(f"not a responses JSONL: this looks like {seen[1]}", file=path, fix=seen[2])
     if path.is_dir():
         raise InputError("is a folder, not a responses JSONL (no harness's importer reads it either)", file=path,
                          fix="give a JSONL of {\"task\", \"doc_id\", \"response\"} rows, or stored outputs of an "
                              "importing harness (SWE-bench reports, BFCL result files, inspect logs)")
+
+
+def read_responses(path: Path) -> list[ResponseRow]:
+    """Parse the file; a malformed row is an InputError naming its line."""
+    refuse_other_formats(path)
     if not path.is_file():
         raise InputError(f"responses file '{path}' does not exist", file=path,
                          fix="check the path given to --responses")

@@ -30,7 +30,7 @@ from rlgate.harness.lmeval.backends import lmeval_seeds, model_spec, protocol_fi
 from rlgate.harness.lmeval.caching_lm import CachingLM, TaskStats
 from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
 from rlgate.harness.lmeval.replay import ReplayLM
-from rlgate.harness.lmeval.responses import match_rows, read_responses
+from rlgate.harness.lmeval.responses import match_rows, read_responses, refuse_other_formats
 from rlgate.harness.lmeval.subsets import leave_out, select_look
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
 from rlgate.harness.lmeval.vlm_checks import check_processor, processor_chat_loader, refuse_text_backend
@@ -173,6 +173,8 @@ class LmEvalRunner:
     def run(self, plan: RunPlan) -> RunOutcome:
         started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
         protocol: Protocol = plan.contract.contract.protocol
+        if plan.responses is not None:
+            refuse_other_formats(plan.responses)
         plan.out_dir.mkdir(parents=True, exist_ok=True)
         with quiet_libraries(), GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
             plan.progress.message("loading tasks and data")
