@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from rlgate.errors import InputError, MissingExtraError
+from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 FORMAT = "mlflow"
