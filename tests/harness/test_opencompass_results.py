@@ -17,8 +17,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from rlgate._core.errors import InputError
 from rlgate.cli.app import app
-from rlgate.errors import InputError
 from rlgate.harness import harness_for, read_results
 
 RUN = Path(__file__).resolve().parents[1] / "fixtures" / "opencompass_tiny_gsm8k"

@@ -116,7 +116,8 @@ def _inspect_json(tmp: Path, value: str) -> Callable[[], Any]:
 
 READERS: dict[str, Callable[[Path, str], Callable[[], Any]]] = {
     "swebench_flat_report": _swe_flat, "swebench_agent_summary": _swe_summary, "lmms_eval_samples": _lmms,
-    "opencompass_predictions": _opencompass, "opencompass_results": _opencompass_results, "vlmevalkit_json": _vlmevalkit_json,
+    "opencompass_predictions": _opencompass, "opencompass_results": _opencompass_results,
+    "vlmevalkit_json": _vlmevalkit_json,
     "vlmevalkit_tsv": _vlmevalkit_tsv, "bfcl_result": _bfcl_result, "bfcl_score": _bfcl_score,
     "inspect_json_log": _inspect_json,
 }

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor import readers
 from rlgate.monitor.readers import _bounds, read_log
 

@@ -28,9 +28,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import load_document
 from rlgate.harness.lmeval.opencompass import summary_version
-from rlgate.jsonl_fast import load_document
 from rlgate.results.models import NO_FILTER, RunProvenance, RunResult, SampleRecord, TaskProtocol, TaskResult
 
 METRIC = "accuracy"
