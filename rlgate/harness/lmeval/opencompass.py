@@ -5,7 +5,9 @@ OpenCompass (`opencompass/openicl/icl_inferencer/icl_base_inferencer.py`, `GenIn
 `<work_dir>/<timestamp>/predictions/<model>/<dataset_abbr>.json`: `{"<idx>": {"origin_prompt",
 "prediction", "gold"?}}`, `idx` the position in the dataset's test split (a split too large for one
 task is split by OpenCompass's partitioners into `<abbr>_0.json`, `<abbr>_1.json`, ... each holding
-`test_range[i:i+step]` numbered from 0, so a part's entries follow the earlier parts'). Each entry
+`test_range[i:i+step]` numbered from 0, so a part's entries follow the earlier parts'; a dataset sampled
+`n` times is its test set repeated n times, so entry i answers example i % size, the size read from the
+run's results file, whose `details` hold one entry per example with a verdict per replica). Each entry
 becomes `{"task", "doc_id": idx, "response": prediction, "target": gold}`; lm-eval's own task
 (filters and metric functions) scores it, and `target` is checked against the task's
 `doc_to_target`, so an entry on another document (another data order or subset) is reported,
@@ -84,6 +86,22 @@ def summary_version(run: Path, name: str) -> str | None:
     return None
 
 
+def _examples(path: Path, abbr: str) -> int | None:
+    """How many examples the dataset has when OpenCompass sampled it several times (`n` > 1), from the run's
+    results file (one `details` entry per example, a verdict per replica); None when not repeated or not known."""
+    results = path.parent.parent.parent / "results" / path.parent.name / f"{abbr}.json"
+    if not results.is_file():
+        return None
+    try:
+        details = load_document(results, fix=FIX).get("details")
+    except (InputError, AttributeError):
+        return None  # the results file's own reader reports it; the predictions stand on their own
+    if not isinstance(details, list) or not details or not isinstance(details[0], dict):
+        return None
+    verdicts = details[0].get("correct")
+    return len(details) if isinstance(verdicts, list) and len(verdicts) > 1 else None
+
+
 def opencompass_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[str, Any], list[str]]]:
     """(entry index, identity {"task", "doc_id", "target"?}, [prediction]) per OpenCompass prediction."""
     abbr, mapped = dataset_of(path)
@@ -112,12 +130,15 @@ def opencompass_rows(path: Path, task: str | None) -> Iterator[tuple[int, dict[s
         earlier = [p for p in path.parent.glob(f"{match['abbr']}_*.json")
                    if (m := _SHARD.match(p.stem)) and m["shard"] is not None and int(m["shard"]) < part]
         offset = sum(len(load_document(p, fix=FIX)) for p in earlier)
+    size = _examples(path, match["abbr"] if match else abbr)
     for key, entry in data.items():
         if not key.isdigit():
             raise InputError(f"entry key '{key[:40]}' is not an index", file=path, field=key[:40], fix=FIX)
         if not isinstance(entry, dict) or not isinstance(entry.get("prediction"), str):
             raise InputError(f"entry {key} has no text 'prediction'", file=path, field=f"{key}.prediction", fix=FIX)
-        identity: dict[str, Any] = {"task": name, "doc_id": offset + int(key)}
+        position = offset + int(key)
+        # a dataset sampled n times (its config's `n`) is the test set repeated n times: entry i is example i % size
+        identity: dict[str, Any] = {"task": name, "doc_id": position % size if size else position}
         gold = entry.get("gold")
         if isinstance(gold, str | int | float) and not isinstance(gold, bool):
             identity["target"] = str(gold)
