@@ -185,3 +185,17 @@ def test_gate_names_the_format_of_a_path_no_harness_reads(tmp_path: Path, name: 
     with pytest.raises(InputError) as caught:
         read_results(path)
     assert needle in str(caught.value) and caught.value.fix and str(path) in str(caught.value)
+
+
+def test_reading_a_vlmevalkit_table_leaves_the_process_wide_csv_limit_as_it_was(tmp_path: Path) -> None:
+    """The csv module's cell limit is global: raised for VLMEvalKit tables, it must not stay raised for the
+    monitor's CSV readers (whose bound is csv's own), as it did once a table had been converted in the process."""
+    import csv
+
+    from rlgate.harness.lmeval.convert import vlmevalkit_rows
+
+    path = tmp_path / "M_ChartQA_TEST.tsv"
+    path.write_text("index\tquestion\tanswer\tprediction\n0\tq\t1\t1\n")
+    before = csv.field_size_limit()
+    assert len(list(vlmevalkit_rows(path, None))) == 1
+    assert csv.field_size_limit() == before

@@ -153,14 +153,24 @@ def _dataset_of(path: Path) -> str | None:
     return next((name for name in VLMEVALKIT_DATASETS if path.stem.endswith(name)), None)
 
 
+@contextlib.contextmanager
+def _restored_field_limit(previous: int) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
+
+
 def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(spreadsheet row number, row) of a VLMEvalKit result file; the header is row 1."""
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
         yield from _xlsx(path)
     elif suffix in (".tsv", ".csv"):
-        csv.field_size_limit(MAX_LINE_BYTES)  # a cell past it is csv.Error: one located error, not a traceback
-        with path.open(encoding="utf-8", newline="") as handle:
+        # a cell past the limit is csv.Error: one located error, not a traceback; the limit is process-wide (the
+        # monitor's CSV readers keep csv's own), so it is put back when the table is read
+        previous = csv.field_size_limit(MAX_LINE_BYTES)
+        with path.open(encoding="utf-8", newline="") as handle, _restored_field_limit(previous):
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
             number = 1
             try:
