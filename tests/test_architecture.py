@@ -1,6 +1,6 @@
 """The layers stay layered: every module imports, and no package imports one above it or closes a cycle.
 
-contract -> harness/results -> engine -> {badcases, contamination, monitor, judge, report} -> pipeline
+contract -> harness/results -> engine -> {badcases, contamination, monitor, judge, report} -> app
 -> cli -> ci, with shared utilities below everything. Imports inside functions (lazy imports) count:
 they are dependencies all the same.
 """
@@ -28,7 +28,7 @@ LAYERS: dict[str, int] = {
     "harness": 3,
     "engine": 4,
     "badcases": 5, "contamination": 5, "monitor": 5, "judge": 5, "report": 5,
-    "pipeline": 6, "orchestrate": 6, "scaffold": 6, "demo": 7,
+    "app": 6, "scaffold": 6, "demo": 7,
     "cli": 8,
     "ci": 9,
 }

@@ -13,8 +13,8 @@ from rlgate.visible import visible_line
 
 def print_outcome(result: object) -> None:
     """The gate table, the warnings and where the reports are."""
+    from rlgate.app.check import CheckResult
     from rlgate.engine.summary import decision_table
-    from rlgate.orchestrate import CheckResult
 
     assert isinstance(result, CheckResult)
     decision = result.decision
@@ -25,7 +25,7 @@ def print_outcome(result: object) -> None:
         typer.echo("\n".join(sequential_lines(decision.sequential)))
     for warning in decision.warnings:
         typer.echo(f"warning: {visible_line(warning)}", err=True)
-    for kind in ("html", "markdown", "decision", "junit"):
+    for kind in ("html", "markdown", "decision", "junit", "summary"):
         if kind in result.reports:
             typer.echo(f"{kind:>9}: {result.reports[kind]}")
 
@@ -53,7 +53,7 @@ def check(
     if cache is not None:
         output_folder(cache, "--cache")
     quiet_environment()
-    from rlgate.orchestrate import check as run_check
+    from rlgate.app.check import check as run_check
 
     # models run in this process: no collector policy (rlgate.gcpause)
     with RichProgress() as progress:

@@ -11,9 +11,9 @@ from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_f
 from rlgate.errors import InputError
 
 if TYPE_CHECKING:
+    from rlgate.app.check import CheckResult
     from rlgate.demo.build import DemoPaths
     from rlgate.demo.owner import DemoKind
-    from rlgate.orchestrate import CheckResult
 
 
 @app.command()

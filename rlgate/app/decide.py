@@ -1,10 +1,11 @@
-"""From two runs to a written decision: the one place where every layer's gate input meets.
+"""The decision use case, from two runs to a written decision: the one place where every layer's gate input meets.
 
 `rlgate gate` (stored results) and `rlgate check` (fresh runs) both end here, so they decide the
 same way: training-monitor, contamination and judge verdicts join the contract's gates in the
 pure engine; failure clusters, the monitor report and the judge report are attached; private-split
 consultations and the gated checkpoint are recorded in the project history; every report format
-is written. Nothing here computes statistics or renders anything itself.
+is written, summary.md (the decision table CI step summaries show) included. Nothing here computes
+statistics or renders anything itself.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlgate.app.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, SequentialReplay
 from rlgate.errors import InputError
 from rlgate.gcpause import collector_paused
-from rlgate.pipeline.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -162,6 +163,8 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     from rlgate.badcases.discipline import private_leaf_tasks
     from rlgate.engine.coverage import shortfalls
     from rlgate.engine.decision import decide
+    from rlgate.engine.summary import decision_markdown
+    from rlgate.files import write_text_atomic
     from rlgate.report.io import write_reports
     from rlgate.results.drops import drops_manifest
     from rlgate.results.expected import cached_documents
@@ -202,6 +205,7 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     })
     reports = write_reports(out, decision, contract=resolved, baseline=baseline, candidate=candidate,
                             manifests=manifests)
+    reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decision))  # CI step summaries
     return GateOutcome(decision, reports)
 
 
