@@ -125,9 +125,7 @@ class JudgeSource:
         `judge_for_decision` changes nothing, so the judge's modules are not even imported."""
         if resolved.contract.judge is not None or any(task.entry.judge is not None for task in resolved.tasks):
             return True
-        gates = resolved.gates
-        return any(MetricRef.parse(gate.metric).metric == JUDGE_WIN_RATE
-                   for gate in [gates.primary, *gates.hard, *gates.regression, *gates.diagnostics] if gate is not None)
+        return any(MetricRef.parse(gate.metric).metric == JUDGE_WIN_RATE for gate in resolved.gates.all_gates())
 
     def contribute(self, given: SourceInput) -> Contribution:
         from rlgate.judge.api import judge_for_decision

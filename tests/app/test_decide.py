@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from fixtures.synthetic_runs import make_manifest, make_run
 
-from rlgate.app.decide import checkpoint_step, decide_and_report
+from rlgate.app.decide import decide_and_report
+from rlgate.app.record import checkpoint_step
 from rlgate.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 
