@@ -337,3 +337,19 @@ def test_the_gate_kind_check_is_not_vacuous() -> None:
            "ok = [('hard', 1), ('regression', 2)]\n"
            "doc = {'primary': {'metric': 'a'}, 'hard': [], 'regression': [], 'diagnostics': []}\n")
     assert [hit.split(":")[0] for hit in _gate_kind_lists(bad)] == ["line 1", "line 2", "line 3"]
+
+
+#: commands whose use case lives in rlgate.app: they parse arguments, call it and print what it returns
+APP_COMMANDS = ("check_cmd", "gate_cmd", "contamination_cmd", "monitor_cmd")
+#: what such a command may import besides rlgate.app and the CLI's own modules: errors, text safety, the
+#: process's collector policy, and the table / line renderers of what the use case returned
+PRESENTATION = ("rlgate.errors", "rlgate.visible", "rlgate.gcpause", "rlgate.engine.summary",
+                "rlgate.engine.sequential", "rlgate.monitor.mapping", "rlgate.monitor.duplicates",
+                "rlgate.monitor.report")
+
+
+def test_the_use_case_commands_only_parse_and_call_the_application_layer() -> None:
+    found = [f"{name} -> {target}" for name in APP_COMMANDS
+             for target in _imports(PACKAGE / "cli" / f"{name}.py")
+             if not target.startswith(("rlgate.app", "rlgate.cli")) and target not in PRESENTATION]
+    assert not found, f"move the work into rlgate.app: {found}"
