@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlgate._core.files import write_text_atomic
 from rlgate.contamination.api import contract_contamination
 from rlgate.contamination.index import ContaminationReport, contamination_gates
 from rlgate.engine.models import DECISION_ORDER, DecisionName, GateVerdict
-from rlgate.files import write_text_atomic
 from rlgate.harness import read_results
 from rlgate.harness.vocabulary import load_contract
 

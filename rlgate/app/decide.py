@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlgate._core.errors import InputError
+from rlgate._core.gcpause import collector_paused
 from rlgate.app.record import record_history
 from rlgate.app.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, SequentialReplay
-from rlgate.errors import InputError
-from rlgate.gcpause import collector_paused
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
         notes += [f"benchmark version differs: {d}" for d in versions.differences]
     given = SourceInput(resolved, baseline, candidate, out, history)
     # the sources (monitor logs, contamination index, an LLM judge) run with the collector as it was; the
-    # gate's own work over every sample below runs with it paused (rlgate.gcpause)
+    # gate's own work over every sample below runs with it paused (rlgate._core.gcpause)
     contributions = {source.name: source.contribute(given) for source in sources if source.applies(resolved)}
     with collector_paused():
         return _decide_paused(resolved, baseline, candidate, out, history, contributions, seed=seed,
@@ -118,12 +118,12 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
                    checkpoint: str | None, step: int | None, manifests: dict[str, RunManifest] | None, notes: list[str],
                    record: bool, sequential: bool, sequential_status: SequentialReplay | None) -> GateOutcome:
     """The engine's decision, badcases, drops, history record and reports, from the sources' contributions."""
+    from rlgate._core.files import write_text_atomic
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.engine.coverage import shortfalls
     from rlgate.engine.decision import decide
     from rlgate.engine.private import private_leaf_tasks
     from rlgate.engine.summary import decision_markdown
-    from rlgate.files import write_text_atomic
     from rlgate.report.io import write_reports
     from rlgate.results.drops import drops_manifest
     from rlgate.results.expected import cached_documents

@@ -40,9 +40,9 @@ def record_history(history: HistoryStore, resolved: ResolvedContract, decision: 
     _, warnings = record_consultations(history, resolved, run, private) if private else ({}, [])
     if spec is not None and spec.training_run:
         # the monitor's modules load only when a training run is recorded (not on every gate)
+        from rlgate._core.text import stored_text
         from rlgate.monitor.api import record_gated_checkpoint, training_metrics
         from rlgate.monitor.report import MonitorReport
-        from rlgate.store.records import stored_text
 
         step = step if step is not None else checkpoint_step(checkpoint)
         name = checkpoint or decision.inputs[-1].source

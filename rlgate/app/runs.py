@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
-from rlgate.errors import InputError
 from rlgate.harness import ProgressSink, RunOutcome, SilentProgress, get_harness
 from rlgate.harness.checkpoint import CheckpointInfo, inspect_checkpoint
 from rlgate.harness.registry import importer_for

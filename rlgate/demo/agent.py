@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from rlgate._core.errors import InputError, install_hint
 from rlgate.app.check import CheckResult, check
-from rlgate.errors import InputError, install_hint
 from rlgate.harness.base import ProgressSink
 
 TASK_FILE = Path(__file__).resolve().parent.parent / "harness" / "inspect" / "toolbox" / "task.py"

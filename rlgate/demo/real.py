@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rlgate._core.errors import InputError, install_hint
 from rlgate.app.check import CheckResult
 from rlgate.demo import build as demo_build
 from rlgate.demo import data as demo_data
 from rlgate.demo.build import DemoPaths, render_pairs
 from rlgate.demo.grpo import GrpoSettings
-from rlgate.errors import InputError, install_hint
 from rlgate.harness.base import ProgressSink
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

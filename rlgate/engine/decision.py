@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
+from rlgate._core.errors import InputError
 from rlgate.contract.gatekinds import BY_KIND, DECISIVE_KINDS, GATE_KINDS, listed, or_list
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt, trajectories
@@ -50,7 +51,6 @@ from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
 from rlgate.engine.scope import scoped_decision
 from rlgate.engine.subtasks import subtask_gaps
-from rlgate.errors import InputError
 from rlgate.registry import resolve
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from fixtures.synthetic_runs import make_manifest, make_run
 
+from rlgate._core.errors import InputError
 from rlgate.app.decide import decide_and_report
 from rlgate.app.record import checkpoint_step
-from rlgate.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 
 CONTRACT = """schema_version: 1

@@ -10,8 +10,8 @@ import pytest
 from fixtures.plugins import installed
 from typer.testing import CliRunner
 
+from rlgate._core.errors import InputError
 from rlgate.cli.app import app
-from rlgate.errors import InputError
 from rlgate.monitor.readers import FORMATS, LOG_FORMATS, detect_format, read_log
 
 PLUGIN = '''

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.readers import _bounds
 from rlgate.monitor.readers._probe import SNIFF_BYTES, LogProbe, LogReader
 from rlgate.monitor.series import TrainingLog

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rlgate.errors import MissingExtraError
+from rlgate._core.errors import MissingExtraError
 from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
