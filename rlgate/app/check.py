@@ -30,6 +30,7 @@ class CheckResult:
     baseline: RunOutcome | None
     reports: dict[str, Path] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    baselines: dict[str, float] = field(default_factory=dict)  # as GateOutcome.baselines
 
 
 def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
@@ -101,7 +102,7 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
     gated = decide_and_report(resolved, baseline_run, candidate_run, out, seed=seed, checkpoint=checkpoint,
                               manifests=manifests, warnings=warnings, sequential_status=status)
     decision, reports = gated.decision, gated.reports
-    return CheckResult(decision, out, cand_outcome, base_outcome, reports, warnings)
+    return CheckResult(decision, out, cand_outcome, base_outcome, reports, warnings, gated.baselines)
 
 
 @dataclass

@@ -34,6 +34,8 @@ class GateOutcome:
 
     decision: Decision
     reports: dict[str, Path] = field(default_factory=dict)
+    #: gate metric -> the baseline run's value for one-run gates, as the reports show it (for the terminal table)
+    baselines: dict[str, float] = field(default_factory=dict)
 
 
 def _needs_history(resolved: ResolvedContract, record: bool) -> bool:
@@ -124,7 +126,7 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     from rlgate.engine.decision import decide
     from rlgate.engine.private import private_leaf_tasks
     from rlgate.engine.summary import decision_markdown
-    from rlgate.report.io import write_reports
+    from rlgate.report.io import stored_baselines, write_reports
     from rlgate.results.drops import drops_manifest
     from rlgate.results.expected import cached_documents
 
@@ -164,8 +166,9 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     })
     reports = write_reports(out, decision, contract=resolved, baseline=baseline, candidate=candidate,
                             manifests=manifests)
-    reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decision))  # CI step summaries
-    return GateOutcome(decision, reports)
+    baselines = stored_baselines(out)  # one-run gates' baselines, as the reports show them
+    reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decision, baselines))  # CI summaries
+    return GateOutcome(decision, reports, baselines)
 
 
 def _with_replay(resolved: ResolvedContract, gates: GateConfig, baseline: RunResult | None, candidate: RunResult,

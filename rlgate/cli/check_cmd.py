@@ -18,7 +18,7 @@ def print_outcome(result: object) -> None:
 
     assert isinstance(result, CheckResult)
     decision = result.decision
-    typer.echo(decision_table(decision))
+    typer.echo(decision_table(decision, result.baselines))
     if decision.sequential is not None:
         from rlgate.engine.sequential import sequential_lines
 

@@ -44,7 +44,7 @@ def gate(
         outcome = run_gate(contract, candidate, out, baseline=baseline, seed=seed, harness=harness,
                            sequential=sequential)
         decision = outcome.decision
-        typer.echo(decision_table(decision))
+        typer.echo(decision_table(decision, outcome.baselines))
         if decision.sequential is not None:
             from rlgate.engine.sequential import sequential_lines
 

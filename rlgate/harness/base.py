@@ -134,6 +134,11 @@ class Harness(ABC):
         """The catalog task a task name belongs to (`mmlu_pro_math` -> `mmlu_pro`), None when it has none."""
         return None
 
+    def check_task(self, task: ResolvedTask, contract: ResolvedContract) -> None:
+        """Refuse (InputError, with the fix) a task the contract may not run as written, right after it loads and
+        before anything runs (e.g. model-written code without `unsafe_code: sandboxed`); default: accept."""
+        return None
+
     def requirements(self, task: ResolvedTask) -> TaskRequirements:
         """What running the task needs, and what of it is missing here (shown by `rlgate validate`)."""
         return TaskRequirements()
