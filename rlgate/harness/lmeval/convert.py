@@ -153,24 +153,16 @@ def _dataset_of(path: Path) -> str | None:
     return next((name for name in VLMEVALKIT_DATASETS if path.stem.endswith(name)), None)
 
 
-@contextlib.contextmanager
-def _restored_field_limit(previous: int) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        csv.field_size_limit(previous)
-
-
 def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(spreadsheet row number, row) of a VLMEvalKit result file; the header is row 1."""
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
         yield from _xlsx(path)
     elif suffix in (".tsv", ".csv"):
-        # a cell past the limit is csv.Error: one located error, not a traceback; the limit is process-wide (the
-        # monitor's CSV readers keep csv's own), so it is put back when the table is read
+        # a cell past it is csv.Error: one located error, not a traceback; the process-wide limit is restored
+        # after (the monitor's CSV reader bounds its cells by the default one)
         previous = csv.field_size_limit(MAX_LINE_BYTES)
-        with path.open(encoding="utf-8", newline="") as handle, _restored_field_limit(previous):
+        with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
             number = 1
             try:
@@ -182,6 +174,8 @@ def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             except csv.Error as exc:
                 raise InputError(f"not a readable table ({exc})", file=path, line=number + 1,
                                  fix="give the .tsv / .csv VLMEvalKit wrote, unedited (or the .xlsx)") from None
+            finally:
+                csv.field_size_limit(previous)
     elif suffix == ".json":
         data = load_document(path, fix="VLMEvalKit's .json result is a list of row objects, as UTF-8 JSON")
         if not isinstance(data, list):

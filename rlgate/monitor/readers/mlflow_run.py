@@ -18,6 +18,7 @@ import numpy as np
 import yaml
 
 from rlgate._core.errors import InputError, MissingExtraError
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 FORMAT = "mlflow"
@@ -99,3 +100,11 @@ def read(path: Path) -> TrainingLog:
                 values = np.fromiter((m.value for m in history), dtype=np.float64, count=len(history))
                 builder.add_columns(key, steps, values)
     return builder.build(run, FORMAT, problems)
+
+
+def sniff_log(probe: LogProbe) -> bool:
+    """An MLflow run folder, or an experiment / mlruns folder above exactly such runs."""
+    return probe.is_dir and sniff(probe.path)
+
+
+LOG_FORMAT = LogReader(FORMAT, sniff_log, read)

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.monitor.readers import _bounds
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.readers._records import as_step
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
@@ -142,3 +143,13 @@ def read(path: Path) -> TrainingLog:
                                     record=records + 1,
                                     fix=f"the {records} records before it were read; run again once the run ends"))
     return builder.build(file.parent, FORMAT, problems)
+
+
+def sniff_log(probe: LogProbe) -> bool:
+    """A W&B run folder or its .wandb file."""
+    if probe.is_dir:
+        return run_file(probe.path) is not None
+    return probe.suffix == SUFFIX
+
+
+LOG_FORMAT = LogReader(FORMAT, sniff_log, read)
