@@ -146,9 +146,9 @@ def measure(label: str, args: list[str], ok: tuple[int, ...] = (0,)) -> tuple[fl
 def probe_live(root: Path) -> None:
     """Child process: build the live path's requests (decoded images), then print the count."""
     sys.path.insert(0, str(REPO))
+    from rlgate.app.runs import select_tasks
     from rlgate.harness.lmeval.tasks import load_suite
     from rlgate.harness.vocabulary import load_contract
-    from rlgate.orchestrate import select_tasks
 
     resolved = load_contract(root / "contract.yaml")
     suite = load_suite(select_tasks(resolved, None, release_gate=False), resolved.contract.protocol)

@@ -95,15 +95,20 @@ def _group_points() -> tuple[PluginPoint, ...]:
     return points
 
 
+@functools.cache
+def resolve(target: str) -> object:
+    """The object `"module:attr"` names, imported (once) and not called."""
+    module_name, _, attr = target.partition(":")
+    found: object = importlib.import_module(module_name)
+    for part in attr.split(".") if attr else []:
+        found = getattr(found, part)
+    return found
+
+
 def load_target(target: Target) -> object:
     """The object a target names: `"module:attr"` imported, then called when it is a class or factory."""
-    if isinstance(target, str):
-        module_name, _, attr = target.partition(":")
-        found: object = importlib.import_module(module_name)
-        for part in attr.split(".") if attr else []:
-            found = getattr(found, part)
-        target = found  # type: ignore[assignment]
-    return target() if callable(target) else target
+    found = resolve(target) if isinstance(target, str) else target
+    return found() if callable(found) else found
 
 
 class Registry(Generic[T]):
@@ -136,6 +141,7 @@ class Registry(Generic[T]):
     def refresh(self) -> None:
         """Read the entry points again (after installing a package in a running process, e.g. in tests)."""
         _group_points.cache_clear()
+        resolve.cache_clear()
         self._plugins = None
 
     def names(self) -> list[str]:

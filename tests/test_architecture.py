@@ -1,6 +1,6 @@
 """The layers stay layered: every module imports, and no package imports one above it or closes a cycle.
 
-contract -> harness/results -> engine -> {badcases, contamination, monitor, judge, report} -> pipeline
+contract -> harness/results -> engine -> {badcases, contamination, monitor, judge, report} -> app
 -> cli -> ci, with the ground floor (rlgate._core: errors, files, JSON I/O, text safety) and the registry
 below everything. Imports inside functions (lazy imports) count:
 they are dependencies all the same.
@@ -28,7 +28,7 @@ LAYERS: dict[str, int] = {
     "harness": 3,
     "engine": 4,
     "badcases": 5, "contamination": 5, "monitor": 5, "judge": 5, "report": 5,
-    "pipeline": 6, "orchestrate": 6, "scaffold": 6, "demo": 7,
+    "app": 6, "scaffold": 6, "demo": 7,
     "cli": 8,
     "ci": 9,
 }
@@ -270,6 +270,89 @@ def test_only_the_harness_layer_and_the_demo_reach_into_an_adapter() -> None:
              for name in _imports(file) if name.startswith(("rlgate.harness.lmeval", "rlgate.harness.inspect",
                                                             "rlgate.harness.bfcl", "rlgate.harness.swebench"))]
     assert not found, found
+
+
+#: the spellings of each contract gate kind: its verdict kind and its GateConfig field
+GATE_KIND_SPELLINGS = {"primary": {"primary"}, "hard": {"hard"}, "regression": {"regression"},
+                       "diagnostic": {"diagnostic", "diagnostics"}}
+GATE_KINDS_TABLE = PACKAGE / "contract" / "gatekinds.py"
+
+
+def _gate_kind_lists(source: str) -> list[str]:
+    """Statements that spell every contract gate kind by hand (`("primary", "hard", "regression", ...)`,
+    `[gates.primary, *gates.hard, *gates.regression, *gates.diagnostics]`): each would need a new kind added to it.
+    A statement's own body is not counted with it (an `if` is judged by its test, a class by its statements); a
+    contract written out as data (gates with a `metric`) is not a list of the kinds."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.stmt):
+            continue
+        if isinstance(node, (ast.If, ast.While)):
+            parts: list[ast.AST] = [node.test]
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            parts = [node.target, node.iter]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            parts = list(node.items)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.Match)):
+            continue
+        else:
+            parts = [node]
+        if any(isinstance(sub, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "metric" for k in sub.keys)
+               for part in parts for sub in ast.walk(part)):
+            continue  # a contract written out as data (the demo's): its gates, not a list of the kinds
+        words = {sub.value for part in parts for sub in ast.walk(part)
+                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str)}
+        words |= {sub.attr for part in parts for sub in ast.walk(part) if isinstance(sub, ast.Attribute)}
+        words |= {kw.arg for part in parts for sub in ast.walk(part) if isinstance(sub, ast.Call)
+                  for kw in sub.keywords if kw.arg}
+        if all(words & spelled for spelled in GATE_KIND_SPELLINGS.values()):
+            found.append(f"line {node.lineno}: {ast.unparse(node).splitlines()[0][:100]}")
+    return found
+
+
+def test_the_gate_kinds_are_listed_once() -> None:
+    """A new gate kind is one entry in rlgate.contract.gatekinds (beside its model, field and evaluator): no other
+    module spells the list of kinds, and the table, the models' fields and decision.json's kinds agree."""
+    from rlgate.contract.gatekinds import GATE_KINDS, VERDICT_KINDS
+    from rlgate.contract.models import GateConfig, GateSettings
+    from rlgate.engine.models import GateVerdict
+
+    spelled = {module: hits for module, file in _modules() if file != GATE_KINDS_TABLE
+               for hits in [_gate_kind_lists(file.read_text(encoding="utf-8"))] if hits}
+    assert spelled == {}, "derive these from rlgate.contract.gatekinds (GATE_KINDS, GateConfig.listed, keeping)"
+    assert _gate_kind_lists(GATE_KINDS_TABLE.read_text(encoding="utf-8"))  # the table itself is seen by the check
+    assert {spec.kind for spec in GATE_KINDS} == set(GATE_KIND_SPELLINGS)
+    for model in (GateConfig, GateSettings):
+        gate_fields = [name for name, info in model.model_fields.items() if "Gate" in str(info.annotation)
+                       and "GateConfig" not in str(info.annotation)]
+        assert gate_fields == [spec.field for spec in GATE_KINDS], model.__name__
+    assert GateVerdict.model_json_schema()["properties"]["kind"]["enum"] == list(VERDICT_KINDS)
+
+
+def test_the_gate_kind_check_is_not_vacuous() -> None:
+    bad = ("ORDER = ('primary', 'hard', 'regression', 'diagnostic')\n"
+           "gates = [g.primary, *g.hard, *g.regression, *g.diagnostics]\n"
+           "copy = g.model_copy(update={'primary': None, 'hard': [], 'regression': [], 'diagnostics': []})\n"
+           "if kind in ('primary', 'regression'):\n    x = ('hard', 'diagnostic')\n"
+           "ok = [('hard', 1), ('regression', 2)]\n"
+           "doc = {'primary': {'metric': 'a'}, 'hard': [], 'regression': [], 'diagnostics': []}\n")
+    assert [hit.split(":")[0] for hit in _gate_kind_lists(bad)] == ["line 1", "line 2", "line 3"]
+
+
+#: commands whose use case lives in rlgate.app: they parse arguments, call it and print what it returns
+APP_COMMANDS = ("check_cmd", "gate_cmd", "contamination_cmd", "monitor_cmd")
+#: what such a command may import besides rlgate.app and the CLI's own modules: errors, text safety, the
+#: process's collector policy, and the table / line renderers of what the use case returned
+PRESENTATION = ("rlgate._core.errors", "rlgate._core.text", "rlgate._core.gcpause", "rlgate.engine.summary",
+                "rlgate.engine.sequential", "rlgate.monitor.mapping", "rlgate.monitor.duplicates",
+                "rlgate.monitor.report")
+
+
+def test_the_use_case_commands_only_parse_and_call_the_application_layer() -> None:
+    found = [f"{name} -> {target}" for name in APP_COMMANDS
+             for target in _imports(PACKAGE / "cli" / f"{name}.py")
+             if not target.startswith(("rlgate.app", "rlgate.cli")) and target not in PRESENTATION]
+    assert not found, f"move the work into rlgate.app: {found}"
 
 
 #: the only modules directly under rlgate/: everything else lives in a package (a floor)

@@ -1,5 +1,5 @@
-"""Badcases back into training: failure taxonomy, clusters, next actions, contamination, private splits.
+"""Badcases back into training: failure taxonomy, clusters, next actions, benchmark versions.
 
-Import the submodules directly (`rlgate.badcases.report`, `.export`, `.contamination`,
-`.discipline`, `.versioning`); this package imports nothing heavy.
+Import the submodules directly (`rlgate.badcases.report`, `.export`, `.versioning`); this package imports
+nothing heavy. Private splits are not badcases: rlgate.engine.private.
 """

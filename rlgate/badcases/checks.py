@@ -107,9 +107,9 @@ def folder_badcases(out_dir: Path, *, contract: Path | None = None, allow_versio
     Which tasks are private comes from the contract (--contract, or the one the decision names), else
     from the runs' manifests; with neither, the command refuses rather than risk showing private samples.
     """
-    from rlgate.badcases.discipline import private_leaf_tasks
     from rlgate.badcases.report import build_badcase_report, classify_options
     from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
+    from rlgate.engine.private import private_leaf_tasks
     from rlgate.engine.versions import check_versions
     from rlgate.harness import read_results
     from rlgate.harness.vocabulary import load_contract
@@ -143,8 +143,8 @@ def decision_with_badcases(decision: Decision, candidate: RunResult, baseline: R
 
     Private (release_gate_only) tasks are counted but never sampled.
     """
-    from rlgate.badcases.discipline import private_leaf_tasks
     from rlgate.badcases.report import attach_badcases, build_badcase_report, classify_options
+    from rlgate.engine.private import private_leaf_tasks
 
     private = private_leaf_tasks(resolved, [candidate, baseline])
     report = build_badcase_report(candidate, baseline, private_tasks=private, options=classify_options(resolved),

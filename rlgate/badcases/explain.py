@@ -20,6 +20,7 @@ from rlgate.badcases.clusters import Outcomes, mcnemar_greater
 from rlgate.badcases.columns import PairCounts, count_rows, loss_kind
 from rlgate.badcases.models import DropDriver, DropExplanation
 from rlgate.badcases.taxonomy import SampleOutcome
+from rlgate.contract.gatekinds import GATE_KINDS
 from rlgate.engine import fmt
 from rlgate.engine.models import GateVerdict
 from rlgate.harness.vocabulary import family_of
@@ -28,7 +29,10 @@ from rlgate.harness.vocabulary import family_of
 MOST = 0.5
 #: ... and at least this share to be named as part of the cause.
 PART = 0.25
-_KIND_ORDER = {"primary": 0, "regression": 1, "hard": 2, "diagnostic": 3}
+#: which gate's failure explains first: decisive comparisons, then decisive checks of the candidate alone, then
+#: the rest (primary, regression, hard, diagnostic), each in the gate kinds' order
+_KIND_ORDER = {spec.kind: rank for rank, spec in enumerate(sorted(
+    GATE_KINDS, key=lambda spec: (not spec.decisive, spec.candidate_only, GATE_KINDS.index(spec))))}
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ def classify_options(resolved: ResolvedContract | None) -> ClassifyOptions:
         return ClassifyOptions()
     filters: dict[str, str] = {}
     gates = resolved.gates
-    for gate in [*([gates.primary] if gates.primary else []), *gates.hard, *gates.regression, *gates.diagnostics]:
+    for gate in gates.all_gates():
         ref = MetricRef.parse(gate.metric)
         if ref.filter and not ref.derived:
             filters.setdefault(ref.task, ref.filter)

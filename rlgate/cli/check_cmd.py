@@ -13,21 +13,19 @@ from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_f
 
 def print_outcome(result: object) -> None:
     """The gate table, the warnings and where the reports are."""
+    from rlgate.app.check import CheckResult
     from rlgate.engine.summary import decision_table
-    from rlgate.orchestrate import CheckResult
-    from rlgate.report.io import stored_baselines
 
     assert isinstance(result, CheckResult)
     decision = result.decision
-    folder = next((path.parent for kind, path in result.reports.items() if kind in ("html", "markdown")), None)
-    typer.echo(decision_table(decision, stored_baselines(folder) if folder is not None else None))
+    typer.echo(decision_table(decision, result.baselines))
     if decision.sequential is not None:
         from rlgate.engine.sequential import sequential_lines
 
         typer.echo("\n".join(sequential_lines(decision.sequential)))
     for warning in decision.warnings:
         typer.echo(f"warning: {visible_line(warning)}", err=True)
-    for kind in ("html", "markdown", "decision", "junit"):
+    for kind in ("html", "markdown", "decision", "junit", "summary"):
         if kind in result.reports:
             typer.echo(f"{kind:>9}: {result.reports[kind]}")
 
@@ -55,7 +53,7 @@ def check(
     if cache is not None:
         output_folder(cache, "--cache")
     quiet_environment()
-    from rlgate.orchestrate import check as run_check
+    from rlgate.app.check import check as run_check
 
     # models run in this process: no collector policy (rlgate._core.gcpause)
     with RichProgress() as progress:

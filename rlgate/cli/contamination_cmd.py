@@ -29,10 +29,7 @@ def contamination(
     show: Annotated[int, typer.Option(help="overlapping documents listed per task")] = 10,
 ) -> None:
     """Share of each task's documents found in the training data; exit 1 when the contract's max_rate gate fails."""
-    from rlgate.contamination.api import contract_contamination
-    from rlgate.contamination.index import contamination_gates
-    from rlgate.engine.models import DECISION_ORDER
-    from rlgate.harness.vocabulary import load_contract
+    from rlgate.app.contamination import contamination as run_contamination
 
     # the contract's own bounds (contamination.min_overlap, .ngram); nan fails the comparison too, and would
     # count no document as contaminated
@@ -44,19 +41,13 @@ def contamination(
                          fix="give 3 to 64 tokens (13 as in GPT-3 / lm-eval)")
     if out is not None:
         output_folder(out)
-    resolved = load_contract(contract)
-    run = None
-    if results is not None:
-        from rlgate.harness import read_results
-
-        run = read_results(results)
-
     def progress(path: str, lines: int) -> None:
         if sys.stderr.isatty():
             print(f"\r{path}: {lines:,} lines", end="", file=sys.stderr, flush=True)
 
-    report = contract_contamination(resolved, train=train or (), results=run, ngram=ngram, min_overlap=min_overlap,
-                                    text_field=field, progress=progress)
+    outcome = run_contamination(contract, train=train or (), results=results, ngram=ngram, min_overlap=min_overlap,
+                                text_field=field, out=out, progress=progress)
+    report = outcome.report
     if sys.stderr.isatty():
         print(file=sys.stderr)
     lines = sum(f.lines for f in report.train_files)
@@ -77,16 +68,10 @@ def contamination(
             typer.echo(f"  ... and {more} more {task.task} documents (see contamination.json)")
     for warning in report.warnings:
         typer.echo(f"warning: {visible_line(warning)}", err=True)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "contamination.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        typer.echo(f"wrote {out / 'contamination.json'}")
-    gates = contamination_gates(report)
-    policy = resolved.gates.decision
-    effects = [getattr(policy, g.outcome) if g.outcome != "pass" else "release" for g in gates]
-    worst = min(effects, key=DECISION_ORDER.index, default="release")
-    for gate in gates:
+    if outcome.written is not None:
+        typer.echo(f"wrote {outcome.written}")
+    for gate in outcome.gates:
         if gate.verdict != "pass":
             said = gate.reason if gate.reason.startswith(f"{gate.verdict}:") else f"{gate.verdict}: {gate.reason}"
             typer.echo(f"gate {gate.name}: {said}")
-    raise typer.Exit(DECISION_EXIT[worst])
+    raise typer.Exit(DECISION_EXIT[outcome.decision])

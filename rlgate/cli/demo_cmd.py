@@ -11,9 +11,9 @@ from rlgate._core.errors import InputError
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
 
 if TYPE_CHECKING:
+    from rlgate.app.check import CheckResult
     from rlgate.demo.build import DemoPaths
     from rlgate.demo.owner import DemoKind
-    from rlgate.orchestrate import CheckResult
 
 
 @app.command()

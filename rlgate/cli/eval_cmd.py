@@ -53,8 +53,7 @@ def eval_command(
     from rlgate.cli.progress import RichProgress, quiet_environment
 
     quiet_environment()
-    from rlgate.harness.vocabulary import load_contract
-    from rlgate.orchestrate import check_checkpoint, default_cache_dir, evaluate, select_tasks
+    from rlgate.app.runs import eval_contract
 
     if (checkpoint is None) == (responses is None):
         raise InputError("give exactly one of --checkpoint (run a model) or --responses (score imported generations)",
@@ -62,21 +61,13 @@ def eval_command(
     if responded_only and responses is None:
         raise InputError("--responded-only applies to --responses", field="--responded-only",
                          fix="drop --responded-only or pass --responses FILE")
-    if responses is not None and not responses.exists():  # before the tasks' data load (minutes, a download)
-        raise InputError(f"responses file '{responses}' does not exist", file=responses, field="--responses",
-                         fix="check the path given to --responses")
     output_folder(out)
     if cache is not None:
         output_folder(cache, "--cache")
-    cache_dir = cache or default_cache_dir()
-    resolved = load_contract(contract)
-    tasks = select_tasks(resolved, split, release_gate=False)
-    info = check_checkpoint(resolved, checkpoint, cache_dir=cache_dir, lora_base=lora_base) if checkpoint else None
     with RichProgress() as progress:
-        for note in info.notes if info else []:
-            progress.message(f"note: {note}")
-        outcome = evaluate(resolved, tasks, out, cache_dir=cache_dir, checkpoint=info, responses=responses,
-                           responded_only=responded_only, limit=limit, progress=progress)
+        outcome = eval_contract(contract, out, checkpoint=checkpoint, responses=responses, splits=split, limit=limit,
+                                cache_dir=cache, lora_base=lora_base, responded_only=responded_only,
+                                progress=progress)
     manifest = outcome.manifest
     typer.echo(metrics_table(out))
     requests = sum(t.requests for t in manifest.tasks)

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from rlgate._core.files import write_text_atomic
 from rlgate._core.gcpause import collector_paused, command_policy
 from rlgate._core.text import visible_line
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder, pydantic_plugins_off
@@ -39,32 +38,18 @@ def gate(
     # the runs, the decision and its reports all live until the process exits (rlgate._core.gcpause)
     with command_policy(), pydantic_plugins_off():
         with collector_paused():  # these modules live until the process exits (rlgate._core.gcpause)
-            from rlgate.engine.summary import decision_markdown, decision_table
-            from rlgate.harness import read_results
-            from rlgate.harness.vocabulary import load_contract
-            from rlgate.pipeline import decide_and_report
-            from rlgate.report.io import stored_baselines
+            from rlgate.app.gate import gate as run_gate
+            from rlgate.engine.summary import decision_table
 
-        resolved = load_contract(contract)
-        baseline_dir = baseline or resolved.baseline_results
-        # Without a baseline the comparative gates are nodata (never release); hard gates still apply.
-        base_run = read_results(baseline_dir, harness=harness) if baseline_dir is not None else None
-        cand_run = read_results(candidate, harness=harness)
-        same = baseline_dir is not None and Path(baseline_dir).resolve() == Path(candidate).resolve()
-        notes = [f"the baseline and the candidate are the same results ({candidate}): every comparison is a run "
-                 "against itself"] if same else []
-        outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
-                                     sequential=sequential, warnings=notes)
+        outcome = run_gate(contract, candidate, out, baseline=baseline, seed=seed, harness=harness,
+                           sequential=sequential)
         decision = outcome.decision
-        baselines = stored_baselines(out)  # one-run gates' baselines, as the reports show them
-        write_text_atomic(out / "summary.md", decision_markdown(decision, baselines))
-        typer.echo(decision_table(decision, baselines))
+        typer.echo(decision_table(decision, outcome.baselines))
         if decision.sequential is not None:
             from rlgate.engine.sequential import sequential_lines
 
             typer.echo("\n".join(sequential_lines(decision.sequential)))
         for warning in decision.warnings:
             typer.echo(f"warning: {visible_line(warning)}", err=True)
-        written = ", ".join(str(path) for path in outcome.reports.values())
-        typer.echo(f"wrote {written} and {out / 'summary.md'}")
+        typer.echo(f"wrote {', '.join(str(path) for path in outcome.reports.values())}")
         raise typer.Exit(DECISION_EXIT[decision.decision])

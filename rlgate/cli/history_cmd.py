@@ -69,7 +69,7 @@ def history(
 
         written = None
         if html is not None:  # first, so that a path it cannot write stops before any output
-            from rlgate.pipeline.history_report import write_history_html
+            from rlgate.app.history_report import write_history_html
 
             written = write_history_html(db, html, resolved, training_run)
         overview = build_overview(db, resolved, training_run)

@@ -41,22 +41,12 @@ def monitor(
     Reads TRL, verl, TensorBoard, OpenRLHF, tinker-cookbook, W&B (offline run folders, exported CSV),
     MLflow file-store runs and generic CSV/JSONL logs.
     """
-    from rlgate.monitor.api import monitor_contract, run_monitor, write_report
+    from rlgate.app.monitor import monitor as run_monitor
     from rlgate.monitor.mapping import parse_map_options
-    from rlgate.monitor.report import MonitorReport
 
     output_folder(out)
-    mapping = parse_map_options(map_ or [])
-    duplicates = parse_duplicates(duplicate_steps)
-    report: MonitorReport
-    if contract is not None:
-        from rlgate.harness.vocabulary import load_contract
-
-        report = monitor_contract(load_contract(contract), logs or [], None if format == "auto" else format,
-                                  metrics=mapping, duplicates=duplicates)
-    else:
-        report = run_monitor(logs or [], fmt=format, metrics=mapping, duplicates=duplicates or "refuse")
-    written = write_report(report, out)
+    report, written = run_monitor(logs or [], out, contract=contract, fmt=format,
+                                  metrics=parse_map_options(map_ or []), duplicates=parse_duplicates(duplicate_steps))
     typer.echo(render_text(report))
     typer.echo(f"wrote {written}")
     for log in report.logs:  # a few per log: a log of corrupt lines would print one error per line

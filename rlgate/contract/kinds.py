@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlgate.contract.gatekinds import GATE_KINDS
 from rlgate.contract.yamlpos import PathKey, YamlDoc, dotted
 
 #: keys only each kind has at its top level, checked in this order (a contract also has `gates`)
@@ -17,7 +18,7 @@ _KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("suite", ("tasks",)),
     ("monitor policy", ("window", "rules", "history")),
     ("gate policy", ("alpha", "power", "bootstrap_resamples", "allow_corrupt", "min_coverage", "allow_unpaired",
-                     "allow_missing_trajectories", "primary", "hard", "regression", "diagnostics", "decision")),
+                     "allow_missing_trajectories", *(spec.field for spec in GATE_KINDS), "decision")),
 )
 #: where a contract names each kind of file
 _NAMED_UNDER = {"suite": "suites:", "gate policy": "gates.use:", "monitor policy": "monitor.policy:"}

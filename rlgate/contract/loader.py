@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rlgate._core.errors import InputError
+from rlgate.contract.gatekinds import GATE_KINDS
 from rlgate.contract.kinds import check_kind
 from rlgate.contract.metrics import MetricRef
 from rlgate.contract.models import (
@@ -219,8 +220,7 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
     """Later layers override earlier ones; gate lists merge by metric (later wins)."""
     merged: dict[str, Any] = {"decision": {}}
     sources: dict[str, str] = {}
-    lists: dict[str, dict[str, tuple[Any, _Origin]]] = {"hard": {}, "regression": {}, "diagnostics": {}}
-    primary: tuple[Any, _Origin] | None = None
+    kinds: dict[str, dict[str, tuple[Any, _Origin]]] = {spec.field: {} for spec in GATE_KINDS}
     root = layers[-1][1].file.parent  # the contract's folder: policy files are named from it
     for depth, (settings, doc, base) in enumerate(layers):
         for scalar in ("alpha", "power", "bootstrap_resamples", "allow_corrupt", "min_coverage",
@@ -235,12 +235,17 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
             for outcome in settings.decision:
                 line = doc.pos_of((*base, "decision", outcome), key=True).line
                 sources[outcome] = f"{_named_from(doc.file, root)}:{line} {dotted((*base, 'decision', outcome))}{via}"
-        if settings.primary is not None:
-            primary = (settings.primary, _Origin(doc, (*base, "primary")))
-        for kind, table in lists.items():
-            for index, gate in enumerate(getattr(settings, kind) or []):
-                table[gate.name or gate.metric] = (gate, _Origin(doc, (*base, kind, index)))
-    origins: dict[int, _Origin] = {}
+        for spec in GATE_KINDS:
+            value = getattr(settings, spec.field)
+            if value is None:
+                continue
+            if not spec.many:  # one gate: the later layer's replaces it
+                kinds[spec.field] = {"": (value, _Origin(doc, (*base, spec.field)))}
+                continue
+            for index, gate in enumerate(value):
+                kinds[spec.field][gate.name or gate.metric] = (gate, _Origin(doc, (*base, spec.field, index)))
+    gates = {spec.field: [g for g, _ in kinds[spec.field].values()] if spec.many
+             else next((g for g, _ in kinds[spec.field].values()), None) for spec in GATE_KINDS}
     config = GateConfig(
         alpha=merged.get("alpha", 0.05),
         power=merged.get("power", 0.8),
@@ -249,17 +254,13 @@ def _merge_gates(layers: list[tuple[GateSettings, YamlDoc, PathKey]]) -> tuple[G
         min_coverage=merged.get("min_coverage", 1.0),
         allow_unpaired=merged.get("allow_unpaired", False),
         allow_missing_trajectories=merged.get("allow_missing_trajectories", 0),
-        primary=primary[0] if primary else None,
-        hard=[g for g, _ in lists["hard"].values()],
-        regression=[g for g, _ in lists["regression"].values()],
-        diagnostics=[g for g, _ in lists["diagnostics"].values()],
         decision=DecisionPolicy(**merged["decision"]),
         decision_sources=sources,
+        **gates,
     )
-    if primary:
-        origins[id(config.primary)] = primary[1]
-    for kind, table in lists.items():
-        for gate, (_, origin) in zip(getattr(config, kind), table.values(), strict=True):
+    origins: dict[int, _Origin] = {}
+    for spec in GATE_KINDS:
+        for gate, (_, origin) in zip(spec.gates(config), kinds[spec.field].values(), strict=True):
             origins[id(gate)] = origin
     return config, origins
 
@@ -406,11 +407,10 @@ def load_contract(path: str | Path) -> ResolvedContract:
     layers.append((contract.gates, doc, ("gates",)))
     gates, origins = _merge_gates(layers)
     by_task = {t.name: t for t in tasks}
-    all_gates: list[Any] = [*([gates.primary] if gates.primary else []), *gates.hard, *gates.regression,
-                            *gates.diagnostics]
+    all_gates: list[Any] = gates.all_gates()
     for gate in all_gates:
         _check_metric(gate.metric, origins[id(gate)], by_task, gate)
-    if gates.primary is None and not (gates.hard or gates.regression or gates.diagnostics):
+    if not all_gates:
         raise doc.error(("gates",), "the contract has no gates", "add gates.primary or a hard/regression gate")
     gates = _with_capabilities(contract, doc, gates, by_task, all_gates)
     per_task = {t.name: t.entry.min_coverage for t in tasks if t.entry.min_coverage is not None}

@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from rlgate.contract.base import RELEASE_GATE_ONLY, SCHEMA_VERSION, DecisionName, StrictModel, Visibility
+from rlgate.contract.gatekinds import GateKindSpec, all_gates, listed
 from rlgate.contract.judge_policy import JudgeSpec
 from rlgate.contract.margins import no_negative_margin
 from rlgate.contract.metrics import MetricRef
@@ -208,6 +209,10 @@ class DiagnosticGate(_GateBase):
         return self
 
 
+#: any contract gate (the kinds: rlgate.contract.gatekinds)
+AnyGate = PrimaryGate | HardGate | RegressionGate | DiagnosticGate
+
+
 class DecisionPolicy(StrictModel):
     """Which decision each gate outcome leads to (the worst one wins)."""
 
@@ -325,6 +330,14 @@ class GateConfig(StrictModel):
     vocabularies: dict[str, TaskVocabulary] = Field(
         default_factory=dict, description="task -> what its harness says its metrics mean (filled by the check "
         "right after the contract loads: rlgate.harness.vocabulary)")
+
+    def listed(self) -> list[tuple[GateKindSpec, AnyGate]]:
+        """Every gate with its kind (rlgate.contract.gatekinds), in the kinds' order."""
+        return list(listed(self))
+
+    def all_gates(self) -> list[AnyGate]:
+        """Every gate, in the kinds' order."""
+        return all_gates(self)
 
     def vocabulary(self, task: str) -> TaskVocabulary | None:
         """The vocabulary of a task (or of a group whose name prefixes its leaves), None when unchecked."""

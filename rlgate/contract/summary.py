@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rlgate.contract.gatekinds import DECISIVE_KINDS, or_list
 from rlgate.contract.judge_describe import judge_policy_lines
 from rlgate.contract.loader import ResolvedContract
 
@@ -51,18 +52,15 @@ def contract_summary(rc: ResolvedContract, *, agent_tasks: bool = False) -> str:
         lines.append(f"  {split:<14} {spec.visibility:<18} {', '.join(names) or '-'}")
     g = rc.gates
     lines.append(f"gates (alpha={g.alpha:g}, power={g.power:g}, bootstrap={g.bootstrap_resamples}):")
-    if g.primary:
-        lines.append(f"  primary     {g.primary.metric}  {_bound(g.primary)}")
-    for kind, gates in (("hard", g.hard), ("regression", g.regression), ("diagnostic", g.diagnostics)):
-        for gate in gates:
-            lines.append(f"  {kind:<11} {gate.metric}  {_bound(gate)}")
+    for kind, gate in g.listed():
+        lines.append(f"  {kind.kind:<11} {gate.metric}  {_bound(gate)}")
     policy = g.decision
     lines.append(f"decision  hard/regression/nodata/error -> {policy.hard_fail}/{policy.regression_fail}/"
                  f"{policy.nodata}/{policy.error}; primary miss -> {policy.primary_fail}; "
                  f"primary significantly worse -> {policy.primary_regression}; "
                  f"diagnostic -> {policy.diagnostic_fail}")
-    if g.primary is None and not g.hard and not g.regression:
-        lines.append("decision  at most research_only: the contract has no primary, hard or regression gate "
+    if not any(kind.decisive for kind, _ in g.listed()):
+        lines.append(f"decision  at most research_only: the contract has no {or_list(DECISIVE_KINDS)} gate "
                      "(diagnostics inform, never release); add gates.primary or a hard/regression gate")
     for outcome, source in sorted(g.decision_sources.items()):
         lines.append(f"  {outcome} -> {getattr(policy, outcome)}  ({source})")

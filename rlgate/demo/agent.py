@@ -17,8 +17,8 @@ from pathlib import Path
 import yaml
 
 from rlgate._core.errors import InputError, install_hint
+from rlgate.app.check import CheckResult, check
 from rlgate.harness.base import ProgressSink
-from rlgate.orchestrate import CheckResult, check
 
 TASK_FILE = Path(__file__).resolve().parent.parent / "harness" / "inspect" / "toolbox" / "task.py"
 BASELINE = "mockllm/toolbox-baseline"

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlgate.app.check import CheckResult
 from rlgate.demo import build as demo_build
 from rlgate.demo.build import DemoPaths
 from rlgate.harness.base import ProgressSink
-from rlgate.orchestrate import CheckResult
 
 BUILD_VERSION = 1
 DATA = Path(__file__).parent / "capability_data"
@@ -111,8 +111,8 @@ def run_capability_demo(out: Path, *, settings: CapabilityDemoSettings | None = 
                         progress: ProgressSink | None = None,
                         log: Callable[[str], None] = print) -> tuple[DemoPaths, CheckResult]:
     """Build what is missing under `out`, then `rlgate check` the candidate into `out/report`."""
+    from rlgate.app.check import check
     from rlgate.demo.run import check_requirements, offline_environment
-    from rlgate.orchestrate import check
 
     check_requirements()
     offline_environment()

@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rlgate._core.errors import InputError, install_hint
+from rlgate.app.check import CheckResult
 from rlgate.demo import build as demo_build
 from rlgate.demo import data as demo_data
 from rlgate.demo.build import DemoPaths, render_pairs
 from rlgate.demo.grpo import GrpoSettings
 from rlgate.harness.base import ProgressSink
-from rlgate.orchestrate import CheckResult
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUILD_VERSION = 1
@@ -172,8 +172,8 @@ def run_real_demo(out: Path, *, model: Path | None = None, settings: RealDemoSet
                   progress: ProgressSink | None = None,
                   log: Callable[[str], None] = print) -> tuple[DemoPaths, CheckResult]:
     """Train what is missing under `out`, then check the GRPO candidate against the untrained model."""
+    from rlgate.app.check import check
     from rlgate.demo.run import offline_environment
-    from rlgate.orchestrate import check
 
     check_requirements()
     offline_environment()

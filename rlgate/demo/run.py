@@ -6,9 +6,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from rlgate.app.check import CheckResult, check
 from rlgate.demo.build import DemoPaths, DemoSettings, build
 from rlgate.harness.base import ProgressSink
-from rlgate.orchestrate import CheckResult, check
 
 
 def offline_environment() -> None:

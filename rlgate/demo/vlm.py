@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlgate.app.check import CheckResult
 from rlgate.demo import build as demo_build
 from rlgate.demo import vlm_data
 from rlgate.demo import vlm_model as tiny
 from rlgate.demo.build import DemoPaths
 from rlgate.harness.base import ProgressSink
-from rlgate.orchestrate import CheckResult
 
 BUILD_VERSION = 1
 
@@ -107,8 +107,8 @@ def build(root: Path, settings: VlmDemoSettings | None = None, log: Callable[[st
 def run_vlm_demo(out: Path, *, settings: VlmDemoSettings | None = None, progress: ProgressSink | None = None,
                  log: Callable[[str], None] = print) -> tuple[DemoPaths, CheckResult]:
     """Build what is missing under `out`, then `rlgate check` the candidate into `out/report`."""
+    from rlgate.app.check import check
     from rlgate.demo.run import check_requirements, offline_environment
-    from rlgate.orchestrate import check
 
     check_requirements()
     offline_environment()

@@ -6,9 +6,11 @@ I/O, no globals, no clock: the same inputs and seed give the same Decision.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 from rlgate._core.errors import InputError
+from rlgate.contract.gatekinds import BY_KIND, DECISIVE_KINDS, GATE_KINDS, listed, or_list
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt, trajectories
 from rlgate.engine.aggregates import aggregate_warnings
@@ -31,13 +33,8 @@ from rlgate.engine.gates import (
     AnyGate,
     PreparedRegression,
     check_range,
-    evaluate_diagnostic,
-    evaluate_hard,
-    evaluate_primary,
-    finish_regression,
     key_of,
     make_verdict,
-    prepare_regression,
 )
 from rlgate.engine.missing import value_gaps
 from rlgate.engine.models import (
@@ -56,23 +53,24 @@ from rlgate.engine.protocol import protocol_differences
 from rlgate.engine.scope import scoped_decision
 from rlgate.engine.subtasks import subtask_gaps
 from rlgate.engine.units import with_units
+from rlgate.registry import resolve
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
 from rlgate.stats.noninferiority import holm_levels
 
-THRESHOLD_KEY = {"primary": "min_delta", "regression": "max_drop"}
+THRESHOLD_KEY = {spec.kind: spec.threshold for spec in GATE_KINDS if spec.threshold}
+
+
+def _evaluator(target: str) -> Callable[..., Any]:
+    """A gate kind's evaluator (rlgate.contract.gatekinds names it; imported on first use)."""
+    return cast(Callable[..., Any], resolve(target))
 
 
 def _named(config: GateConfig) -> list[tuple[GateKind, AnyGate, str]]:
-    gates: list[tuple[GateKind, AnyGate]] = []
-    if config.primary is not None:
-        gates.append(("primary", config.primary))
-    gates += [("hard", g) for g in config.hard]
-    gates += [("regression", g) for g in config.regression]
-    gates += [("diagnostic", g) for g in config.diagnostics]
     seen: set[str] = set()
     out: list[tuple[GateKind, AnyGate, str]] = []
-    for kind, gate in gates:
+    for spec, gate in listed(config):
+        kind = spec.kind
         name = gate.name or gate.metric
         if name in seen:
             name = f"{name} ({kind})"
@@ -157,8 +155,8 @@ def _summary(decision: str, deciding: list[GateVerdict], pool: list[GateVerdict]
     return f"{decision}: {shown}{also}{f'; {mapped}' if hidden else ''}{scoped}"
 
 
-_DECISIVE = ("primary", "hard", "regression")
-NO_DECISIVE_GATE = ("the contract has no primary, hard or regression gate, so nothing shows the candidate fit to "
+_DECISIVE = DECISIVE_KINDS
+NO_DECISIVE_GATE = (f"the contract has no {or_list(DECISIVE_KINDS)} gate, so nothing shows the candidate fit to "
                     "release (diagnostics inform, never release); add gates.primary or a hard/regression gate")
 
 
@@ -254,7 +252,7 @@ def decide(
                                 "(not used in paired tests)")
     verdicts: dict[str, GateVerdict] = {}
     gaps: dict[str, list[CoverageGap]] = {}
-    prepared: list[PreparedRegression] = []
+    prepared: dict[str, list[PreparedRegression]] = {}  # multiplicity-adjusted families, by kind
     tolerated: dict[str, tuple[list[CorruptDocument], int]] = {}
     unknowns: dict[str, int] = {}  # gate -> unknown trajectories it tolerated (allow_missing_trajectories)
     for kind, gate, name in named:
@@ -270,28 +268,27 @@ def decide(
                 warnings.append(trajectories.note(name, unknown, config.allow_missing_trajectories))
                 unknowns[name] = len(unknown)
             gaps[name] = []  # each source judged in turn: one short run stops the gate before the next is read
-            for source in (coverage_gaps(ctx, key, ("candidate",) if kind == "hard" else ("baseline", "candidate"),
-                                         expected_documents),
+            spec = BY_KIND[kind]
+            counted = ("candidate",) if spec.candidate_only else ("baseline", "candidate")
+            for source in (coverage_gaps(ctx, key, counted, expected_documents),
                            value_gaps(ctx, key, roles, items, unknown), subtask_gaps(ctx, key, roles)):
                 gaps[name] += judged(source, key, min_coverage(config, key.task))
-            if kind == "primary":
-                verdicts[name] = evaluate_primary(gate, ctx, name)  # type: ignore[arg-type]
-            elif kind == "hard":
-                verdicts[name] = evaluate_hard(gate, ctx, name)  # type: ignore[arg-type]
-            elif kind == "diagnostic":
-                verdicts[name] = evaluate_diagnostic(gate, ctx, name)  # type: ignore[arg-type]
-            else:
-                prepared.append(prepare_regression(gate, ctx, name))  # type: ignore[arg-type]
+            if spec.family_finish is None:
+                verdicts[name] = _evaluator(spec.evaluator)(gate, ctx, name)
+            else:  # judged as a family once all its gates are prepared (Holm across them)
+                prepared.setdefault(kind, []).append(_evaluator(spec.evaluator)(gate, ctx, name))
         except Exception as error:  # one gate's failure never stops the others
             verdicts[name] = _failed(kind, gate, name, ctx, error)
-    adjusted = holm([p.p_drop for p in prepared])
-    ni_p = [p.p_noninferior for p in prepared]
-    ni_levels, ni_adjusted = holm_levels(ni_p, config.alpha), holm(ni_p)
-    for prep, p_adj, level, ni_adj in zip(prepared, adjusted, ni_levels, ni_adjusted, strict=True):
-        try:
-            verdicts[prep.name] = finish_regression(prep, p_adj, len(prepared), ctx, level, ni_adj)
-        except Exception as error:
-            verdicts[prep.name] = _failed("regression", prep.gate, prep.name, ctx, error)
+    for kind, family in prepared.items():
+        finish = _evaluator(BY_KIND[kind].family_finish or "")
+        adjusted = holm([p.p_drop for p in family])
+        ni_p = [p.p_noninferior for p in family]
+        ni_levels, ni_adjusted = holm_levels(ni_p, config.alpha), holm(ni_p)
+        for prep, p_adj, level, ni_adj in zip(family, adjusted, ni_levels, ni_adjusted, strict=True):
+            try:
+                verdicts[prep.name] = finish(prep, p_adj, len(family), ctx, level, ni_adj)
+            except Exception as error:
+                verdicts[prep.name] = _failed(kind, prep.gate, prep.name, ctx, error)
     for name, (items, limit) in tolerated.items():
         if verdicts[name].verdict in ("pass", "fail", "inconclusive"):
             warnings.append(mark_excluded(verdicts[name], items, limit))

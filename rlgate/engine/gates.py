@@ -27,7 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from rlgate.contract.models import DecisionPolicy, DiagnosticGate, GateConfig, HardGate, PrimaryGate, RegressionGate
+from rlgate.contract.models import (
+    AnyGate,
+    DecisionPolicy,
+    DiagnosticGate,
+    GateConfig,
+    HardGate,
+    PrimaryGate,
+    RegressionGate,
+)
 from rlgate.engine import fmt
 from rlgate.engine.bounds import margin_note, oriented_lower
 from rlgate.engine.compare import Comparison
@@ -43,8 +51,6 @@ from rlgate.stats.noninferiority import (
     normal_noninferiority,
 )
 from rlgate.stats.power import mde_one_sample, mde_paired, samples_to_settle
-
-AnyGate = PrimaryGate | HardGate | RegressionGate | DiagnosticGate
 
 
 def make_verdict(name: str, kind: GateKind, metric: str, verdict: Verdict, policy: DecisionPolicy,

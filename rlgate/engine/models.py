@@ -6,13 +6,18 @@ aggregated by a policy, and the decision names the gates that decided it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from rlgate.contract.gatekinds import VERDICT_KINDS
+
 DECISION_SCHEMA_VERSION = 1
 DecisionName = Literal["release", "research_only", "block"]
-GateKind = Literal["primary", "hard", "regression", "diagnostic", "monitor", "contamination"]
+if TYPE_CHECKING:
+    GateKind = str
+else:  # the gate kinds' table (rlgate.contract.gatekinds) and the sources' kinds, as decision.json's enum
+    GateKind = Literal[VERDICT_KINDS]
 Verdict = Literal["pass", "fail", "inconclusive", "nodata", "error"]
 #: Worst first; the decision is the worst effect of any gate.
 DECISION_ORDER: tuple[DecisionName, ...] = ("block", "research_only", "release")

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlgate.contract.gatekinds import CONTRACT_KINDS, DECISIVE_KINDS, keeping
 from rlgate.contract.models import GateConfig, Sequential
 from rlgate.engine.context import GateContext
 from rlgate.engine.decision import _named, decide
@@ -158,7 +159,7 @@ def _scan(config: GateConfig, settled: dict[str, SequentialGate], extras: list[G
                     if s.kind != "diagnostic" and (s.settled_look is None or s.settled_look > k)]
         trace.append(SequentialLook(look=k, documents=totals[k - 1], fraction=totals[k - 1] / max(grand, 1),
                                     open_gates=open_now))
-        verdicts = [make_verdict(n, s.kind, n, s.verdict if s.verdict != "open" else "pass",  # type: ignore[arg-type]
+        verdicts = [make_verdict(n, s.kind, n, s.verdict if s.verdict != "open" else "pass",
                                  config.decision, s.reason, outcome=s.outcome or None)
                     for n, s in settled.items() if s.kind != "diagnostic" and n not in open_now] + list(extras)
         worst = scoped_decision(verdicts, config.capabilities)[0]
@@ -173,7 +174,7 @@ def _diagnostics(config: GateConfig, baseline: RunResult, candidate: RunResult, 
     """The diagnostics' fixed-sample verdicts on the documents generated (named as in the full config)."""
     if not config.diagnostics:
         return []
-    only = config.model_copy(update={"primary": None, "hard": [], "regression": []})
+    only = config.model_copy(update=keeping(config, lambda spec, _: not spec.decisive))
     got = decide(only, baseline, candidate, seed=seed, contract_name=contract_name,
                  allow_protocol_mismatch=allow_protocol_mismatch).gates
     names = [name for kind, _, name in _named(config) if kind == "diagnostic"]
@@ -206,7 +207,7 @@ def replay(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: 
     perms, counts, looks = sched.perms, sched.counts, sched.looks
     settled, tracks, family = _track_gates(config, ctx, perms, counts, looks, method,
                                            {leaf: c[-1] for leaf, c in sched.samples.items()}, looks, sched.codes)
-    extras = [g for g in full.gates if g.kind not in ("primary", "hard", "regression", "diagnostic")]
+    extras = [g for g in full.gates if g.kind not in CONTRACT_KINDS]
     totals = [sum(c[k] for c in sched.samples.values()) for k in range(looks)]  # samples: the unit
     grand = sum(sched.sizes.values())
     found, reason, worst, trace = _scan(config, settled, extras, totals, grand, looks, looks, method)
@@ -219,8 +220,7 @@ def replay(config: GateConfig, baseline: RunResult, candidate: RunResult, plan: 
         _with_diagnostics(settled, diagnostics)
         # gates the fixed-sample engine found without usable data (corrupt scores, short coverage, missing
         # subtasks) decide at the stop as well: a sequential check keeps them (`with_settled`)
-        broken = [g for g in full.gates if g.verdict in ("nodata", "error") and g.kind in ("primary", "hard",
-                                                                                          "regression")]
+        broken = [g for g in full.gates if g.verdict in ("nodata", "error") and g.kind in DECISIVE_KINDS]
         decision_at_stop = _worst(config, diagnostics + broken, worst)
     else:  # the last look: the fixed-sample engine on the documents generated (all of them: the full decision)
         last = full if totals[-1] >= grand else decide(

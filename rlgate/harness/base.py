@@ -183,6 +183,8 @@ class ConvertReport:
     marker: str = ""
     #: task -> the source's own benchmark version (OpenCompass: `<abbr>@<config hash>`), printed by `rlgate import`
     versions: dict[str, str] = field(default_factory=dict)
+    #: what the user must know about the converted rows (printed by `rlgate import`), e.g. whose prompt they answer
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlgate.contract.gatekinds import BY_KIND, keeping
 from rlgate.contract.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.contract.models import DecisionPolicy, GateConfig
 from rlgate.engine.models import GateVerdict
@@ -62,8 +63,7 @@ def _verdict(kind: str, gate: Any, task: TaskJudgeReport | None, ref: str, alpha
     name = gate.name or gate.metric
     base: dict[str, Any] = {"name": name, "kind": kind, "metric": ref, "baseline": CHANCE, "higher_is_better": True,
                             "test": "exact sign test vs 50% (binomial); Wilson interval"}
-    fail_key = {"primary": "primary_fail", "hard": "hard_fail", "regression": "regression_fail",
-                "diagnostic": "diagnostic_fail"}[kind]
+    fail_key = BY_KIND[kind].fail_key
 
     def out(verdict: str, key: str, reason: str, **numbers: Any) -> GateVerdict:
         effect = "release" if key == "pass" else getattr(policy, key)
@@ -149,11 +149,9 @@ def judge_gate_verdicts(report: JudgeReport, gates: GateConfig, candidate: RunRe
     """One verdict per contract gate whose metric is `<task>/judge_win_rate`. With the runs given, the
     contract's min_coverage applies as to every other gate: a run that answered too few of the task's
     documents (a killed run) makes the gate nodata, whatever the judge said of the documents it reached."""
-    listed: list[tuple[str, Any]] = [("primary", gates.primary)] if gates.primary else []
-    listed += [("hard", g) for g in gates.hard] + [("regression", g) for g in gates.regression]
-    listed += [("diagnostic", g) for g in gates.diagnostics]
     out: list[GateVerdict] = []
-    for kind, gate in listed:
+    for spec, gate in gates.listed():
+        kind = spec.kind
         ref = MetricRef.parse(gate.metric)
         if ref.metric != METRIC:
             continue
@@ -189,10 +187,4 @@ def _with_coverage(verdict: GateVerdict, gate: Any, gates: GateConfig, candidate
 
 def without_judge_gates(gates: GateConfig) -> GateConfig:
     """The gate settings minus the judge-metric gates, which `judge_gate_verdicts` decides instead."""
-    def keep(gate: Any) -> bool:
-        return MetricRef.parse(gate.metric).metric != METRIC
-
-    primary = gates.primary if gates.primary is not None and keep(gates.primary) else None
-    return gates.model_copy(update={"primary": primary, "hard": [g for g in gates.hard if keep(g)],
-                                    "regression": [g for g in gates.regression if keep(g)],
-                                    "diagnostics": [g for g in gates.diagnostics if keep(g)]})
+    return gates.model_copy(update=keeping(gates, lambda _, gate: MetricRef.parse(gate.metric).metric != METRIC))

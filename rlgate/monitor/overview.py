@@ -113,7 +113,7 @@ def build_overview(store: HistoryStore, resolved: ResolvedContract | None = None
     targets = targets_from_contract(resolved) if resolved is not None else None
     runs = [training_run] if training_run else store.runs()
     if not training_run:  # consultations are counted even where no checkpoint is recorded (no monitor.training_run)
-        from rlgate.badcases.discipline import training_run_of
+        from rlgate.engine.private import training_run_of
 
         counted = training_run_of(resolved) if resolved is not None else "default"
         runs += [counted] if counted not in runs else []

@@ -15,12 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate.contract.gatekinds import CONTRACT_KINDS
 from rlgate.contract.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.store.records import CheckpointRecord
 
 TREND_SCHEMA_VERSION = 1
 #: Draw order of the series: the gates the decision rests on first, recorded extras last.
-KIND_ORDER = ("primary", "hard", "regression", "diagnostic")
+KIND_ORDER = CONTRACT_KINDS
 
 
 class _Model(BaseModel):

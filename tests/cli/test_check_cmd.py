@@ -36,10 +36,13 @@ def test_check_same_weights_is_research_only_with_a_warning(tmp_path: Path, shar
                                  "--cache", str(tmp_path / "cache")])
     assert result.exit_code == 3, result.output  # the primary gate cannot pass: no improvement is possible
     assert "same weights as the baseline" in result.output
-    for name in ("decision.json", "report.html", "report.md", "junit.xml"):
+    for name in ("decision.json", "report.html", "report.md", "junit.xml", "summary.md"):
         assert (out / name).exists()
     decision = json.loads((out / "decision.json").read_text())
     assert decision["decision"] == "research_only"
+    summary = (out / "summary.md").read_text(encoding="utf-8")  # check writes the CI summary as gate does
+    assert summary.startswith("# rlgate decision: **research_only**") and "exact\\_match/flexible-extract" in summary
+    assert f"summary: {out / 'summary.md'}" in " ".join(result.output.split())
     assert any("same weights" in w for w in decision["warnings"])
     base = json.loads((out / "baseline" / "run_manifest.json").read_text())
     cand = json.loads((out / "candidate" / "run_manifest.json").read_text())

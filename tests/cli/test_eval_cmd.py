@@ -168,12 +168,12 @@ def test_partial_import_reports_coverage_and_gates_nodata(tmp_path: Path, shared
 @pytest.mark.parametrize("name", ["missing.jsonl", "gone/result"])
 def test_a_missing_responses_file_is_refused_before_any_task_loads(tmp_path: Path, shared_data: Path, name: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    import rlgate.orchestrate
+    import rlgate.app.runs
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("evaluate ran: the tasks' data would load before the missing file is noticed")
 
-    monkeypatch.setattr(rlgate.orchestrate, "evaluate", never)
+    monkeypatch.setattr(rlgate.app.runs, "evaluate", never)
     result = runner.invoke(app, ["eval", str(contract(tmp_path, shared_data)), "--responses", str(tmp_path / name),
                                  "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c")])
     assert result.exit_code == 2, result.output

@@ -45,6 +45,7 @@ def test_release_writes_decision_and_summary(abel: dict[str, Path], tmp_path: Pa
     assert decision["contract_hash"] and decision["contract"] == "abel_gsm8k"
     summary = (tmp_path / "summary.md").read_text()
     assert summary.startswith("# rlgate decision: **release**") and "| primary |" in summary
+    assert f"wrote {tmp_path / 'report_model.json'}" in out and f"{tmp_path / 'summary.md'}" in out
 
 
 def test_block_exit_code(abel: dict[str, Path], tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def test_committed_demo_contract_is_the_template(repo_root: Path) -> None:
 def test_reference_answers_score_perfectly_through_lm_eval(tmp_path: Path) -> None:
     """Replaying each document's reference response through lm-eval's gsm8k, mmlu_pro and ifeval scorers."""
     pytest.importorskip("lm_eval")
-    from rlgate.orchestrate import evaluate, select_tasks
+    from rlgate.app.runs import evaluate, select_tasks
 
     generated = demo_data.generate(1, gsm8k_test=30, mmlu_per_category=3, ifeval_test=60)
     generated.write(tmp_path / "data")

@@ -167,8 +167,8 @@ def test_weights_replaced_in_place_with_the_old_mtime_are_hashed_again(tmp_path:
 
 def test_the_served_model_the_contract_names_is_part_of_the_fingerprint(write_contract) -> None:  # type: ignore[no-untyped-def]
     """openai backend: protocol.openai.model is the model the server is asked for; another one, other answers."""
+    from rlgate.app.runs import check_checkpoint
     from rlgate.harness.vocabulary import load_contract
-    from rlgate.orchestrate import check_checkpoint
 
     prints = []
     for model in ("policy-step-100", "policy-step-200", None):

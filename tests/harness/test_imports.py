@@ -7,7 +7,7 @@ import sys
 
 
 def test_light_imports() -> None:
-    code = ("import sys, rlgate, rlgate.harness, rlgate.orchestrate, rlgate.cli.app, rlgate.demo.build; "
+    code = ("import sys, rlgate, rlgate.harness, rlgate.app.check, rlgate.cli.app, rlgate.demo.build; "
             "heavy = [m for m in ('torch', 'lm_eval', 'vllm', 'transformers', 'datasets', 'nltk') "
             "if m in sys.modules]; "
             "print(heavy); sys.exit(1 if heavy else 0)")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rlgate.app.runs import check_checkpoint, evaluate, select_tasks
 from rlgate.harness.vocabulary import load_contract
-from rlgate.orchestrate import check_checkpoint, evaluate, select_tasks
 
 pytest.importorskip("lm_eval")
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from fixtures.real_data import require_by_reference
 
+from rlgate.app.runs import evaluate, select_tasks
 from rlgate.harness.vocabulary import load_contract
-from rlgate.orchestrate import evaluate, select_tasks
 
 ContractFactory = Callable[..., Path]
 

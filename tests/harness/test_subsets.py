@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from rlgate.app.runs import evaluate, select_tasks
 from rlgate.contract.models import Sequential
 from rlgate.harness.vocabulary import load_contract
-from rlgate.orchestrate import evaluate, select_tasks
 
 ContractFactory = Callable[..., Path]
 

@@ -20,9 +20,9 @@ if importlib.util.find_spec("vllm") is None:
 
 
 def test_vllm_backend_generates_caches_and_resumes(tmp_path: Path, tiny_checkpoint: Path) -> None:
+    from rlgate.app.runs import check_checkpoint, evaluate, select_tasks
     from rlgate.demo import data
     from rlgate.harness.vocabulary import load_contract
-    from rlgate.orchestrate import check_checkpoint, evaluate, select_tasks
 
     files = data.generate(0, gsm8k_test=6, mmlu_per_category=1, ifeval_test=4).write(tmp_path / "data")
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"schema_version": 1, "name": "v", "tasks": [

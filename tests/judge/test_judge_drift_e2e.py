@@ -10,8 +10,8 @@ from pathlib import Path
 from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
+from rlgate.app.decide import decide_and_report
 from rlgate.harness.vocabulary import load_contract
-from rlgate.pipeline import decide_and_report
 from rlgate.store.open import open_history
 
 JUDGE = ("judge:\n  type: llm\n  model: {base_url: 'http://127.0.0.1:9/v1', model: j}\n"

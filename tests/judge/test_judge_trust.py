@@ -16,6 +16,7 @@ import pytest
 from judge_contracts import run, sample, write_contract
 from judge_helpers import PAIR_RE, QualityJudge
 
+from rlgate.app.decide import decide_and_report
 from rlgate.contract.judge_policy import (
     MAX_LENGTH_FOLLOW_RATE,
     MAX_POSITION_FLIP_RATE,
@@ -25,7 +26,6 @@ from rlgate.contract.judge_policy import (
 from rlgate.harness.vocabulary import load_contract
 from rlgate.judge.geval import GEvalJudge
 from rlgate.judge.runner import judge_task
-from rlgate.pipeline import decide_and_report
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from fixtures.synthetic_runs import make_run
 from typer.testing import CliRunner
 
+from rlgate.app.decide import decide_and_report
 from rlgate.cli.app import app
 from rlgate.contract.loader import load_contract
 from rlgate.monitor.api import run_monitor
 from rlgate.monitor.duplicates import resolve
 from rlgate.monitor.notes import same_model
 from rlgate.monitor.readers import read_log
-from rlgate.pipeline import decide_and_report
 
 runner = CliRunner()
 

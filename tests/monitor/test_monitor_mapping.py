@@ -111,8 +111,8 @@ def test_contract_mapping_drives_monitor_and_the_gate_path(tmp_path: Path) -> No
     code, out, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
     assert code == 1 and "CRITICAL reward_hacking [reward]" in out, out + err
     # gate and check build their monitor verdicts through the same call
+    from rlgate.app.sources import MonitorSource, SourceInput
     from rlgate.monitor.report import MonitorReport
-    from rlgate.pipeline.sources import MonitorSource, SourceInput
 
     resolved = load_contract(contract)
     given = SourceInput(resolved, None, RunResult(provenance=RunProvenance(source="-")), tmp_path)

@@ -32,7 +32,7 @@ from rlgate.harness.lmeval.catalog import runs_code
 from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
 from rlgate.harness.lmeval.replay import ReplayLM
 from rlgate.harness.lmeval.rescore import rescore
-from rlgate.harness.lmeval.responses import match_rows, read_responses
+from rlgate.harness.lmeval.responses import match_rows, read_responses, refuse_other_formats
 from rlgate.harness.lmeval.scored_responses import write as write_scored
 from rlgate.harness.lmeval.subsets import leave_out, select_look
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
@@ -193,6 +193,8 @@ class LmEvalRunner:
     def run(self, plan: RunPlan) -> RunOutcome:
         started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
         protocol: Protocol = plan.contract.contract.protocol
+        if plan.responses is not None:
+            refuse_other_formats(plan.responses)
         plan.out_dir.mkdir(parents=True, exist_ok=True)
         with quiet_libraries(), GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
             plan.progress.message("loading tasks and data")
@@ -230,6 +232,11 @@ class LmEvalRunner:
             results_file = write_run(plan.out_dir, tracker, dict(results), model_name)
             for found in scored:
                 write_scored(results_file, found)
+        notes = list(plan.checkpoint.notes) if plan.checkpoint else []
+        if isinstance(lm, ReplayLM):
+            for note in lm.prompt_notes():
+                plan.progress.message(f"warning: {note}")
+                notes.append(note)
         # lm-eval's API backends leave event loops and HTTP sessions for the garbage collector; their
         # finalizers running later inside an unrelated ast.parse trip a CPython 3.11 bug ("AST
         # constructor recursion depth mismatch"), so collect them here.
@@ -242,7 +249,7 @@ class LmEvalRunner:
             checkpoint_fingerprint=fingerprint,
             weights_hash=plan.checkpoint.weights_hash if plan.checkpoint else None,
             load_path=plan.checkpoint.load_path if plan.checkpoint else None,
-            checkpoint_notes=list(plan.checkpoint.notes) if plan.checkpoint else [],
+            checkpoint_notes=notes,
             backend=protocol.backend if plan.responses is None else "responses",
             harness="lm_eval", harness_version=library_versions().get("lm_eval"),
             model_spec={"lm_eval_model": model_name},

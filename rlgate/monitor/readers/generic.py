@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rlgate.monitor.readers import _bounds
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.readers._records import FastPath, as_step, read_json_lines
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
@@ -133,3 +134,19 @@ def _num(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def _jsonl_sniff(probe: LogProbe) -> bool:
+    return not probe.is_dir and isinstance(probe.first_record, dict)
+
+
+def _csv_sniff(probe: LogProbe) -> bool:
+    if probe.is_dir or probe.empty:
+        return False
+    first = probe.head.split(b"\n", 1)[0]
+    return probe.suffix in (".csv", ".tsv") or (b"," in first and b"step" in first.lower())
+
+
+#: any JSON lines of flat records, any CSV with a step column: tried after every specific format
+JSONL_FORMAT = LogReader("jsonl", _jsonl_sniff, read_jsonl, fallback=True)
+CSV_FORMAT = LogReader("csv", _csv_sniff, read_csv, fallback=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.readers.generic import read_jsonl
 from rlgate.monitor.series import TrainingLog
 
@@ -25,3 +26,11 @@ def sniff(record: Any) -> bool:
 
 def read(path: Path) -> TrainingLog:
     return read_jsonl(path, FORMAT)
+
+
+def sniff_log(probe: LogProbe) -> bool:
+    """JSON lines whose first record's keys are OpenRLHF's train/ and eval/ ones."""
+    return not probe.is_dir and sniff(probe.first_record)
+
+
+LOG_FORMAT = LogReader(FORMAT, sniff_log, read)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from rlgate._core.errors import MissingExtraError
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 FORMAT = "tensorboard"
@@ -114,3 +115,13 @@ def read(path: Path) -> TrainingLog:
     for file in files:
         read_file(file, builder, problems)
     return builder.build(path, FORMAT, problems)
+
+
+def sniff_log(probe: LogProbe) -> bool:
+    """A run folder holding event files, a file named like one, or a file that starts as a TFRecord Event."""
+    if probe.is_dir:
+        return bool(event_files(probe.path))
+    return FILE_MARK in probe.name or sniff_bytes(probe.head)
+
+
+LOG_FORMAT = LogReader(FORMAT, sniff_log, read)

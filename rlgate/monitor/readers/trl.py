@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgate.monitor.readers import _bounds
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.readers._records import as_step
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
@@ -87,3 +88,13 @@ def read(path: Path) -> TrainingLog:
         assert step is not None
         builder.add_many(step, {k: v for k, v in entry.items() if k not in _SKIP})
     return builder.build(path, FORMAT, problems)
+
+
+def sniff_log(probe: LogProbe) -> bool:
+    """A checkpoint folder with trainer_state.json, that file, or any JSON holding TRL's log_history."""
+    if probe.is_dir:
+        return (probe.path / STATE_FILE).is_file()
+    return not probe.empty and (probe.name == STATE_FILE or sniff_text(probe.text))
+
+
+LOG_FORMAT = LogReader(FORMAT, sniff_log, read)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from rlgate.monitor.readers import _bounds
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 FORMAT = "verl_console"
@@ -129,3 +130,12 @@ def read(path: Path) -> TrainingLog:
     for number, text in validations:
         _validation(text, path, number, last_step, builder, problems)
     return builder.build(path, FORMAT, problems)
+
+
+def sniff_log(probe: LogProbe) -> bool:
+    """verl's `step:N - key:value` lines anywhere in the file's head (so tried after the formats that
+    recognise a file by its start)."""
+    return not probe.is_dir and sniff_bytes(probe.head)
+
+
+LOG_FORMAT = LogReader(FORMAT, sniff_log, read, fallback=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.readers._records import FastPath, as_step, read_json_lines
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
@@ -37,3 +38,11 @@ def read(path: Path) -> TrainingLog:
     problems: list[ReadProblem] = []
     read_json_lines(path, _extract, builder, problems, FastPath(_columns))
     return builder.build(path, FORMAT, problems)
+
+
+def sniff_log(probe: LogProbe) -> bool:
+    """JSON lines whose first record is verl's file logger's `{"step": N, "data": {...}}`."""
+    return not probe.is_dir and sniff(probe.first_record)
+
+
+LOG_FORMAT = LogReader(FORMAT, sniff_log, read)

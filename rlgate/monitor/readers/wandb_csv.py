@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rlgate._core.errors import InputError
 from rlgate.monitor.readers import generic
+from rlgate.monitor.readers._probe import LogProbe, LogReader
 from rlgate.monitor.series import TrainingLog
 
 FORMAT = "wandb_csv"
@@ -60,3 +61,11 @@ def _rename(path: Path) -> generic.Rename:
 
 def read(path: Path) -> TrainingLog:
     return generic.read_csv(path, FORMAT, rename=_rename(path))
+
+
+def sniff_log(probe: LogProbe) -> bool:
+    """A CSV file with a W&B export's header."""
+    return not probe.is_dir and probe.suffix in (".csv", ".tsv") and not probe.empty and sniff_file(probe.path)
+
+
+LOG_FORMAT = LogReader(FORMAT, sniff_log, read)

@@ -1,15 +1,15 @@
-"""From two runs to a written decision: the one place where every layer's gate input meets.
+"""The decision use case, from two runs to a written decision: the one place where every layer's gate input meets.
 
 `rlgate gate` (stored results) and `rlgate check` (fresh runs) both end here, so they decide the
 same way: training-monitor, contamination and judge verdicts join the contract's gates in the
 pure engine; failure clusters, the monitor report and the judge report are attached; private-split
 consultations and the gated checkpoint are recorded in the project history; every report format
-is written. Nothing here computes statistics or renders anything itself.
+is written, summary.md (the decision table CI step summaries show) included. Nothing here computes
+statistics or renders anything itself.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from rlgate._core.errors import InputError
 from rlgate._core.gcpause import collector_paused
+from rlgate.app.record import record_history
+from rlgate.app.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, SequentialReplay
-from rlgate.pipeline.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -27,53 +28,14 @@ if TYPE_CHECKING:
     from rlgate.results.manifest import RunManifest
     from rlgate.store.protocol import HistoryStore
 
-_STEP_RE = re.compile(r"(?:step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
-
-
 @dataclass
 class GateOutcome:
     """The decision and the files written for it."""
 
     decision: Decision
     reports: dict[str, Path] = field(default_factory=dict)
-
-
-def checkpoint_step(checkpoint: str | None) -> int | None:
-    """The training step in a checkpoint path such as `checkpoint-250` or `global_step_100`, if any."""
-    if not checkpoint:
-        return None
-    found = _STEP_RE.findall(checkpoint)
-    return int(found[-1]) if found else None
-
-
-def _record_history(history: HistoryStore, resolved: ResolvedContract, decision: Decision, checkpoint: str | None,
-                    step: int | None, monitor: Contribution | None) -> list[str]:
-    """Count private-split consultations and store the gated checkpoint; return budget warnings."""
-    from rlgate.badcases.discipline import record_consultations, training_run_of
-
-    spec = resolved.contract.monitor
-    run = training_run_of(resolved)
-    private = resolved.private_tasks
-    _, warnings = record_consultations(history, resolved, run, private) if private else ({}, [])
-    if spec is not None and spec.training_run:
-        # the monitor's modules load only when a training run is recorded (not on every gate)
-        from rlgate._core.text import stored_text
-        from rlgate.monitor.api import record_gated_checkpoint, training_metrics
-        from rlgate.monitor.report import MonitorReport
-
-        step = step if step is not None else checkpoint_step(checkpoint)
-        name = checkpoint or decision.inputs[-1].source
-        if "://" not in name:  # one spelling per folder: `check` passes the text as typed, `gate` a Path
-            name = str(Path(name))
-        if step is None:  # no step in the name: its place when gated before (under any contract), else the next one
-            records = history.history(run)
-            stored = stored_text(name)
-            step = next((r.step for r in records if r.checkpoint == stored), len({r.checkpoint for r in records}))
-        report = monitor.report if monitor is not None else None
-        record_gated_checkpoint(history, run, step, name, decision,
-                                extra_metrics=training_metrics(report if isinstance(report, MonitorReport) else None),
-                                contract=resolved.name)
-    return warnings
+    #: gate metric -> the baseline run's value for one-run gates, as the reports show it (for the terminal table)
+    baselines: dict[str, float] = field(default_factory=dict)
 
 
 def _needs_history(resolved: ResolvedContract, record: bool) -> bool:
@@ -158,11 +120,13 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
                    checkpoint: str | None, step: int | None, manifests: dict[str, RunManifest] | None, notes: list[str],
                    record: bool, sequential: bool, sequential_status: SequentialReplay | None) -> GateOutcome:
     """The engine's decision, badcases, drops, history record and reports, from the sources' contributions."""
+    from rlgate._core.files import write_text_atomic
     from rlgate.badcases.checks import decision_with_badcases
-    from rlgate.badcases.discipline import private_leaf_tasks
     from rlgate.engine.coverage import shortfalls
     from rlgate.engine.decision import decide
-    from rlgate.report.io import write_reports
+    from rlgate.engine.private import private_leaf_tasks
+    from rlgate.engine.summary import decision_markdown
+    from rlgate.report.io import stored_baselines, write_reports
     from rlgate.results.drops import drops_manifest
     from rlgate.results.expected import cached_documents
 
@@ -195,14 +159,16 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
         if contribution.report is not None:
             extensions[name] = contribution.report.model_dump(mode="json")
     if record and history is not None:
-        notes += _record_history(history, resolved, decision, checkpoint, step, contributions.get("monitor"))
+        notes += record_history(history, resolved, decision, checkpoint, step, contributions.get("monitor"))
     decision = decision.model_copy(update={
         "extensions": {**decision.extensions, **extensions},
         "warnings": [*decision.warnings, *notes],
     })
     reports = write_reports(out, decision, contract=resolved, baseline=baseline, candidate=candidate,
                             manifests=manifests)
-    return GateOutcome(decision, reports)
+    baselines = stored_baselines(out)  # one-run gates' baselines, as the reports show them
+    reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decision, baselines))  # CI summaries
+    return GateOutcome(decision, reports, baselines)
 
 
 def _with_replay(resolved: ResolvedContract, gates: GateConfig, baseline: RunResult | None, candidate: RunResult,

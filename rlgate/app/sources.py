@@ -4,7 +4,7 @@ Each is one small object behind the `GateSource` protocol: whether the contract 
 it contributes to one decision: extra verdicts for the engine, the gate settings the engine should
 apply (the judge takes its own gates out of the contract's), and a typed report attached to the
 decision under the source's name. `decide_and_report` runs them in order and knows nothing of their
-insides, so a new source is one class here.
+insides, so a new source is one class and one registry entry (`GATE_SOURCES`), or a plugin's entry point.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.metrics import JUDGE_WIN_RATE, MetricRef
 from rlgate.contract.models import GateConfig
 from rlgate.engine.models import GateVerdict
+from rlgate.registry import Registry
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -125,9 +126,7 @@ class JudgeSource:
         `judge_for_decision` changes nothing, so the judge's modules are not even imported."""
         if resolved.contract.judge is not None or any(task.entry.judge is not None for task in resolved.tasks):
             return True
-        gates = resolved.gates
-        return any(MetricRef.parse(gate.metric).metric == JUDGE_WIN_RATE
-                   for gate in [gates.primary, *gates.hard, *gates.regression, *gates.diagnostics] if gate is not None)
+        return any(MetricRef.parse(gate.metric).metric == JUDGE_WIN_RATE for gate in resolved.gates.all_gates())
 
     def contribute(self, given: SourceInput) -> Contribution:
         from rlgate.judge.api import judge_for_decision
@@ -139,6 +138,19 @@ class JudgeSource:
         return Contribution(judged.extra_gates, judged.report, gates=judged.gates, warnings=trust)
 
 
+#: every gate source, in the order their reports appear; a third-party package adds one through the
+#: `rlgate.plugins` entry point `gate_source.<name>` = a GateSource class (built with no arguments)
+GATE_SOURCES: Registry[GateSource] = Registry("gate_source", {
+    "monitor": "rlgate.app.sources:MonitorSource",
+    "contamination": "rlgate.app.sources:ContaminationSource",
+    "judge": "rlgate.app.sources:JudgeSource",
+})
+
+
 def default_sources(judge_llm: object | None = None) -> list[GateSource]:
-    """The sources every gate and check decision consults, in the order their reports appear."""
-    return [MonitorSource(), ContaminationSource(), JudgeSource(judge_llm)]
+    """The sources every gate and check decision consults: the registry's, in its order (plugins last);
+    `judge_llm` replaces the contract's judge model."""
+    sources = [GATE_SOURCES.get(name) for name in GATE_SOURCES.names()]
+    if judge_llm is not None:
+        sources = [JudgeSource(judge_llm) if isinstance(source, JudgeSource) else source for source in sources]
+    return sources

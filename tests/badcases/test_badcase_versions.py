@@ -1,4 +1,4 @@
-"""Private-split discipline: refusal in iteration mode, consultation budget, and benchmark versions."""
+"""Benchmark versions and anchor sets; private samples withheld by what run manifests record."""
 
 from __future__ import annotations
 
@@ -10,20 +10,12 @@ from badcase_helpers import one_task_run
 from fixtures.synthetic_runs import make_manifest
 
 from rlgate._core.errors import InputError
-from rlgate.badcases.discipline import (
-    check_iteration_access,
-    consultation_counts,
-    iteration_tasks,
-    private_leaf_tasks,
-    record_consultations,
-    without_private_samples,
-)
 from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
 from rlgate.contract.loader import ResolvedContract
+from rlgate.engine.private import private_leaf_tasks
 from rlgate.engine.versions import MANIFEST_KEY, check_versions
 from rlgate.harness.vocabulary import load_contract
 from rlgate.results.models import RunResult, SampleRecord
-from rlgate.store.history import CheckpointHistory
 
 CONTRACT = """\
 schema_version: 1
@@ -49,44 +41,6 @@ def resolved(tmp_path: Path) -> ResolvedContract:
     path = tmp_path / "contract.yaml"
     path.write_text(CONTRACT, encoding="utf-8")
     return load_contract(path)
-
-
-def test_iteration_mode_refuses_private_tasks(resolved: ResolvedContract) -> None:
-    check_iteration_access(resolved, ["gsm8k"])
-    with pytest.raises(InputError) as caught:
-        check_iteration_access(resolved, ["gsm8k", "mmlu_pro"])
-    text = str(caught.value)
-    assert "'mmlu_pro' (split 'secret') is release_gate_only" in text and "rlgate check" in text
-    assert "evaluate only the other tasks (gsm8k)" in text
-    with pytest.raises(InputError):
-        check_iteration_access(resolved)
-    assert [t.name for t in iteration_tasks(resolved)] == ["gsm8k"]
-
-
-def test_private_leaves_expand_groups_and_lose_their_samples(resolved: ResolvedContract) -> None:
-    sample = SampleRecord(doc_id=0, doc_hash="h", prompt="secret question")
-    run = one_task_run("m", "mmlu_pro_law", [sample])
-    run.groups = {"mmlu_pro": ["mmlu_pro_law"]}
-    private = private_leaf_tasks(resolved, [run])
-    assert private == {"mmlu_pro", "mmlu_pro_law"}
-    stripped = without_private_samples(run, private)
-    assert stripped.tasks["mmlu_pro_law"].samples == [] and run.tasks["mmlu_pro_law"].samples
-    assert private_leaf_tasks(None, [run], visibility={"mmlu_pro": "release_gate_only"}) == private
-
-
-def test_consultations_are_counted_per_training_run_and_warned_past_budget(resolved: ResolvedContract,
-                                                                           tmp_path: Path) -> None:
-    history = CheckpointHistory(tmp_path / "history.sqlite")
-    for expected in (1, 2):
-        counts, warnings = record_consultations(history, resolved, "grpo-run-7")
-        assert counts == {"mmlu_pro": expected} and warnings == []
-    counts, warnings = record_consultations(history, resolved, "grpo-run-7")
-    assert counts == {"mmlu_pro": 3}
-    [warning] = warnings
-    assert "consulted 3 times in training run 'grpo-run-7', over its consult_budget of 2" in warning
-    assert record_consultations(history, resolved, "other-run")[0] == {"mmlu_pro": 1}
-    assert record_consultations(history, resolved, "grpo-run-7", tasks=["gsm8k"])[0] == {}
-    assert consultation_counts(history, "grpo-run-7") == {"mmlu_pro": 3}
 
 
 def _versioned(versions: dict[str, str]) -> RunResult:

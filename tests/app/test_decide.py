@@ -9,8 +9,9 @@ import pytest
 from fixtures.synthetic_runs import make_manifest, make_run
 
 from rlgate._core.errors import InputError
+from rlgate.app.decide import decide_and_report
+from rlgate.app.record import checkpoint_step
 from rlgate.harness.vocabulary import load_contract
-from rlgate.pipeline import checkpoint_step, decide_and_report
 
 CONTRACT = """schema_version: 1
 name: pipe
@@ -110,7 +111,7 @@ def test_sources_run_with_the_collector_on_and_the_gate_with_it_paused(tmp_path:
     import gc
 
     import rlgate.engine.decision as engine
-    from rlgate.pipeline.sources import Contribution
+    from rlgate.app.sources import Contribution
 
     seen: dict[str, bool] = {}
 
@@ -151,7 +152,7 @@ def gsm8k_pair(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("pair")
     base = build_synthetic_folder(root / "base", "org/base", {"gsm8k": [i % 2 == 0 for i in range(120)]})
     cand = build_synthetic_folder(root / "cand", "org/cand", {"gsm8k": [i % 5 != 0 for i in range(120)]})
-    shutil.copy(Path(__file__).parent / "fixtures" / "contracts" / "gsm8k_suite.yaml", root / "suite.yaml")
+    shutil.copy(Path(__file__).parents[1] / "fixtures" / "contracts" / "gsm8k_suite.yaml", root / "suite.yaml")
     gates = {"hard": [{"metric": "gsm8k/exact_match/flexible-extract", "min": 0.5}],
              "regression": [{"metric": "gsm8k/exact_match/strict-match", "max_drop": 0.05}]}
     contract = {"schema_version": 1, "name": "pair", "baseline": {"checkpoint": "org/base"},

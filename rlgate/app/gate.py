@@ -1,0 +1,30 @@
+"""`rlgate gate`'s use case: decide on stored results of any registered harness (no model is run).
+
+The results are read by the harness their run manifest names (or the one that recognises them), and the
+decision is `rlgate.app.decide`'s, the same one `rlgate check` ends in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlgate.app.decide import GateOutcome, decide_and_report
+from rlgate.harness import read_results
+from rlgate.harness.vocabulary import load_contract
+
+
+def gate(contract: Path, candidate: Path, out: Path, *, baseline: Path | None = None, seed: int = 0,
+         harness: str | None = None, sequential: bool = False) -> GateOutcome:
+    """Gate `candidate` against `baseline` (default: the contract's baseline.results) and write every report.
+
+    Without a baseline the comparative gates are nodata (never release); hard gates still apply.
+    """
+    resolved = load_contract(contract)
+    baseline_dir = baseline or resolved.baseline_results
+    base_run = read_results(baseline_dir, harness=harness) if baseline_dir is not None else None
+    cand_run = read_results(candidate, harness=harness)
+    same = baseline_dir is not None and Path(baseline_dir).resolve() == Path(candidate).resolve()
+    notes = [f"the baseline and the candidate are the same results ({candidate}): every comparison is a run "
+             "against itself"] if same else []
+    return decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
+                             sequential=sequential, warnings=notes)
