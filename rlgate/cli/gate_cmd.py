@@ -42,7 +42,7 @@ def gate(
             from rlgate.engine.summary import decision_markdown, decision_table
             from rlgate.harness import read_results
             from rlgate.harness.vocabulary import load_contract
-            from rlgate.pipeline import decide_and_report
+            from rlgate.pipeline import decide_and_report, other_references
 
         resolved = load_contract(contract)
         baseline_dir = baseline or resolved.baseline_results
@@ -52,8 +52,9 @@ def gate(
         same = baseline_dir is not None and Path(baseline_dir).resolve() == Path(candidate).resolve()
         notes = [f"the baseline and the candidate are the same results ({candidate}): every comparison is a run "
                  "against itself"] if same else []
+        others = other_references(resolved, harness)
         outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
-                                     sequential=sequential, warnings=notes)
+                                     sequential=sequential, warnings=notes, references=others)
         decision = outcome.decision
         write_text_atomic(out / "summary.md", decision_markdown(decision))
         typer.echo(decision_table(decision))

@@ -28,6 +28,7 @@ from rlgate.contract.protocol import (
     Sequential,
     VllmOptions,
 )
+from rlgate.contract.references import Baseline, Reference, SuiteHealth, check_references
 from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, NO_FILTER, TaskVocabulary
 from rlgate.defaults import empty_list
 
@@ -36,16 +37,19 @@ __all__ = [  # re-exported: every contract model is importable from here
     "RELEASE_GATE_ONLY",
     "SCHEMA_VERSION",
     "AgentBudget",
+    "Baseline",
     "DecisionName",
     "ForbiddenArgument",
     "HfOptions",
     "ImageProtocol",
     "OpenAIOptions",
     "Protocol",
+    "Reference",
     "SafetyRules",
     "Sampling",
     "Sequential",
     "StrictModel",
+    "SuiteHealth",
     "Visibility",
     "VllmOptions",
 ]
@@ -69,20 +73,6 @@ class Split(StrictModel):
     @property
     def release_gate_only(self) -> bool:
         return self.visibility == RELEASE_GATE_ONLY
-
-
-class Baseline(StrictModel):
-    """The reference the candidate is compared against: a checkpoint to evaluate, or stored results."""
-
-    checkpoint: str | None = None
-    results: str | None = Field(None, description="lm-eval output folder of the baseline")
-    lora_base: str | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Baseline:
-        if not self.checkpoint and not self.results:
-            raise ValueError("give baseline.checkpoint (a path or HF id) or baseline.results (a folder)")
-        return self
 
 
 # --------------------------------------------------------------------------- suites
@@ -394,7 +384,9 @@ class Contract(StrictModel):
     schema_version: Literal[1]
     name: str = Field(min_length=1)
     description: str = ""
-    baseline: Baseline
+    baseline: Baseline | dict[str, Reference] = Field(
+        description="the reference to compare against (checkpoint or results), or several named references "
+        "(sft, previous_release, reference: each role gated or reported; the first gated one is the main baseline)")
     protocol: Protocol = Field(default_factory=Protocol)
     splits: dict[str, Split] = Field(min_length=1)
     suites: list[str | Suite] = Field(min_length=1, description="suite files (relative paths) or inline suites")
@@ -410,6 +402,32 @@ class Contract(StrictModel):
     capabilities: dict[str, Capability] = Field(
         default_factory=dict, description="capability name -> its tasks and scope; a verdict per capability is "
         "reported beside the global one, and scope: feature capabilities block only themselves")
+    suite_health: SuiteHealth | None = Field(
+        None, description="whether each gated task can still discriminate: every reference near 0 % or 100 % warns, "
+        "the candidate outside the band gets a note, anchor sets catch a suite that changed difficulty (on by "
+        "default with several references)")
+
+    @field_validator("baseline")
+    @classmethod
+    def _named_references(cls, value: Baseline | dict[str, Reference]) -> Baseline | dict[str, Reference]:
+        return check_references(value) if isinstance(value, dict) else value
+
+    @property
+    def main_baseline(self) -> Baseline:
+        """The reference the engine's gate table compares against: the baseline, or the first gated reference."""
+        if isinstance(self.baseline, Baseline):
+            return self.baseline
+        return next(ref for ref in self.baseline.values() if ref.role == "gated")
+
+    @property
+    def references(self) -> dict[str, Reference]:
+        """Every named reference (empty for a single `baseline:`), in the contract's order."""
+        return dict(self.baseline) if isinstance(self.baseline, dict) else {}
+
+    @property
+    def health(self) -> SuiteHealth | None:
+        """The suite-health settings in force: the contract's, else the defaults when it names several references."""
+        return self.suite_health or (SuiteHealth() if self.references else None)
 
     @field_validator("capabilities")
     @classmethod
