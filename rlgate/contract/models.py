@@ -157,6 +157,8 @@ class PrimaryGate(_GateBase):
 class HardGate(_GateBase):
     """An absolute bound on the candidate's value (point estimate)."""
 
+    per_subtask: bool = Field(False, description="also one verdict per leaf task of the gated group, same bound")
+
     max: float | None = None
     min: float | None = None
 
@@ -171,6 +173,10 @@ class HardGate(_GateBase):
 
 class RegressionGate(_GateBase):
     """A capability that must not drop against the baseline."""
+
+    per_subtask: bool = Field(
+        False, description="also one verdict per leaf task of the gated group (a reward model's categories, "
+        "mmlu_pro's subjects), each with the same max_drop and test, Holm-adjusted with the others")
 
     max_drop: float = Field(ge=0.0, description="largest tolerated drop, in the metric's units")
     _margin = field_validator("max_drop", mode="before")(no_negative_margin)
