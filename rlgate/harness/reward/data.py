@@ -97,7 +97,8 @@ def pairs_from_records(rows: list[tuple[int, dict[str, Any]]], where: str | Path
     seen: set[str] = set()
     for index, (line, record) in enumerate(rows):
         if not isinstance(record, dict):
-            raise InputError("a pair must be a JSON object", file=where, line=line or None)
+            raise InputError("a pair must be a JSON object", file=where, line=line or None,
+                             fix='write one object per line: {"id", "prompt", "chosen", "rejected", "subset"}')
         missing = [k for k in REQUIRED if not isinstance(record.get(k), str)]
         if missing:
             raise InputError(f"pair {record.get('id', index)!r} has no text field {', '.join(missing)}", file=where,
