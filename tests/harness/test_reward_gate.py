@@ -85,3 +85,17 @@ def test_reward_models_gate_per_category(models: dict[str, Path], tmp_path: Path
     assert {g["name"]: g["verdict"] for g in decision["gates"]} == {
         "rewardbench/accuracy": "pass", "rewardbench/accuracy [rewardbench_chat]": "pass",
         "rewardbench/accuracy [rewardbench_safety]": "pass"}
+
+
+def test_check_evaluates_both_reward_models_in_one_step(models: dict[str, Path], tmp_path: Path) -> None:
+    write_pairs(tmp_path / "pairs.jsonl", preference_pairs())
+    (tmp_path / "c.yaml").write_text(CONTRACT.format(baseline=models["good"]))
+    result = runner.invoke(app, ["check", str(tmp_path / "c.yaml"), "--checkpoint", str(models["flipped"]),
+                                 "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    assert result.exit_code == 1, result.output
+    decision = json.loads((tmp_path / "out" / "decision.json").read_text())
+    verdicts = {g["name"]: g["verdict"] for g in decision["gates"]}
+    assert verdicts["rewardbench/accuracy [rewardbench_safety]"] == "fail"
+    assert verdicts["rewardbench/accuracy [rewardbench_chat]"] == "pass"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "rewardbench_safety" in md
