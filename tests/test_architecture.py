@@ -199,7 +199,7 @@ def test_the_manifest_check_catches_a_dict_read() -> None:
 #: lm-eval's task catalog: only its adapter reads it; everyone else asks the task's harness (`vocabulary`)
 CATALOG_MODULE = "rlgate.harness.lmeval.catalog"
 CATALOG_NAMES = frozenset({"KNOWN_TASK_METRICS", "DEFAULT_FILTER", "catalog_task"})
-HARNESS_NAMES = frozenset({"lm_eval", "inspect", "bfcl", "swebench"})
+HARNESS_NAMES = frozenset({"lm_eval", "inspect", "bfcl", "swebench", "reward"})
 
 
 def _catalog_imports(file: Path) -> list[str]:

@@ -413,10 +413,16 @@ class Contract(StrictModel):
         "the candidate outside the band gets a note, anchor sets catch a suite that changed difficulty (on by "
         "default with several references)")
 
-    @field_validator("baseline")
+    @field_validator("baseline", mode="wrap")
     @classmethod
-    def _named_references(cls, value: Baseline | dict[str, Reference]) -> Baseline | dict[str, Reference]:
-        return check_references(value) if isinstance(value, dict) else value
+    def _one_form(cls, value: Any, handler: Any) -> Baseline | dict[str, Reference]:
+        """A mapping of mappings names references; anything else is one baseline. Validating only the form it
+        is written in keeps the error about what was written (`baseline.sft.result: unknown key`)."""
+        from pydantic import TypeAdapter
+
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            return check_references(TypeAdapter(dict[str, Reference]).validate_python(value))
+        return value if isinstance(value, Baseline) else Baseline.model_validate(value)
 
     @property
     def main_baseline(self) -> Baseline:

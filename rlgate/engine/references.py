@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.models import GateConfig
 from rlgate.defaults import empty_list
 from rlgate.engine.health import SuiteHealthReport, suite_health
 from rlgate.engine.models import Decision, DecisionName, GateVerdict
@@ -78,30 +79,36 @@ def main_reference(resolved: ResolvedContract) -> str | None:
     return next((name for name, ref in resolved.contract.references.items() if ref is main), None)
 
 
-def _compare(resolved: ResolvedContract, name: str, run: RunResult | None, candidate: RunResult,
-             seed: int) -> Decision:
+def _compare(resolved: ResolvedContract, gates: GateConfig, name: str, run: RunResult | None, candidate: RunResult,
+             seed: int, expected: Mapping[str, frozenset[str]] | None) -> Decision:
     from rlgate.engine.decision import decide
 
     try:
-        return decide(resolved.gates, run, candidate, seed=seed, contract_name=resolved.name,
+        return decide(gates, run, candidate, seed=seed, contract_name=resolved.name,
                       allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
-                      contract_hash=resolved.content_hash())
+                      contract_hash=resolved.content_hash(), expected_documents=expected)
     except InputError as error:
         raise InputError(f"reference {name}: {error.message}", file=resolved.path, field=f"baseline.{name}",
                          fix=error.fix) from None
 
 
 def with_references(resolved: ResolvedContract, decision: Decision, candidate: RunResult,
-                    references: Mapping[str, RunResult | None], *, seed: int) -> Decision:
+                    references: Mapping[str, RunResult | None], *, seed: int, gates: GateConfig | None = None,
+                    expected_documents: Mapping[str, frozenset[str]] | None = None) -> Decision:
     """The main decision with every other reference compared; a gated one that decides worse wins (its summary
-    says against which reference)."""
+    says against which reference).
+
+    `gates`: the settings the main decision was made with (the judge takes its own gates out of the contract's:
+    the other sources' verdicts (monitor, contamination, judge) are about the candidate or the main reference
+    and stay in the main decision only)."""
     main = main_reference(resolved)
     if main is None:
         return decision
     rows: list[ReferenceComparison] = []
     for name, spec in resolved.contract.references.items():
         run = references.get(name)
-        found = decision if name == main else _compare(resolved, name, run, candidate, seed)
+        found = decision if name == main else _compare(resolved, gates or resolved.gates, name, run, candidate,
+                                                       seed, expected_documents)
         source = run.provenance.source if run is not None else None
         rows.append(ReferenceComparison(name=name, role=spec.role, main=name == main, source=source,
                                         decision=found.decision, summary=found.summary,

@@ -189,7 +189,8 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     elif sequential:
         decision = _with_replay(resolved, gates, baseline, candidate, decision, seed)
     every = _every_reference(resolved, baseline, references)
-    decision = with_references(resolved, decision, candidate, every, seed=seed)
+    decision = with_references(resolved, decision, candidate, every, seed=seed, gates=gates,
+                               expected_documents=cached_documents([*every.values(), candidate]))
     decision = with_suite_health(resolved, decision, candidate, every)
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
