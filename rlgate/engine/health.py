@@ -170,4 +170,10 @@ def suite_health(config: GateConfig, spec: SuiteHealth, references: Mapping[str,
                 found += [_anchor(key, leaf, anchors[leaf], name, run, candidate, spec)
                           for name, run in references.items() if run is not None]
         report.findings += [f for f in found if f is not None]
+    read = {leaf for key, _ in _keys(config) for leaf in candidate.leaves(key.task)}
+    for task in sorted(set(anchors) - read):
+        report.findings.append(HealthFinding(
+            task=task, metric="", kind="anchor_changed", severity="warning",
+            message=f"{task}: the anchor set names a task that no primary or regression gate reads in the candidate's "
+                    "results, so it was not checked (name a leaf task as the results name it)"))
     return report

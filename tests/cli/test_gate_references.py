@@ -106,10 +106,13 @@ def test_anchor_set_catches_a_suite_that_got_easier(tmp_path: Path) -> None:
     build_synthetic_folder(tmp_path / "cand", "org/cand", {"gsm8k": cand})
     shutil.copy(CONTRACTS / "gsm8k_suite.yaml", tmp_path / "suite.yaml")
     anchors = ", ".join(str(i) for i in range(20))
-    health = f"suite_health:\n  anchor_sets:\n    - {{task: gsm8k, doc_ids: [{anchors}]}}\n"
+    health = (f"suite_health:\n  anchor_sets:\n    - {{task: gsm8k, doc_ids: [{anchors}]}}\n"
+              "    - {task: gsm8k_typo, doc_ids: [0]}\n")
     _, _, decision, _ = _gate(tmp_path, health)
     shifts = [f for f in decision["extensions"]["suite_health"]["findings"] if f["kind"] == "anchor_shift"]
     assert len(shifts) == 3 and "+0.0 points on the 20 anchor documents but by +40.0" in shifts[0]["message"]
+    unread = [f["message"] for f in decision["extensions"]["suite_health"]["findings"] if f["task"] == "gsm8k_typo"]
+    assert len(unread) == 1 and "no primary or regression gate reads" in unread[0]
 
 
 def test_reference_without_results_is_refused_with_the_fix(tmp_path: Path) -> None:
