@@ -119,8 +119,8 @@ def with_references(resolved: ResolvedContract, decision: Decision, candidate: R
     if overall != decision.decision:
         deciding = next(r for r in rows if r.role == "gated" and r.decision == overall)
         update["decision"] = overall
-        update["summary"] = f"{overall} against reference {deciding.name}: {deciding.summary} (against {main}: " \
-                            f"{decision.summary})"
+        why = deciding.summary.removeprefix(f"{overall}: ")
+        update["summary"] = f"{overall} against reference {deciding.name}: {why} (against {main}: {decision.summary})"
     return decision.model_copy(update=update)
 
 
