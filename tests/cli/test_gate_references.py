@@ -122,3 +122,44 @@ def test_reference_without_results_is_refused_with_the_fix(tmp_path: Path) -> No
     result = runner.invoke(app, ["gate", str(tmp_path / "c.yaml"), "--candidate", str(tmp_path / "cand")])
     assert result.exit_code == 2 and "reference 'previous_release' has no results" in result.output
     assert "baseline.previous_release.results" in result.output and "Traceback" not in result.output
+
+
+@pytest.fixture(scope="module")
+def abel(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict[str, Path]:
+    from fixtures.lmeval_builders import cached_folder
+
+    root = tmp_path_factory.getbasetemp()
+    return {m: cached_folder(root, "gsm8k_abel", shared_data, m) for m in ("7b", "13b")}
+
+
+def test_each_reference_row_is_the_decision_that_reference_alone_would_give(abel: dict[str, Path],
+                                                                             tmp_path: Path) -> None:
+    """Real Abel GSM8K outputs: the 7B as main reference and the 13B as a second gated one. The comparison
+    against the 13B equals `rlgate gate --baseline 13B` of the same contract with a single baseline."""
+    shutil.copy(CONTRACTS / "gsm8k_suite.yaml", tmp_path / "gsm8k_suite.yaml")
+    single = (CONTRACTS / "abel_gsm8k.yaml").read_text()
+    (tmp_path / "single.yaml").write_text(single)
+    three = single.replace("baseline:\n  checkpoint: GAIR/Abel-7B-001\n",
+                           f"baseline:\n  sft: {{results: '{abel['7b']}'}}\n"
+                           f"  previous_release: {{results: '{abel['13b']}'}}\n")
+    assert three != single
+    (tmp_path / "three.yaml").write_text(three)
+    result = runner.invoke(app, ["gate", str(tmp_path / "three.yaml"), "--candidate", str(abel["13b"]),
+                                 "--out", str(tmp_path / "three")])
+    alone = runner.invoke(app, ["gate", str(tmp_path / "single.yaml"), "--candidate", str(abel["13b"]),
+                                "--baseline", str(abel["13b"]), "--out", str(tmp_path / "alone")])
+    main = runner.invoke(app, ["gate", str(tmp_path / "single.yaml"), "--candidate", str(abel["13b"]),
+                               "--baseline", str(abel["7b"]), "--out", str(tmp_path / "main")])
+    three_d = json.loads((tmp_path / "three" / "decision.json").read_text())
+    alone_d = json.loads((tmp_path / "alone" / "decision.json").read_text())
+    main_d = json.loads((tmp_path / "main" / "decision.json").read_text())
+    rows = {r["name"]: r for r in three_d["extensions"]["references"]["references"]}
+    for row, expected in ((rows["previous_release"], alone_d), (rows["sft"], main_d)):
+        assert row["decision"] == expected["decision"] and row["summary"] == expected["summary"]
+        assert [(g["name"], g["verdict"], g["baseline"], g["candidate"], g["p_value"]) for g in row["gates"]] == [
+            (g["name"], g["verdict"], g["baseline"], g["candidate"], g["p_value"]) for g in expected["gates"]]
+    # the 13B against itself cannot show the primary improvement: research_only wins over the 7B's release
+    assert main_d["decision"] == "release" and alone_d["decision"] == "research_only"
+    assert three_d["decision"] == "research_only" and result.exit_code == 3
+    assert three_d["gates"] == main_d["gates"]  # the gate table is the main reference's, byte for byte
+    assert main.exit_code == 0 and alone.exit_code == 3
