@@ -32,7 +32,7 @@ def test_rewardbench_subsets_map_to_their_sections_and_a_category_wins(tmp_path:
                                          _row(4, subset="donotanswer", category="Chat Hard")])
     pairs, where = load_pairs(str(file))
     assert [p.category for p in pairs] == ["chat_hard", "safety", "reasoning", "my_own", "chat_hard"]
-    assert where == str(file)
+    assert where.startswith("p.jsonl@sha256:") and len(where) == len("p.jsonl@sha256:") + 12
     only, _ = load_pairs(str(file), ["Safety"])
     assert [p.id for p in only] == ["1"]
 
@@ -111,3 +111,20 @@ def test_served_reward_model_through_the_pooling_endpoint() -> None:
     with pytest.raises(InputError) as caught:
         EndpointRewardScorer(f"http://127.0.0.1:{server.server_port}/v1", "rm", timeout_s=2).score([("p", "r")])
     assert "did not answer" in caught.value.message and "vllm serve" in (caught.value.fix or "")
+
+
+def test_runs_that_fed_the_model_differently_are_a_protocol_difference() -> None:
+    from rlgate.contract.models import GateConfig, RegressionGate
+    from rlgate.engine.decision import decide
+
+    def scored(fmt: str) -> RewardScores:
+        return RewardScores(model=fmt, tasks=[RewardTask(task="rb", dataset="p.jsonl@sha256:0", format=fmt,
+                                                         pairs=[_scored(i, 1.0, 0.0) for i in range(5)])])
+
+    config = GateConfig(regression=[RegressionGate(metric="rb/accuracy", max_drop=0.05)])
+    base, cand = to_run(scored("plain"), Path("b"), None), to_run(scored("chat_template"), Path("c"), None)
+    with pytest.raises(InputError) as caught:
+        decide(config, base, cand, seed=0, contract_name="c")
+    assert "format" in caught.value.message and "allow_protocol_mismatch" in (caught.value.fix or "")
+    same = decide(config, base, to_run(scored("plain"), Path("c"), None), seed=0, contract_name="c")
+    assert same.gates[0].verdict in ("pass", "inconclusive")

@@ -121,12 +121,15 @@ def pairs_from_records(rows: list[tuple[int, dict[str, Any]]], where: str | Path
 
 
 def load_pairs(data_files: str | dict[str, str] | None, categories: list[str] | None = None) -> tuple[list[Pair], str]:
-    """(pairs, where they came from): the local file the suite names, else RewardBench from the hub."""
+    """(pairs, what they are): the local file the suite names (its name and content hash), else RewardBench from
+    the hub."""
     if isinstance(data_files, dict):
         data_files = data_files.get("test") or next(iter(data_files.values()))
     if data_files:
         file = Path(data_files)
-        return pairs_from_records(_records(file), file, categories), str(file)
+        pairs = pairs_from_records(_records(file), file, categories)
+        digest = hashlib.sha256(file.read_bytes()).hexdigest()[:12]
+        return pairs, f"{file.name}@sha256:{digest}"  # the same data under any folder: runs stay comparable
     return pairs_from_records(_hub_records(), HUB_DATASET, categories), f"{HUB_DATASET}:{HUB_SPLIT}"
 
 
