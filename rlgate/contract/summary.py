@@ -17,6 +17,8 @@ def _bound(gate: object) -> str:
         value = getattr(gate, name, None)
         if value and value not in ("significance",):
             parts.append(f"{name}={value}")
+    if getattr(gate, "per_subtask", False):
+        parts.append("per_subtask (one verdict per leaf task too)")
     return ", ".join(parts)
 
 

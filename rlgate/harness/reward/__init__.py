@@ -19,7 +19,7 @@ from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import MetricInfo, TaskVocabulary
 from rlgate.errors import InputError
 from rlgate.files import write_text_atomic
-from rlgate.harness.base import Harness, RunOutcome, RunPlan
+from rlgate.harness.base import Harness, RunOutcome, RunPlan, TaskRequirements
 from rlgate.harness.reward.scores import FILTER, METRIC, SCORES_FILE, RewardScores, RewardTask, ScoredPair, leaf_name
 from rlgate.results.manifest import MANIFEST_FILE, RunManifest, TaskRun, load_manifest
 from rlgate.results.models import RunResult
@@ -43,6 +43,19 @@ class RewardHarness(Harness):
         return TaskVocabulary(harness=self.name, closed=True, default_filter=FILTER, samples_hint=HINT,
                               samples_option="reward_scores.json",
                               metrics={METRIC: MetricInfo(filters=(FILTER,), higher_is_better=True, kind="fraction")})
+
+    def requirements(self, task: ResolvedTask) -> TaskRequirements:
+        """torch + transformers for a local reward model; `datasets` and the network without local pairs."""
+        from importlib.util import find_spec
+
+        needs = ["torch and transformers (a local reward model; a served one needs neither)"]
+        missing = [name for name in ("torch", "transformers") if find_spec(name) is None]
+        notes = []
+        if not task.data_files:
+            needs.append("the `datasets` package and the network (allenai/reward-bench from the hub)")
+            missing += ["datasets"] if find_spec("datasets") is None else []
+            notes.append("no data_files: the pairs are downloaded from the hub; give data_files for offline runs")
+        return TaskRequirements(needs=needs, missing=missing, notes=notes)
 
     def can_read(self, path: Path) -> bool:
         return (path / SCORES_FILE).is_file() if path.is_dir() else path.name == SCORES_FILE
