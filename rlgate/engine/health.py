@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.contract.metrics import is_bounded
 from rlgate.contract.models import GateConfig, SuiteHealth
-from rlgate.defaults import empty_list
 from rlgate.engine.values import leaf_values, per_document, run_values
 from rlgate.results.models import MetricKey, RunResult
 
@@ -56,8 +55,8 @@ class SuiteHealthReport(_Model):
     floor: float
     ceiling: float
     band: tuple[float, float]
-    tasks: list[TaskHealth] = Field(default_factory=empty_list)
-    findings: list[HealthFinding] = Field(default_factory=empty_list)
+    tasks: list[TaskHealth] = Field(default_factory=list)
+    findings: list[HealthFinding] = Field(default_factory=list)
 
 
 def _fraction(config: GateConfig, key: MetricKey) -> bool:

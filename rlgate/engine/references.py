@@ -14,13 +14,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import GateConfig
-from rlgate.defaults import empty_list
 from rlgate.engine.health import SuiteHealthReport, suite_health
 from rlgate.engine.models import Decision, DecisionName, GateVerdict
 from rlgate.engine.scope import worst
-from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 
 SCHEMA_VERSION: Literal[1] = 1
@@ -56,7 +55,7 @@ class ReferenceComparison(_Model):
     source: str | None = Field(description="the reference's results (None: no results were given)")
     decision: DecisionName
     summary: str
-    gates: list[ReferenceGate] = Field(default_factory=empty_list)
+    gates: list[ReferenceGate] = Field(default_factory=list)
 
 
 class ReferencesReport(_Model):
@@ -64,7 +63,7 @@ class ReferencesReport(_Model):
 
     schema_version: Literal[1] = SCHEMA_VERSION
     decision: DecisionName = Field(description="the worst decision over the gated references")
-    references: list[ReferenceComparison] = Field(default_factory=empty_list)
+    references: list[ReferenceComparison] = Field(default_factory=list)
 
 
 def _gate(g: GateVerdict) -> ReferenceGate:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import Baseline, Reference
-from rlgate.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 
 SUITE = "schema_version: 1\nname: s\ntasks:\n  - {task: gsm8k, split: test_public}\n"

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.registry import get_harness
 from rlgate.harness.reward.data import load_pairs
 from rlgate.harness.reward.scorers import EndpointRewardScorer

@@ -15,10 +15,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import MetricInfo, TaskVocabulary
-from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
 from rlgate.harness.base import Harness, RunOutcome, RunPlan, TaskRequirements
 from rlgate.harness.reward.scores import FILTER, METRIC, SCORES_FILE, RewardScores, RewardTask, ScoredPair, leaf_name
 from rlgate.results.manifest import MANIFEST_FILE, RunManifest, TaskRun, load_manifest

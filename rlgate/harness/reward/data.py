@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 #: RewardBench's sections and the subsets each holds (as its constants name them)
 SECTIONS: dict[str, tuple[str, ...]] = {

@@ -13,7 +13,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 
 class RewardScorer(Protocol):

@@ -12,8 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rlgate.defaults import empty_list
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.results.models import RunProvenance, RunResult, SampleRecord, TaskProtocol, TaskResult
 
 SCORES_FILE = "reward_scores.json"
@@ -49,13 +48,13 @@ class RewardTask(_Model):
     task: str
     dataset: str
     format: str = Field(description="how a (prompt, response) reached the model: chat_template, plain or served")
-    pairs: list[ScoredPair] = Field(default_factory=empty_list)
+    pairs: list[ScoredPair] = Field(default_factory=list)
 
 
 class RewardScores(_Model):
     schema_version: Literal[1] = 1
     model: str
-    tasks: list[RewardTask] = Field(default_factory=empty_list)
+    tasks: list[RewardTask] = Field(default_factory=list)
 
 
 def leaf_name(task: str, category: str) -> str:
