@@ -62,7 +62,7 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
     warnings: list[str] = []
     candidate_info = check_checkpoint(resolved, checkpoint, cache_dir=cache_dir, lora_base=lora_base)
     baseline_info = None
-    base = resolved.contract.baseline
+    base = resolved.contract.main_baseline
     base_checkpoint, base_results = base.checkpoint, resolved.baseline_results
     if baseline is not None:
         base_checkpoint, base_results = baseline_override(baseline)
@@ -99,8 +99,11 @@ def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None 
     manifests: dict[str, RunManifest] = {"candidate": cand_outcome.manifest}
     if base_outcome is not None:
         manifests["baseline"] = base_outcome.manifest
+    from rlgate.app.decide import other_references
+
     gated = decide_and_report(resolved, baseline_run, candidate_run, out, seed=seed, checkpoint=checkpoint,
-                              manifests=manifests, warnings=warnings, sequential_status=status)
+                              manifests=manifests, warnings=warnings, sequential_status=status,
+                              references=other_references(resolved))
     decision, reports = gated.decision, gated.reports
     return CheckResult(decision, out, cand_outcome, base_outcome, reports, warnings, gated.baselines)
 

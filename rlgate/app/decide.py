@@ -10,7 +10,7 @@ statistics or renders anything itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,7 +63,8 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
                       manifests: dict[str, RunManifest] | None = None, warnings: list[str] | None = None,
                       record: bool = True, judge_llm: object | None = None,
                       sources: Sequence[GateSource] | None = None, sequential: bool = False,
-                      sequential_status: SequentialReplay | None = None) -> GateOutcome:
+                      sequential_status: SequentialReplay | None = None,
+                      references: Mapping[str, RunResult | None] | None = None) -> GateOutcome:
     """Gate `candidate` against `baseline` under the contract and write decision.json and every report.
 
     `sequential` also replays the contract's protocol.sequential order (its defaults when absent) and
@@ -71,7 +72,8 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
     `rlgate check` stopped there (the gates it settled take their anytime-valid verdicts).
 
     The project history is opened once here and handed to the gate sources (monitor, contamination,
-    judge: `sources.default_sources`) and the recording.
+    judge: `sources.default_sources`) and the recording. `references`: the stored runs of a multi-baseline
+    contract's other references (name -> run; the main one is `baseline`), each compared with the candidate.
     """
     from rlgate.store.open import open_contract_history
 
@@ -80,7 +82,7 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
         chosen = list(sources) if sources is not None else default_sources(judge_llm)
         return _decide(resolved, baseline, candidate, out, history, chosen, seed=seed, checkpoint=checkpoint,
                        step=step, manifests=manifests, warnings=warnings, record=record, sequential=sequential,
-                       sequential_status=sequential_status)
+                       sequential_status=sequential_status, references=references)
     finally:
         if history is not None:
             history.close()
@@ -89,8 +91,8 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
 def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
             history: HistoryStore | None, sources: list[GateSource], *, seed: int, checkpoint: str | None,
             step: int | None, manifests: dict[str, RunManifest] | None, warnings: list[str] | None,
-            record: bool, sequential: bool = False,
-            sequential_status: SequentialReplay | None = None) -> GateOutcome:
+            record: bool, sequential: bool = False, sequential_status: SequentialReplay | None = None,
+            references: Mapping[str, RunResult | None] | None = None) -> GateOutcome:
     """decide_and_report with the history already open (one store for every source and the recording)."""
     from rlgate.engine.versions import check_versions
 
@@ -112,19 +114,22 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
     with collector_paused():
         return _decide_paused(resolved, baseline, candidate, out, history, contributions, seed=seed,
                               checkpoint=checkpoint, step=step, manifests=manifests, notes=notes, record=record,
-                              sequential=sequential, sequential_status=sequential_status)
+                              sequential=sequential, sequential_status=sequential_status,
+                              references=references or {})
 
 
 def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
                    history: HistoryStore | None, contributions: dict[str, Contribution], *, seed: int,
                    checkpoint: str | None, step: int | None, manifests: dict[str, RunManifest] | None, notes: list[str],
-                   record: bool, sequential: bool, sequential_status: SequentialReplay | None) -> GateOutcome:
+                   record: bool, sequential: bool, sequential_status: SequentialReplay | None,
+                   references: Mapping[str, RunResult | None]) -> GateOutcome:
     """The engine's decision, badcases, drops, history record and reports, from the sources' contributions."""
     from rlgate._core.files import write_text_atomic
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.engine.coverage import shortfalls
     from rlgate.engine.decision import decide
     from rlgate.engine.private import private_leaf_tasks
+    from rlgate.engine.references import with_references, with_suite_health
     from rlgate.engine.summary import decision_markdown
     from rlgate.report.io import stored_baselines, write_reports
     from rlgate.results.drops import drops_manifest
@@ -147,6 +152,10 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
         decision = with_sequential(decision, sequential_status, gates)
     elif sequential:
         decision = _with_replay(resolved, gates, baseline, candidate, decision, seed)
+    every = _every_reference(resolved, baseline, references)
+    decision = with_references(resolved, decision, candidate, every, seed=seed, gates=gates,
+                               expected_documents=cached_documents([*every.values(), candidate]))
+    decision = with_suite_health(resolved, decision, candidate, every)
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
     dropped = drops_manifest(baseline, candidate, private_leaf_tasks(resolved, [candidate, baseline]))
@@ -169,6 +178,27 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     baselines = stored_baselines(out)  # one-run gates' baselines, as the reports show them
     reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decision, baselines))  # CI summaries
     return GateOutcome(decision, reports, baselines)
+
+
+def other_references(resolved: ResolvedContract, harness: str | None = None) -> dict[str, RunResult]:
+    """The stored runs of a multi-baseline contract's references besides the main one (read here, once)."""
+    from rlgate.engine.references import main_reference
+    from rlgate.harness import read_results
+
+    main = main_reference(resolved)
+    return {name: read_results(path, harness=harness) for name, path in resolved.reference_results.items()
+            if name != main}
+
+
+def _every_reference(resolved: ResolvedContract, baseline: RunResult | None,
+                     others: Mapping[str, RunResult | None]) -> dict[str, RunResult | None]:
+    """name -> run of every reference in the contract's order; a single baseline is named `baseline`."""
+    from rlgate.engine.references import main_reference
+
+    main = main_reference(resolved)
+    if main is None:
+        return {"baseline": baseline}
+    return {name: baseline if name == main else others.get(name) for name in resolved.contract.references}
 
 
 def _with_replay(resolved: ResolvedContract, gates: GateConfig, baseline: RunResult | None, candidate: RunResult,

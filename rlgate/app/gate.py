@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlgate.app.decide import GateOutcome, decide_and_report
+from rlgate.app.decide import GateOutcome, decide_and_report, other_references
 from rlgate.harness import read_results
 from rlgate.harness.vocabulary import load_contract
 
@@ -27,4 +27,5 @@ def gate(contract: Path, candidate: Path, out: Path, *, baseline: Path | None = 
     notes = [f"the baseline and the candidate are the same results ({candidate}): every comparison is a run "
              "against itself"] if same else []
     return decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
-                             sequential=sequential, warnings=notes)
+                             sequential=sequential, warnings=notes,
+                             references=other_references(resolved, harness))

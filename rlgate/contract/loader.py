@@ -114,6 +114,8 @@ class ResolvedContract:
     suite_files: list[Path] = field(default_factory=list)
     #: every gate with the place it was written (the vocabulary check after loading reports there)
     gate_origins: list[GateOrigin] = field(default_factory=list)
+    #: reference name -> its stored results (multi-baseline contracts: `baseline: {sft: ..., reference: ...}`)
+    reference_results: dict[str, Path] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -419,9 +421,27 @@ def load_contract(path: str | Path) -> ResolvedContract:
     limits = {t.name: t.entry.limit for t in tasks if t.entry.limit is not None}
     if limits:
         gates = gates.model_copy(update={"task_limits": limits})
-    baseline_results = None
-    if contract.baseline.results:
-        baseline_results = _ref_path(doc, ("baseline", "results"), contract.baseline.results, "baseline results")
+    baseline_results, reference_results = _baseline_paths(doc, contract)
     gate_origins = [GateOrigin(gate, origins[id(gate)].doc, origins[id(gate)].path) for gate in all_gates]
     return ResolvedContract(file, contract, [s for s, _, _ in suites], tasks, gates, policy_files,
-                            baseline_results, suite_files, gate_origins)
+                            baseline_results, suite_files, gate_origins, reference_results)
+
+
+def _baseline_paths(doc: YamlDoc, contract: Contract) -> tuple[Path | None, dict[str, Path]]:
+    """The main baseline's results folder and every named reference's; a reference besides the main one is read
+    from stored results (only the main baseline is evaluated from a checkpoint by `rlgate check`)."""
+    main = contract.main_baseline
+    if not contract.references:
+        return (_ref_path(doc, ("baseline", "results"), main.results, "baseline results") if main.results
+                else None), {}
+    found: dict[str, Path] = {}
+    for name, ref in contract.references.items():
+        if ref.results:
+            found[name] = _ref_path(doc, ("baseline", name, "results"), ref.results, f"results of reference {name}")
+        elif ref is not main:
+            raise doc.error(("baseline", name), f"reference '{name}' has no results: only the main (first gated) "
+                            "reference is evaluated from its checkpoint",
+                            f"evaluate it once (`rlgate eval CONTRACT --checkpoint {ref.checkpoint} --out DIR`) and "
+                            f"give baseline.{name}.results: DIR")
+    main_name = next(name for name, ref in contract.references.items() if ref is main)
+    return found.get(main_name), found

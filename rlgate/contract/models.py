@@ -29,6 +29,8 @@ from rlgate.contract.protocol import (
     Sequential,
     VllmOptions,
 )
+from rlgate.contract.references import Baseline, Reference, SuiteHealth, check_references
+from rlgate.contract.sections import ContaminationSpec, MonitorSpec
 from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, NO_FILTER, TaskVocabulary
 
 __all__ = [  # re-exported: every contract model is importable from here
@@ -36,16 +38,21 @@ __all__ = [  # re-exported: every contract model is importable from here
     "RELEASE_GATE_ONLY",
     "SCHEMA_VERSION",
     "AgentBudget",
+    "Baseline",
+    "ContaminationSpec",
     "DecisionName",
     "ForbiddenArgument",
     "HfOptions",
     "ImageProtocol",
+    "MonitorSpec",
     "OpenAIOptions",
     "Protocol",
+    "Reference",
     "SafetyRules",
     "Sampling",
     "Sequential",
     "StrictModel",
+    "SuiteHealth",
     "Visibility",
     "VllmOptions",
 ]
@@ -69,20 +76,6 @@ class Split(StrictModel):
     @property
     def release_gate_only(self) -> bool:
         return self.visibility == RELEASE_GATE_ONLY
-
-
-class Baseline(StrictModel):
-    """The reference the candidate is compared against: a checkpoint to evaluate, or stored results."""
-
-    checkpoint: str | None = None
-    results: str | None = Field(None, description="lm-eval output folder of the baseline")
-    lora_base: str | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Baseline:
-        if not self.checkpoint and not self.results:
-            raise ValueError("give baseline.checkpoint (a path or HF id) or baseline.results (a folder)")
-        return self
 
 
 # --------------------------------------------------------------------------- suites
@@ -167,6 +160,8 @@ class PrimaryGate(_GateBase):
 class HardGate(_GateBase):
     """An absolute bound on the candidate's value (point estimate)."""
 
+    per_subtask: bool = Field(False, description="also one verdict per leaf task of the gated group, same bound")
+
     max: float | None = None
     min: float | None = None
 
@@ -181,6 +176,10 @@ class HardGate(_GateBase):
 
 class RegressionGate(_GateBase):
     """A capability that must not drop against the baseline."""
+
+    per_subtask: bool = Field(
+        False, description="also one verdict per leaf task of the gated group (a reward model's categories, "
+        "mmlu_pro's subjects), each with the same max_drop and test, Holm-adjusted with the others")
 
     max_drop: float = Field(ge=0.0, description="largest tolerated drop, in the metric's units")
     _margin = field_validator("max_drop", mode="before")(no_negative_margin)
@@ -359,46 +358,6 @@ class GateConfig(StrictModel):
         return found.default_filter if found is not None else NO_FILTER
 
 
-# --------------------------------------------------------------------------- monitor
-class MonitorSpec(StrictModel):
-    """Training logs to read and how to judge them."""
-
-    logs: list[str] = Field(default_factory=list, description="log files (paths relative to the contract)")
-    format: str = Field(
-        "auto", description="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | wandb | wandb_csv | "
-        "mlflow | csv | jsonl"
-    )
-    metrics: dict[str, str] = Field(
-        default_factory=dict,
-        description="canonical metric -> the log's key, for keys the monitor does not know "
-        "(e.g. reward_mean: reward/g, val_score/true: reward/f); wins over the built-in aliases",
-    )
-    duplicate_steps: Literal["refuse", "last", "first"] = Field(
-        "refuse", description="a step logged twice with different values (a resumed or restarted run): refuse (the "
-        "monitor gate is error), or keep the last or the first logging")
-    policy: str | None = Field(None, description="monitor threshold file; default gates/monitor_default.yaml")
-    overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="rule -> threshold overrides")
-    history: str | None = Field(None, description=(
-        "history store: a file, sqlite:///path or postgresql:// URL; default $RLGATE_HISTORY, else "
-        ".rlgate/history.sqlite"))
-    training_run: str | None = None
-
-
-# --------------------------------------------------------------------------- contamination
-class ContaminationSpec(StrictModel):
-    """Training data to check the eval documents against; `max_rate` makes it a hard gate."""
-
-    train_files: list[str] = Field(default_factory=list, description="training JSONL/text files (relative paths)")
-    ngram: int = Field(13, ge=3, le=64, description="n-gram length in normalised tokens (13 as in GPT-3 / lm-eval)")
-    max_rate: float | None = Field(
-        None, ge=0.0, le=1.0, description="block when a task's share of contaminated documents exceeds this"
-    )
-    text_field: str | None = Field(None, description="JSON field holding the training text (default: all strings)")
-    min_overlap: float = Field(
-        0.0, ge=0.0, le=1.0, description="share of a document's n-grams that must occur in training (0: any)"
-    )
-
-
 # --------------------------------------------------------------------------- contract
 class Contract(StrictModel):
     """What a checkpoint must show to ship, and under which protocol it is measured."""
@@ -406,7 +365,9 @@ class Contract(StrictModel):
     schema_version: Literal[1]
     name: str = Field(min_length=1)
     description: str = ""
-    baseline: Baseline
+    baseline: Baseline | dict[str, Reference] = Field(
+        description="the reference to compare against (checkpoint or results), or several named references "
+        "(sft, previous_release, reference: each role gated or reported; the first gated one is the main baseline)")
     protocol: Protocol = Field(default_factory=Protocol)
     splits: dict[str, Split] = Field(min_length=1)
     suites: list[str | Suite] = Field(min_length=1, description="suite files (relative paths) or inline suites")
@@ -425,6 +386,38 @@ class Contract(StrictModel):
     capabilities: dict[str, Capability] = Field(
         default_factory=dict, description="capability name -> its tasks and scope; a verdict per capability is "
         "reported beside the global one, and scope: feature capabilities block only themselves")
+    suite_health: SuiteHealth | None = Field(
+        None, description="whether each gated task can still discriminate: every reference near 0 % or 100 % warns, "
+        "the candidate outside the band gets a note, anchor sets catch a suite that changed difficulty (on by "
+        "default with several references)")
+
+    @field_validator("baseline", mode="wrap")
+    @classmethod
+    def _one_form(cls, value: Any, handler: Any) -> Baseline | dict[str, Reference]:
+        """A mapping of mappings names references; anything else is one baseline. Validating only the form it
+        is written in keeps the error about what was written (`baseline.sft.result: unknown key`)."""
+        from pydantic import TypeAdapter
+
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            return check_references(TypeAdapter(dict[str, Reference]).validate_python(value))
+        return value if isinstance(value, Baseline) else Baseline.model_validate(value)
+
+    @property
+    def main_baseline(self) -> Baseline:
+        """The reference the engine's gate table compares against: the baseline, or the first gated reference."""
+        if isinstance(self.baseline, Baseline):
+            return self.baseline
+        return next(ref for ref in self.baseline.values() if ref.role == "gated")
+
+    @property
+    def references(self) -> dict[str, Reference]:
+        """Every named reference (empty for a single `baseline:`), in the contract's order."""
+        return dict(self.baseline) if isinstance(self.baseline, dict) else {}
+
+    @property
+    def health(self) -> SuiteHealth | None:
+        """The suite-health settings in force: the contract's, else the defaults when it names several references."""
+        return self.suite_health or (SuiteHealth() if self.references else None)
 
     @field_validator("capabilities")
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rlgate.contract.gatekinds import DECISIVE_KINDS, or_list
 from rlgate.contract.judge_describe import judge_policy_lines
 from rlgate.contract.loader import ResolvedContract
+from rlgate.contract.references import Baseline, Reference
 
 
 def _bound(gate: object) -> str:
@@ -17,6 +18,8 @@ def _bound(gate: object) -> str:
         value = getattr(gate, name, None)
         if value and value not in ("significance",):
             parts.append(f"{name}={value}")
+    if getattr(gate, "per_subtask", False):
+        parts.append("per_subtask (one verdict per leaf task too)")
     return ", ".join(parts)
 
 
@@ -32,6 +35,15 @@ def _agent_line(rc: ResolvedContract, agent_tasks: bool) -> str:
     return f"agent     {' '.join(parts) or 'no budget (task defaults)'}{rules}"
 
 
+def _baseline_lines(baseline: Baseline | dict[str, Reference]) -> list[str]:
+    def one(ref: Baseline) -> str:
+        return f"{ref.checkpoint or ''}{' results=' + ref.results if ref.results else ''}"
+
+    if isinstance(baseline, Baseline):
+        return [f"baseline  {one(baseline)}"]
+    return [f"baseline  {name} ({ref.role}): {one(ref).strip()}" for name, ref in baseline.items()]
+
+
 def contract_summary(rc: ResolvedContract, *, agent_tasks: bool = False) -> str:
     """Suites, tasks by split, protocol and gates, as plain text; `agent_tasks`: a task's harness runs agents."""
     c = rc.contract
@@ -39,7 +51,7 @@ def contract_summary(rc: ResolvedContract, *, agent_tasks: bool = False) -> str:
     lines = [
         f"contract  {c.name}  ({rc.path})",
         f"  {c.description}" if c.description else "",
-        f"baseline  {c.baseline.checkpoint or ''}{' results=' + c.baseline.results if c.baseline.results else ''}",
+        *_baseline_lines(c.baseline),
         f"protocol  backend={c.protocol.backend} chat_template={c.protocol.chat_template} "
         f"temperature={s.temperature:g} top_p={s.top_p:g} n={s.n} max_tokens={s.max_tokens} seed={s.seed}",
         _agent_line(rc, agent_tasks),

@@ -51,6 +51,7 @@ from rlgate.engine.models import (
 from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
 from rlgate.engine.scope import scoped_decision
+from rlgate.engine.subtask_gates import with_subtask_gates
 from rlgate.engine.subtasks import subtask_gaps
 from rlgate.engine.units import with_units
 from rlgate.registry import resolve
@@ -211,6 +212,7 @@ def decide(
     `expected_documents` (leaf task -> doc hashes of its cached document list) adds to what the contract
     expects of every run (rlgate.engine.coverage).
     """
+    config = with_subtask_gates(config, baseline, candidate)
     ctx = GateContext(config, baseline, candidate, seed)
     named = _named(config)
     keys = [key_of(gate, config) for _, gate, _ in named]

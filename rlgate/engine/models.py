@@ -253,5 +253,6 @@ class Decision(_Model):
         None, description="sequential (anytime-valid) replay: the look at which the decision was reached")
     extensions: dict[str, Any] = Field(
         default_factory=dict,
-        description="sections added by other layers: badcase_top, next_actions, monitor, judge, contamination",
+        description="sections added by other layers: badcase_top, next_actions, monitor, judge, contamination, "
+        "references (several baselines), suite_health",
     )

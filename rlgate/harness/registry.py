@@ -27,6 +27,7 @@ REGISTRY: Registry[Harness] = Registry("harness", {
     "swebench": "rlgate.harness.swebench:SweBenchHarness",
     "bfcl": "rlgate.harness.bfcl:BfclHarness",
     "opencompass": "rlgate.harness.opencompass:OpenCompassHarness",
+    "reward": "rlgate.harness.reward:RewardHarness",
 })
 #: harness name -> "module:Class" (imported on first use) or a factory: the entries registered in code
 HARNESSES = REGISTRY.entries

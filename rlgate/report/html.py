@@ -20,9 +20,11 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, S
 from markupsafe import Markup, escape
 
 from rlgate._core.text import json_for_script, truncate, visible_controls
+from rlgate.engine.references import EXTENSION, HEALTH_EXTENSION
 from rlgate.report import firstscreen, fmt, nodes, svg, views
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
 from rlgate.report.model import CHANGES, ReportModel, SampleTable
+from rlgate.report.references import health_lines, reference_table
 from rlgate.report.template_cache import template_cache
 
 #: The page refuses to grow past this; the text budget is halved until it fits.
@@ -58,7 +60,7 @@ def environment(template_dir: str | Path | None = None, *, autoescape: bool = Tr
 
 def report_sections(model: ReportModel) -> list[tuple[str, str, nodes.Node]]:
     """Other layers' sections drawn generically: not the badcases (designed sections) nor the contract path."""
-    hidden = {*views.BADCASE_KEYS, "contract_path", "drops"}
+    hidden = {*views.BADCASE_KEYS, "contract_path", "drops", EXTENSION, HEALTH_EXTENSION}  # designed ones
     return nodes.sections({k: v for k, v in model.decision.extensions.items() if k not in hidden})
 
 
@@ -179,6 +181,7 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             baselines=views.known_baselines(model), headline=views.headline(model),
             subtasks=views.subtask_groups(model),
             protocols=views.protocol_groups(model.rollout.task_protocols), sequential=views.sequential_lines(model),
+            references=reference_table(model), health=health_lines(model),
             flags=firstscreen.gate_flags(model), unsafe=firstscreen.unsafe_actions(model),
             warnings=firstscreen.shown_warnings(model), protocol_rows=firstscreen.protocol_rows(model),
             task_groups=firstscreen.task_groups(model))

@@ -133,6 +133,7 @@ def render_markdown(model: ReportModel, template_dir: str | Path | None = None, 
     env.globals.update(VERDICT_ICON=VERDICT_ICON, DECISION_ICON=DECISION_ICON, Md=Md,
                        gate_line=views.gate_line, gate_values=views.gate_values)
     from rlgate.report.html import report_sections
+    from rlgate.report.references import health_lines, reference_table
 
     all_sections = report_sections(model)
     d = model.decision
@@ -148,5 +149,6 @@ def render_markdown(model: ReportModel, template_dir: str | Path | None = None, 
         baselines=views.known_baselines(model), headline=views.headline(model),
         generated=fmt.iso_utc(model.generated_at), drops=views.drop_lines(model),
         sequential=views.sequential_lines(model), flags=firstscreen.gate_flags(model),
+        references=reference_table(model), health=health_lines(model),
         unsafe=firstscreen.unsafe_actions(model), warnings=firstscreen.shown_warnings(model),
         html_name_anchor=lambda anchor: md_link("trajectory", f"{html_url or model.html_name}#{anchor}"))
