@@ -1,4 +1,4 @@
-"""The JSON I/O floor (rlgate._core.jsonio): the standard-library fallback never hands on a string that cannot be written as UTF-8."""
+"""rlgate._core.jsonio: the standard-library fallback never hands on a string that cannot be written as UTF-8."""
 
 from __future__ import annotations
 
