@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from rlgate._core import jsonio as jsonl_fast
+from rlgate._core import jsonio
 from rlgate._core.errors import InputError
 from rlgate.harness.lmeval import samples_decode
 from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
@@ -188,7 +188,7 @@ def test_a_bare_carriage_return_inside_a_line_keeps_the_repeats_line_numbers(tmp
 
 def test_the_utf8_check_counts_lines_across_its_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check decodes a large file in pieces cut at newlines; the line it names counts from the file's start."""
-    monkeypatch.setattr(jsonl_fast, "_CHUNK", 64)
+    monkeypatch.setattr(jsonio, "_CHUNK", 64)
     rows = [json.dumps(_line(i, doc={"question": "ünï"}), ensure_ascii=False).encode() for i in range(40)]
     rows[29] = _bad_text(_line(29, doc={"question": "ZZ"}))
     path = tmp_path / "samples_t_x.jsonl"

@@ -1,4 +1,4 @@
-"""jsonl_fast: the standard-library fallback never hands on a string that cannot be written as UTF-8."""
+"""rlgate._core.jsonio: the standard-library fallback never hands on a string that cannot be written as UTF-8."""
 
 from __future__ import annotations
 
