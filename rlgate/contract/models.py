@@ -48,6 +48,7 @@ __all__ = [  # re-exported: every contract model is importable from here
     "StrictModel",
     "Visibility",
     "VllmOptions",
+    "WatchSpec",
 ]
 
 
@@ -372,6 +373,28 @@ class MonitorSpec(StrictModel):
     training_run: str | None = None
 
 
+# --------------------------------------------------------------------------- watch
+class WatchSpec(StrictModel):
+    """`rlgate watch`: how a training run's checkpoints are gated while it trains."""
+
+    private_every: int | None = Field(
+        None, ge=1, description="consult the release_gate_only splits at every N-th gated checkpoint (within each "
+        "split's consult_budget); unset: never during training, only the iteration-visible splits are gated")
+    webhook_url: str | None = Field(
+        None, description="POST a Slack-compatible JSON message here when the control signal changes "
+        "(pause or rollback); unset: no message")
+    stable_seconds: float = Field(
+        30.0, gt=0.0, description="a checkpoint folder without its trainer's completion marker counts as complete "
+        "once its files keep their sizes for this long")
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("webhook_url must be an http:// or https:// URL")
+        return value
+
+
 # --------------------------------------------------------------------------- contamination
 class ContaminationSpec(StrictModel):
     """Training data to check the eval documents against; `max_rate` makes it a hard gate."""
@@ -406,6 +429,7 @@ class Contract(StrictModel):
     monitor: MonitorSpec | None = None
     judge: JudgeSpec | None = Field(None, description="default judge policy of every task (rule, llm, ...)")
     contamination: ContaminationSpec | None = Field(None, description="n-gram overlap of eval vs training data")
+    watch: WatchSpec | None = Field(None, description="`rlgate watch`: gating checkpoints while the run trains")
     safety: SafetyRules | None = Field(None, description="unsafe agent actions: forbidden tools and argument patterns")
     capabilities: dict[str, Capability] = Field(
         default_factory=dict, description="capability name -> its tasks and scope; a verdict per capability is "
