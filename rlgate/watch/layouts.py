@@ -7,9 +7,10 @@ Layouts (found side by side, so a run dir of any trainer works):
   `latest_checkpointed_iteration.txt`, written after the whole save, names N or a later step.
 - plain: `step_N/` (or `step-N`), the model folder itself; it has no marker.
 
-A folder without its trainer's marker counts as complete only once its files keep their sizes for
-`stable_seconds` (a half-written one never does while it is being written), so a checkpoint is never read
-while it is being saved.
+A layout with a marker is complete only on it (a TRL checkpoint whose trainer_state.json never parses is a save
+cut short: never gated); a folder of a layout without one (plain, or verl without its tracker file) counts
+as complete once its files keep their sizes for `stable_seconds` (a half-written one does not while it is
+being written), so a checkpoint is never read while it is being saved.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Checkpoint:
     model: Path
     layout: str  # "trl" | "verl" | "plain"
     marker: bool  # the trainer's own completion marker says it is complete
+    needs_marker: bool = True  # the layout has a marker; without one, a size-stable folder counts as complete
 
     @property
     def log(self) -> Path | None:
@@ -76,10 +78,11 @@ def find_checkpoints(run_dir: Path) -> list[Checkpoint]:
             step = int(match.group(1))
             model = next((entry / "actor" / name for name in _VERL_MODEL if (entry / "actor" / name).is_dir()), None)
             if model is not None:
-                found.setdefault(step, Checkpoint(step, entry, model, "verl", tracked is not None and tracked >= step))
+                found.setdefault(step, Checkpoint(step, entry, model, "verl", tracked is not None and tracked >= step,
+                                                  needs_marker=(run_dir / VERL_TRACKER).exists()))
         elif match := _PLAIN.match(entry.name):
             step = int(match.group(1))
-            found.setdefault(step, Checkpoint(step, entry, entry, "plain", False))
+            found.setdefault(step, Checkpoint(step, entry, entry, "plain", False, needs_marker=False))
     return [found[s] for s in sorted(found)]
 
 
@@ -100,8 +103,8 @@ class Completion:
     _seen: dict[Path, tuple[tuple[tuple[str, int], ...], float]] = field(default_factory=dict)
 
     def complete(self, checkpoint: Checkpoint) -> bool:
-        if checkpoint.marker:
-            return True
+        if checkpoint.marker or checkpoint.needs_marker:
+            return checkpoint.marker
         now = self.clock()
         files = snapshot(checkpoint.root)
         if not files:  # gone, or nothing written yet

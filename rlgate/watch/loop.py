@@ -3,8 +3,9 @@
 Per checkpoint, in step order: mark the step started (durable state), gate it (`rlgate.watch.gate`), run the
 cross-checkpoint rules on the history that now holds it, write the step's report, update the control signal
 (`control.json`, atomically; a stopping signal is kept until a person clears it), post the webhook when the
-signal starts to stop the run, mark the step done. The watcher stops after `idle_timeout` seconds without a
-new checkpoint, once `until_step` is gated, or (`once`) when the checkpoints present are handled.
+signal starts to stop the run, mark the step done. The watcher stops once the signal stops the run (and the
+complete checkpoints present are handled), after `idle_timeout` seconds without a new checkpoint, once
+`until_step` is handled, or (`once`) when the checkpoints present are handled.
 """
 
 from __future__ import annotations
@@ -107,15 +108,20 @@ class Watcher:
             for checkpoint in ready:
                 self.handle(checkpoint)
                 last_change = self.clock()
+            signal = self._control() if ready else None
+            if signal is not None and signal.stops and not any(
+                    self.completion.complete(c) for c in find_checkpoints(self.run_dir) if not self.state.done(c.step)):
+                return self._summary(f"the run was told to {signal.action} at step {signal.step}: restart the watcher "
+                                     "when training resumes (after clearing RUN_DIR/rlgate/control.json)")
             if self.options.until_step is not None and any(
                     s >= self.options.until_step and self.state.done(s) for s in self.state.steps):
                 return self._summary(f"step {self.options.until_step} is handled")
             idle = self.clock() - last_change
             if self.options.once and not ready:
-                unmarked = [c for c in pending if not c.marker]
-                if not unmarked or idle > self.completion.stable_seconds + self.options.poll_seconds:
+                settling = [c for c in pending if not c.needs_marker]
+                if not settling or idle > self.completion.stable_seconds + self.options.poll_seconds:
                     return self._summary("--once: every complete checkpoint present is handled" + (
-                        f"; {len(unmarked)} still being written (not gated)" if unmarked else ""))
+                        f"; {len(pending)} still being written (not gated)" if pending else ""))
             if self.options.idle_timeout is not None and idle > self.options.idle_timeout:
                 return self._summary(f"no new checkpoint for {self.options.idle_timeout:g} s")
             if not ready:
