@@ -26,9 +26,19 @@ def write_contract(root: Path, baseline: Path, *, documents: int = 8, extra: str
     num_fewshot: 0
     data_files: {{test: "{files['dev']}/test.jsonl", train: "{files['dev']}/train.jsonl"}}
 """]
+    splits = "  dev: {visibility: iteration}\n"
+    if private:  # MMLU-Pro-format questions in a release_gate_only split with a consult budget of 2
+        mmlu = root / "data" / "mmlu_pro.jsonl"
+        mmlu.write_text("".join(json.dumps(e.row) + "\n" for e in generated.mmlu_test[:4]), encoding="utf-8")
+        tasks.append(f"""  - task: mmlu_pro
+    split: held
+    num_fewshot: 0
+    data_files: "{mmlu}"
+""")
+        splits += "  held: {visibility: release_gate_only, consult_budget: 2}\n"
+        extra = "  regression:\n    - {metric: mmlu_pro/exact_match/custom-extract, max_drop: 0.10}\n" + extra
     (root / "suite.yaml").write_text("schema_version: 1\nname: watch_suite\nversion: \"1\"\ntasks:\n" + "".join(tasks),
                                      encoding="utf-8")
-    splits = "  dev: {visibility: iteration}\n"
     (root / "contract.yaml").write_text(f"""schema_version: 1
 name: watch_e2e
 baseline:
