@@ -25,7 +25,7 @@ from rlgate.watch.control import CONTROL_FOLDER, STRENGTH, ControlSignal, read_c
 from rlgate.watch.gate import gate_checkpoint, plan_private, watch_view
 from rlgate.watch.layouts import Checkpoint, Completion, find_checkpoints
 from rlgate.watch.report import WatchStepReport, write_step_report
-from rlgate.watch.rules import StepVerdict, step_verdict
+from rlgate.watch.rules import StepVerdict, private_findings, step_verdict
 from rlgate.watch.state import StepRecord, WatchState, load_state, save_state
 
 if TYPE_CHECKING:
@@ -227,7 +227,9 @@ class Watcher:
 
         records = of_contract(history.history(self.training_run), view.name)
         policy, _ = contract_policy(view)
-        findings, statuses = evaluate_history_with_status(records, targets_from_contract(self.resolved), policy)
+        targets = targets_from_contract(self.resolved)
+        findings, statuses = evaluate_history_with_status(records, targets, policy)
+        findings += private_findings(records, targets, policy, findings)
         return step_verdict(decision, findings, statuses, records)
 
     def _signal(self, checkpoint: Checkpoint, verdict: StepVerdict) -> ControlSignal:

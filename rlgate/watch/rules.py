@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from rlgate.engine.models import Decision
 from rlgate.monitor.findings import Finding
-from rlgate.monitor.history_rules import DOMAINS, REWARD_KEY
+from rlgate.monitor.history_rules import DOMAINS, REWARD_KEY, HistoryTargets, enabled, reward_up_private_down
+from rlgate.monitor.policy import MonitorPolicy
 from rlgate.monitor.rules import RuleStatus
 from rlgate.store.records import CheckpointRecord
 from rlgate.watch.control import STRENGTH, ControlAction
@@ -68,3 +69,21 @@ def step_verdict(decision: Decision, findings: Sequence[Finding], statuses: Sequ
                 action = "pause"
     step = next((r.step for r in records if rollback_to is not None and r.checkpoint == rollback_to), None)
     return StepVerdict(action, reasons, rollback_to, step, list(findings), list(statuses))
+
+
+def private_findings(records: Sequence[CheckpointRecord], targets: HistoryTargets, policy: MonitorPolicy,
+                     found: Sequence[Finding]) -> list[Finding]:
+    """`reward_up_private_down` between the last two checkpoints that consulted the private splits.
+
+    The watcher consults them only every `watch.private_every` checkpoints, so the checkpoint before the latest
+    one seldom has a private score and the rule, which compares the last two records, would never run. Here it
+    compares the last two *consulting* checkpoints (when the latest one consulted them); findings already made
+    are not repeated.
+    """
+    if not targets.private or not records or not enabled(policy, "reward_up_private_down"):
+        return []
+    consulted = [r for r in records if any(m in r.metrics for m in targets.private)]
+    if not consulted or consulted[-1] is not records[-1]:
+        return []
+    messages = {f.message for f in found}
+    return [f for f in reward_up_private_down(consulted, targets, policy) if f.message not in messages]
