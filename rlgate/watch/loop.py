@@ -153,8 +153,7 @@ class Watcher:
         from rlgate.store.open import open_contract_history
 
         out = self.run_dir / CONTROL_FOLDER / f"step_{checkpoint.step}"
-        view0 = watch_view(self.resolved, checkpoint, self.training_run, private=False)
-        history = open_contract_history(view0)
+        history = open_contract_history(self.resolved)
         try:
             plan = plan_private(self.resolved, history, self.training_run, len(self.state.gated()))
             view = watch_view(self.resolved, checkpoint, self.training_run, private=plan.consult)
@@ -195,10 +194,12 @@ class Watcher:
                     "status": "skipped", "note": "the checkpoint was deleted while it was evaluated "
                     "(save_total_limit?): not gated"}), None)
                 return None
-            if not isinstance(error, InputError):
-                raise
-            text = error.message + (f" ({error.file})" if error.file else "") + (f"; fix: {error.fix}"
-                                                                                 if error.fix else "")
+            if isinstance(error, InputError):
+                text = error.message + (f" ({error.file})" if error.file else "") + (f"; fix: {error.fix}"
+                                                                                     if error.fix else "")
+            else:  # a long-lived watcher records the failure and goes on; the run keeps its last signal
+                log.error("rlgate watch: gating step %d failed", checkpoint.step, exc_info=error)
+                text = f"{type(error).__name__}: {error}"
             self._finish_record(record.model_copy(update={"status": "failed", "note": text}), None)
             return None
         return result.decision

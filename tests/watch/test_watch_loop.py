@@ -70,7 +70,7 @@ class FakeGate:
                             seed=0)
         with open_contract_history(view) as history:
             history.record(view.contract.monitor.training_run, checkpoint.step, str(checkpoint.model),
-                           {"gsm8k/answer_parse_failure_rate": self.metric.get(checkpoint.step, 0.0),
+                           {"gsm8k/answer_parse_failure_rate/flexible-extract": self.metric.get(checkpoint.step, 0.0),
                             "train/reward_mean": 0.1 * checkpoint.step}, "release", contract=view.name)
         out.mkdir(parents=True, exist_ok=True)
         (out / "decision.json").write_text(decision.model_dump_json())
@@ -270,3 +270,20 @@ def test_a_stopping_signal_is_kept_by_later_steps(tmp_path: Path, contract: Path
     watcher(run, contract, FakeGate({}), monkeypatch, once=True).run()
     signal = read_control(run)
     assert signal is not None and (signal.action, signal.step, signal.last_gated_step) == ("rollback", 5, 7)
+
+
+def test_a_checkpoint_the_gate_refuses_is_a_failed_step_and_the_watch_goes_on(
+        tmp_path: Path, contract: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = tmp_path / "run"
+    trl_checkpoint(run, 1)
+    trl_checkpoint(run, 2)
+
+    class Refusing(FakeGate):
+        def __call__(self, view: Any, checkpoint: Checkpoint, out: Path, **kw: Any) -> Any:
+            if checkpoint.step == 1:
+                raise InputError("holds no weights", file=checkpoint.model, fix="save the model")
+            return super().__call__(view, checkpoint, out, **kw)
+    w = watcher(run, contract, Refusing({}), monkeypatch, once=True)
+    w.run()
+    assert w.state.steps[1].status == "failed" and "holds no weights" in w.state.steps[1].note
+    assert "fix: save the model" in w.state.steps[1].note and w.state.steps[2].status == "gated"
