@@ -6,7 +6,7 @@ transformers, lm_eval, vllm or deepeval.
 
 from __future__ import annotations
 
-from rlgate._lazy import lazy_getattr
+from rlgate._core.lazy import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -14,7 +14,7 @@ _EXPORTS = {
     "load_contract": "rlgate.harness.vocabulary",
     "ResolvedContract": "rlgate.contract.loader",
     "Contract": "rlgate.contract.models",
-    "InputError": "rlgate.errors",
+    "InputError": "rlgate._core.errors",
     "MetricRef": "rlgate.contract.metrics",
 }
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.engine.models import Decision, SequentialReplay
-from rlgate.errors import InputError
 from rlgate.harness import ProgressSink, RunOutcome, SilentProgress, get_harness
 from rlgate.harness.checkpoint import CheckpointInfo, inspect_checkpoint
 from rlgate.harness.registry import importer_for

@@ -1,7 +1,8 @@
 """The layers stay layered: every module imports, and no package imports one above it or closes a cycle.
 
 contract -> harness/results -> engine -> {badcases, contamination, monitor, judge, report} -> pipeline
--> cli -> ci, with shared utilities below everything. Imports inside functions (lazy imports) count:
+-> cli -> ci, with the ground floor (rlgate._core: errors, files, JSON I/O, text safety) and the registry
+below everything. Imports inside functions (lazy imports) count:
 they are dependencies all the same.
 """
 
@@ -21,8 +22,7 @@ PACKAGE = Path(rlgate.__file__).parent
 
 #: package (first name under rlgate) -> layer; a package may import its own layer's siblings or lower ones.
 LAYERS: dict[str, int] = {
-    "rlgate": 0, "_lazy": 0, "defaults": 0, "errors": 0, "files": 0, "gcpause": 0, "jsonl": 0, "jsonl_fast": 0,
-    "bounds": 0, "registry": 0, "stats": 0, "visible": 0,
+    "rlgate": 0, "_core": 0, "registry": 0, "stats": 0,
     "contract": 1,
     "store": 2, "results": 2,
     "harness": 3,
@@ -270,3 +270,76 @@ def test_only_the_harness_layer_and_the_demo_reach_into_an_adapter() -> None:
              for name in _imports(file) if name.startswith(("rlgate.harness.lmeval", "rlgate.harness.inspect",
                                                             "rlgate.harness.bfcl", "rlgate.harness.swebench"))]
     assert not found, found
+
+
+#: the only modules directly under rlgate/: everything else lives in a package (a floor)
+ROOT_MODULES = frozenset({"__init__", "registry"})
+#: rlgate/orchestrate.py moves into the application layer (rlgate/app, issue 30) in a parallel change
+ROOT_MODULES_MOVING = frozenset({"orchestrate"})
+
+
+def test_no_loose_modules_at_the_root() -> None:
+    loose = sorted(f.stem for f in PACKAGE.glob("*.py"))
+    assert not set(loose) - ROOT_MODULES - ROOT_MODULES_MOVING, \
+        f"put these in a package (rlgate/_core for errors, files, JSON I/O and text safety): {loose}"
+
+
+def test_the_ground_floor_imports_no_other_rlgate_package() -> None:
+    found = [f"{module} -> {name}" for module, file in _modules() if _package(module) == "_core"
+             for name in _imports(file) if _package(name) != "_core"]
+    assert not found, found
+
+
+def _defined_functions(file: Path) -> set[str]:
+    return {node.name for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _floor_helpers() -> set[str]:
+    """The public functions of the floor's text-safety and JSON I/O modules."""
+    return {name for module in ("text", "jsonio") for name in _defined_functions(PACKAGE / "_core" / f"{module}.py")
+            if not name.startswith("_")}
+
+
+#: function names that make untrusted text safe, wherever they are written (`escape_data`, `visible_...`)
+_TEXT_SAFETY_NAME = re.compile(r"^(visible_(controls|line|text|surrogates)|escape_|sanitize|safe_text|make_safe)")
+
+
+def _own_text_safety_or_json_io(file: Path, helpers: set[str]) -> list[str]:
+    return sorted(name for name in _defined_functions(file) if name in helpers or _TEXT_SAFETY_NAME.match(name))
+
+
+def test_only_the_ground_floor_makes_text_safe_or_reads_json() -> None:
+    """One text-safety module and one JSON I/O module (rlgate._core.text / jsonio): no package writes its own
+    escaping or a second copy of a reader helper."""
+    helpers = _floor_helpers()
+    assert {"visible_controls", "visible_surrogates", "stored_text", "md_inline", "workflow_data", "check_depth",
+            "iter_jsonl", "load_document"} <= helpers
+    found = {module: hits for module, file in _modules() if _package(module) != "_core"
+             for hits in [_own_text_safety_or_json_io(file, helpers)] if hits}
+    assert found == {}, f"use rlgate._core.text / rlgate._core.jsonio instead: {found}"
+
+
+def test_the_floor_checks_are_not_vacuous(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def escape_data(v):\n    return v\n\ndef check_depth(v):\n    return v\n\n"
+                   "def visible_controls(v):\n    return v\n\ndef visible_gpu_count():\n    return 0\n")
+    assert _own_text_safety_or_json_io(bad, _floor_helpers()) == ["check_depth", "escape_data", "visible_controls"]
+
+
+def _module_cycles(package: str) -> list[list[str]]:
+    """Import cycles between the modules of one package (lazy imports count)."""
+    inside = {module: file for module, file in _modules() if _package(module) == package}
+    graph: dict[str, set[str]] = {module: {name for name in _imports(file) if name in inside and name != module}
+                                  for module, file in inside.items()}
+    return _cycles(graph)
+
+
+def test_no_module_cycle_in_the_store() -> None:
+    """rlgate.store.open opens the backends and rlgate.store.postgres is one; both read rlgate.store.location."""
+    assert _module_cycles("store") == []
+
+
+def test_the_module_cycle_check_is_not_vacuous() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fixtures.synthetic_runs import make_manifest, make_run
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 from rlgate.pipeline import checkpoint_step, decide_and_report
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from rlgate._core.errors import InputError
 from rlgate.badcases.models import BadcaseReport
 from rlgate.badcases.taxonomy import ClassifyOptions
-from rlgate.errors import InputError
 
 if TYPE_CHECKING:
     from rlgate.contract.loader import ResolvedContract

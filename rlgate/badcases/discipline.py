@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import RELEASE_GATE_ONLY
-from rlgate.errors import InputError
 from rlgate.store.sql import CONSULT_KEY
 
 __all__ = ["CONSULT_KEY", "check_iteration_access", "consult_budget_warnings", "consultation_counts",

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import InputError
 from rlgate.badcases.classify import classify_run
 from rlgate.badcases.families import gsm8k_gold
 from rlgate.badcases.taxonomy import ClassifyOptions, SampleOutcome, first_response
-from rlgate.errors import InputError
 from rlgate.results.models import RunResult, SampleRecord, doc_order
 
 EXPORT_SCHEMA = "rlgate.badcase/1"

@@ -10,7 +10,6 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
 from rlgate.engine.versions import VersionCheck
 from rlgate.results.models import DocId
 
@@ -66,8 +65,8 @@ class ClusterStat(_Model):
     p_value: float | None = None
     p_adjusted: float | None = Field(None, description="Holm-adjusted across the clusters of the same level")
     grew: bool = False
-    private_tasks: list[str] = Field(default_factory=empty_list, description="private tasks counted (samples withheld)")
-    examples: list[BadcaseExample] = Field(default_factory=empty_list)
+    private_tasks: list[str] = Field(default_factory=list, description="private tasks counted (samples withheld)")
+    examples: list[BadcaseExample] = Field(default_factory=list)
 
 
 class DropExplanation(_Model):
@@ -130,12 +129,12 @@ class BadcaseReport(_Model):
     candidate: str
     baseline: str | None = None
     alpha: float = 0.05
-    clusters: list[ClusterStat] = Field(default_factory=empty_list, description="class-level clusters")
-    category_clusters: list[ClusterStat] = Field(default_factory=empty_list, description="class x category clusters")
-    badcase_top: list[str] = Field(default_factory=empty_list, description="'cluster: candidate_count', grown first")
-    explanations: list[DropExplanation] = Field(default_factory=empty_list)
-    next_actions: list[NextAction] = Field(default_factory=empty_list)
-    private_tasks: list[str] = Field(default_factory=empty_list, description="tasks whose samples are withheld")
+    clusters: list[ClusterStat] = Field(default_factory=list, description="class-level clusters")
+    category_clusters: list[ClusterStat] = Field(default_factory=list, description="class x category clusters")
+    badcase_top: list[str] = Field(default_factory=list, description="'cluster: candidate_count', grown first")
+    explanations: list[DropExplanation] = Field(default_factory=list)
+    next_actions: list[NextAction] = Field(default_factory=list)
+    private_tasks: list[str] = Field(default_factory=list, description="tasks whose samples are withheld")
     versions: VersionCheck | None = None
-    anchor_shifts: list[AnchorShift] = Field(default_factory=empty_list)
-    warnings: list[str] = Field(default_factory=empty_list)
+    anchor_shifts: list[AnchorShift] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)

@@ -7,17 +7,17 @@ documents scored in every version tell whether the new version is harder or easi
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import load_document
 from rlgate.badcases.classify import classify_run
 from rlgate.badcases.models import AnchorShift
 from rlgate.badcases.taxonomy import ClassifyOptions
-from rlgate.errors import InputError
 
 if TYPE_CHECKING:
     from rlgate.results.models import RunResult
@@ -35,18 +35,12 @@ class AnchorSet(BaseModel):
 def load_anchor_set(path: str | Path) -> AnchorSet:
     """Read an anchor set from JSON; a missing or malformed file is an InputError."""
     file = Path(path)
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("anchor set file does not exist", file=str(file)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=str(file), line=exc.lineno, column=exc.colno) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=str(file),
-                         fix="pass the anchor set JSON file (--anchors)") from None
-    except OSError as exc:
-        raise InputError(f"cannot read the anchor set: {exc.strerror or exc}", file=str(file),
-                         fix="pass the anchor set JSON file (--anchors), not a folder") from None
+    if not file.exists():
+        raise InputError("anchor set file does not exist", file=str(file))
+    if file.is_dir():
+        raise InputError("cannot read the anchor set: it is a folder", file=str(file),
+                         fix="pass the anchor set JSON file (--anchors), not a folder")
+    data = load_document(file, "pass the anchor set JSON file (--anchors)")
     try:
         return AnchorSet.model_validate(data)
     except ValidationError as exc:

@@ -1,8 +1,7 @@
 """GitHub Actions workflow commands and environment files, written the way the runner parses them.
 
 Model and user text reaches annotations (gate reasons, metric names), so every value is escaped
-exactly as `@actions/core` does: data escapes `%`, CR and LF; properties also escape `:` and `,`.
-Without that, a newline in a reason would end the command and let the rest run as a new one.
+exactly as `@actions/core` does (`rlgate._core.text.workflow_data` / `workflow_property`).
 """
 
 from __future__ import annotations
@@ -13,19 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TextIO
 
+from rlgate._core.text import workflow_data, workflow_property
+
 AnnotationLevel = Literal["error", "warning", "notice"]
 #: GitHub rejects a step summary over 1 MiB; stay under it with room for the truncation note.
 SUMMARY_LIMIT_BYTES = 1_000_000
-
-
-def escape_data(value: str) -> str:
-    """Escape a command's message (after `::`)."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(value: str) -> str:
-    """Escape a command property value (`title=`, `file=`)."""
-    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
 def annotation(
@@ -39,15 +30,15 @@ def annotation(
     """One `::error title=...::message` line for the job log, which GitHub turns into an annotation."""
     props: list[str] = []
     if title:
-        props.append(f"title={escape_property(title)}")
+        props.append(f"title={workflow_property(title)}")
     if file:
-        props.append(f"file={escape_property(file)}")
+        props.append(f"file={workflow_property(file)}")
         if line is not None:
             props.append(f"line={line}")
     head = f"::{level}"
     if props:
         head += " " + ",".join(props)
-    return f"{head}::{escape_data(message)}"
+    return f"{head}::{workflow_data(message)}"
 
 
 def emit(line: str, stream: TextIO) -> None:

@@ -119,7 +119,7 @@ def read_outcome(out: Path, check_exit: str, started: str) -> Outcome:
 
 def fallback_summary(outcome: Outcome) -> str:
     """A short summary for when report.md is missing: the decision and the gates that did not pass."""
-    from rlgate.report.text import md_inline
+    from rlgate._core.text import md_inline
 
     lines = [f"## rlgate decision: **{outcome.decision}**", ""]
     if outcome.decision_obj is not None:

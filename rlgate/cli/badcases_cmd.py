@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.files import write_text_atomic
 from rlgate.cli.common import app, handles_input_errors
-from rlgate.files import write_text_atomic
 
 
 @app.command()

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.text import visible_line
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
-from rlgate.visible import visible_line
 
 
 def print_outcome(result: object) -> None:
@@ -55,7 +55,7 @@ def check(
     quiet_environment()
     from rlgate.orchestrate import check as run_check
 
-    # models run in this process: no collector policy (rlgate.gcpause)
+    # models run in this process: no collector policy (rlgate._core.gcpause)
     with RichProgress() as progress:
         result = run_check(contract, checkpoint, out, cache_dir=cache, lora_base=lora_base, limit=limit,
                            seed=seed, progress=progress, baseline=baseline)

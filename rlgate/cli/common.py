@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 #: Exit codes, documented in the README and used by every command.
 EXIT_RELEASE = 0

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.errors import InputError
+from rlgate._core.text import visible_line
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder
-from rlgate.errors import InputError
-from rlgate.visible import visible_line
 
 
 @app.command()

@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.errors import InputError
 from rlgate.cli.common import EXIT_BAD_INPUT, app, handles_input_errors, output_folder
-from rlgate.errors import InputError
 
 INIT_FILES = {
     "contract.yaml": "contracts/my_contract.yaml",
@@ -68,7 +68,7 @@ def schema(
         raise InputError(f"unknown schema kind '{kind}'", field="--kind", fix=f"use one of {', '.join(kinds)}")
     text = decision_json_schema_text() if kind == "decision" else json_schema_text(kind)
     if out:
-        from rlgate.files import write_text_atomic
+        from rlgate._core.files import write_text_atomic
 
         try:
             write_text_atomic(out, text)

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.errors import InputError
 from rlgate.cli.common import app, handles_input_errors, output_folder
-from rlgate.errors import InputError
 
 
 def metrics_table(folder: Path) -> str:

@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.files import write_text_atomic
+from rlgate._core.gcpause import collector_paused, command_policy
+from rlgate._core.text import visible_line
 from rlgate.cli.common import DECISION_EXIT, app, handles_input_errors, output_folder, pydantic_plugins_off
-from rlgate.files import write_text_atomic
-from rlgate.gcpause import collector_paused, command_policy
-from rlgate.visible import visible_line
 
 
 @app.command()
@@ -36,9 +36,9 @@ def gate(
 ) -> None:
     """Gate a candidate against its baseline on stored results; exit 0 release, 1 block, 3 research_only."""
     output_folder(out)
-    # the runs, the decision and its reports all live until the process exits (rlgate.gcpause)
+    # the runs, the decision and its reports all live until the process exits (rlgate._core.gcpause)
     with command_policy(), pydantic_plugins_off():
-        with collector_paused():  # these modules live until the process exits (rlgate.gcpause)
+        with collector_paused():  # these modules live until the process exits (rlgate._core.gcpause)
             from rlgate.engine.summary import decision_markdown, decision_table
             from rlgate.harness import read_results
             from rlgate.harness.vocabulary import load_contract

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from rlgate._core.errors import InputError
 from rlgate.cli.common import app, handles_input_errors
-from rlgate.errors import InputError
 
 if TYPE_CHECKING:
     from rlgate.store.protocol import HistoryStore

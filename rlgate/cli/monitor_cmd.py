@@ -82,7 +82,7 @@ def monitor(
 
 def parse_duplicates(value: str | None) -> DuplicatePolicy | None:
     """`--duplicate-steps` checked against the policies there are."""
-    from rlgate.errors import InputError
+    from rlgate._core.errors import InputError
     from rlgate.monitor.duplicates import POLICIES
 
     if value is None:

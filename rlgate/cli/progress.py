@@ -83,7 +83,7 @@ class RichProgress:
         """One plain line, flushed at once (a log read while the run goes on)."""
         import sys
 
-        from rlgate.visible import visible_controls
+        from rlgate._core.text import visible_controls
 
         stream = sys.stderr
         stream.write(visible_controls(text) + "\n")

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from rlgate._core.errors import InputError
 from rlgate.cli.common import app, handles_input_errors
-from rlgate.errors import InputError
 
 
 @app.command()

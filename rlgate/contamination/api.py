@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rlgate._core.errors import InputError
 from rlgate.contamination.index import ContaminationReport, check_contamination
 from rlgate.contamination.sources import EvalDoc, data_file_for, doc_text, docs_from_data_file
-from rlgate.errors import InputError
 from rlgate.harness.vocabulary import family_of
 
 if TYPE_CHECKING:

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.contamination.ngrams import NgramHasher
 from rlgate.contamination.sources import EvalDoc, LineStats, training_chunks
-from rlgate.defaults import empty_list
 from rlgate.engine.models import GateVerdict
 from rlgate.results.models import DocId
 
@@ -58,7 +57,7 @@ class TaskContamination(_Model):
     n_contaminated: int = Field(description="documents whose overlap is >= min_overlap (and > 0)")
     n_partial: int = Field(0, description="documents sharing some n-gram, below min_overlap")
     rate: float = Field(description="contaminated documents / documents")
-    documents: list[ContaminatedDoc] = Field(default_factory=empty_list)
+    documents: list[ContaminatedDoc] = Field(default_factory=list)
     documents_omitted: int = 0
 
 
@@ -79,7 +78,7 @@ class ContaminationReport(_Model):
     tasks: list[TaskContamination]
     max_rate: float | None = None
     seconds: float = 0.0
-    warnings: list[str] = Field(default_factory=empty_list)
+    warnings: list[str] = Field(default_factory=list)
 
 
 class EvalIndex:

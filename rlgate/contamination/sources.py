@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.results.models import DocId
 
 #: Fields that hold the question text of common tasks, best first (answers are not the eval's input).

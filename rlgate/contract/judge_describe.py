@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from rlgate._core.errors import InputError
 from rlgate.contract.judge_policy import JudgeSpec, resolve_judge
 from rlgate.contract.loader import ResolvedContract, find_relative
-from rlgate.errors import InputError
 
 
 def _check_files(rc: ResolvedContract, task: str, spec: JudgeSpec) -> None:

@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from rlgate._core.errors import InputError
 from rlgate.contract.base import StrictModel
-from rlgate.errors import InputError
 
 JudgeType = Literal["rule", "llm", "rule_then_llm_judge"]
 JudgeMode = Literal["pointwise", "pairwise"]

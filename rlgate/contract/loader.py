@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rlgate._core.errors import InputError
 from rlgate.contract.kinds import check_kind
 from rlgate.contract.metrics import MetricRef
 from rlgate.contract.models import (
@@ -28,7 +29,6 @@ from rlgate.contract.models import (
     TaskEntry,
 )
 from rlgate.contract.yamlpos import PathKey, YamlDoc, dotted, load_yaml, suggest, validation_to_input_error
-from rlgate.errors import InputError
 
 THRESHOLDS = ("min_delta", "max_drop", "max", "min")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")

@@ -29,7 +29,6 @@ from rlgate.contract.protocol import (
     VllmOptions,
 )
 from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, NO_FILTER, TaskVocabulary
-from rlgate.defaults import empty_list
 
 __all__ = [  # re-exported: every contract model is importable from here
     "MULTIMODAL_BACKENDS",
@@ -97,7 +96,7 @@ class TaskEntry(StrictModel):
         None, description="the name gates and reports use (default: the task, or its last path part without .py)")
     task_args: dict[str, Any] = Field(default_factory=dict, description="inspect task parameters, e.g. {category: x}")
     requires: list[Literal["docker", "network", "hub_data", "gpu"]] = Field(
-        default_factory=empty_list, description="what the task needs beyond rlgate's extras (rlgate validate shows it)")
+        default_factory=list, description="what the task needs beyond rlgate's extras (rlgate validate shows it)")
     metric_ranges: dict[str, tuple[float, float]] = Field(
         default_factory=dict,
         description="declared range of metrics that are not fractions in [0, 1], e.g. {score: [0, 10]}; "
@@ -315,9 +314,9 @@ class GateConfig(StrictModel):
                                  "research_only)")
     allow_missing_trajectories: int = Field(0, ge=0, description="unknown trajectories a safety gate tolerates")
     primary: PrimaryGate | None = None
-    hard: list[HardGate] = Field(default_factory=empty_list)
-    regression: list[RegressionGate] = Field(default_factory=empty_list)
-    diagnostics: list[DiagnosticGate] = Field(default_factory=empty_list)
+    hard: list[HardGate] = Field(default_factory=list)
+    regression: list[RegressionGate] = Field(default_factory=list)
+    diagnostics: list[DiagnosticGate] = Field(default_factory=list)
     decision: DecisionPolicy = Field(default_factory=DecisionPolicy)
     decision_sources: dict[str, str] = Field(
         default_factory=dict, description="decision-policy key -> the file, line and key that set it (`use:` chains "
@@ -352,7 +351,7 @@ class GateConfig(StrictModel):
 class MonitorSpec(StrictModel):
     """Training logs to read and how to judge them."""
 
-    logs: list[str] = Field(default_factory=empty_list, description="log files (paths relative to the contract)")
+    logs: list[str] = Field(default_factory=list, description="log files (paths relative to the contract)")
     format: str = Field(
         "auto", description="auto | trl | verl_jsonl | verl_console | tensorboard | openrlhf | wandb | wandb_csv | "
         "mlflow | csv | jsonl"
@@ -399,7 +398,7 @@ class WatchSpec(StrictModel):
 class ContaminationSpec(StrictModel):
     """Training data to check the eval documents against; `max_rate` makes it a hard gate."""
 
-    train_files: list[str] = Field(default_factory=empty_list, description="training JSONL/text files (relative paths)")
+    train_files: list[str] = Field(default_factory=list, description="training JSONL/text files (relative paths)")
     ngram: int = Field(13, ge=3, le=64, description="n-gram length in normalised tokens (13 as in GPT-3 / lm-eval)")
     max_rate: float | None = Field(
         None, ge=0.0, le=1.0, description="block when a task's share of contaminated documents exceeds this"
@@ -423,7 +422,7 @@ class Contract(StrictModel):
     suites: list[str | Suite] = Field(min_length=1, description="suite files (relative paths) or inline suites")
     gates: GateSettings
     trusted_task_paths: list[str] = Field(
-        default_factory=empty_list, description="local lm-eval task folders allowed to run Python (!function)"
+        default_factory=list, description="local lm-eval task folders allowed to run Python (!function)"
     )
     allow_protocol_mismatch: bool = Field(False, description="compare runs made under different protocols")
     monitor: MonitorSpec | None = None

@@ -11,9 +11,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from rlgate._core.errors import InputError
 from rlgate.contract.base import StrictModel
-from rlgate.defaults import empty_list
-from rlgate.errors import InputError
 
 #: Group-sequential boundaries are integrated look by look (about 5 ms each); designs in practice use a handful
 #: of interim looks. More than this is refused, naming the field.
@@ -108,8 +107,8 @@ class ForbiddenArgument(StrictModel):
 class SafetyRules(StrictModel):
     """What counts as an unsafe agent action, besides what the task's scorer flags itself."""
 
-    forbidden_tools: list[str] = Field(default_factory=empty_list, description="tool names or globs never to be called")
-    forbidden_arguments: list[ForbiddenArgument] = Field(default_factory=empty_list)
+    forbidden_tools: list[str] = Field(default_factory=list, description="tool names or globs never to be called")
+    forbidden_arguments: list[ForbiddenArgument] = Field(default_factory=list)
     scorer_metric: str = Field(
         "safety_violation", description="a score of this name from the task's scorer marks a violation when > 0")
 

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 PathKey = tuple[str | int, ...]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from rlgate.errors import InputError, install_hint
+from rlgate._core.errors import InputError, install_hint
 from rlgate.harness.base import ProgressSink
 from rlgate.orchestrate import CheckResult, check
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 DemoKind = Literal["text", "agent", "vlm", "real"]
 MARKER = ".rlgate-demo.json"

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rlgate._core.errors import InputError, install_hint
 from rlgate.demo import build as demo_build
 from rlgate.demo import data as demo_data
 from rlgate.demo.build import DemoPaths, render_pairs
 from rlgate.demo.grpo import GrpoSettings
-from rlgate.errors import InputError, install_hint
 from rlgate.harness.base import ProgressSink
 from rlgate.orchestrate import CheckResult
 

@@ -25,7 +25,7 @@ def check_requirements() -> None:
     """Fail with the install command, not a traceback, when an extra the demo needs is missing."""
     import importlib.util
 
-    from rlgate.errors import InputError, install_hint
+    from rlgate._core.errors import InputError, install_hint
 
     missing = [m for m in DEMO_MODULES if importlib.util.find_spec(m) is None]
     if missing:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import GateConfig
 from rlgate.engine import fmt, trajectories
 from rlgate.engine.aggregates import aggregate_warnings
@@ -53,7 +54,6 @@ from rlgate.engine.pairing import pair_task
 from rlgate.engine.protocol import protocol_differences
 from rlgate.engine.scope import scoped_decision
 from rlgate.engine.subtasks import subtask_gaps
-from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 from rlgate.stats.multiple import holm
 from rlgate.stats.noninferiority import holm_levels

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import GateConfig, Sequential
 from rlgate.engine.context import GateContext
 from rlgate.engine.decision import _named, decide
@@ -53,7 +54,6 @@ from rlgate.engine.scope import worst as worst_of
 from rlgate.engine.sequential_methods import Method, Track, method_of, settle
 from rlgate.engine.units import unit_codes
 from rlgate.engine.values import paired_values
-from rlgate.errors import InputError
 from rlgate.results.models import MetricKey, RunResult
 from rlgate.stats.sequential import to_unit
 

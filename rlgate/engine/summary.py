@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
+from rlgate._core.text import visible_controls
 from rlgate.engine import fmt
 from rlgate.engine.models import Decision, GateVerdict
-from rlgate.visible import visible_controls
 
 _MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "nodata": "NODATA", "error": "ERROR"}
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.results.models import RunResult
 
 MANIFEST_KEY = "benchmark_versions"
@@ -25,7 +24,7 @@ class VersionCheck(BaseModel):
 
     baseline: dict[str, str] = Field(default_factory=dict)
     candidate: dict[str, str] = Field(default_factory=dict)
-    differences: list[str] = Field(default_factory=empty_list)
+    differences: list[str] = Field(default_factory=list)
     allowed: bool = False
 
 

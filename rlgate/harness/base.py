@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 from typing import Protocol as TypingProtocol
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, TaskVocabulary, open_vocabulary
-from rlgate.errors import InputError
 from rlgate.harness.checkpoint import CheckpointInfo
 from rlgate.results.manifest import RunManifest
 from rlgate.results.models import RunResult

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 if TYPE_CHECKING:  # annotations only: importing the cache module (dataclasses, ~1 ms) is for runs that generate
     from rlgate.store.cache import GenerationCache

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError, MissingExtraError, install_hint
+from rlgate._core.errors import InputError, MissingExtraError, install_hint
 
 GGUF_MAGIC = b"GGUF"
 #: transformers' own renames of llama.cpp architecture names (modeling_gguf_pytorch_utils.load_gguf_checkpoint).

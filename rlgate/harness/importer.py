@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rlgate._core.files import write_text_atomic
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
-from rlgate.files import write_text_atomic
 from rlgate.harness.base import Harness, RunPlan
 from rlgate.results.manifest import MANIFEST_FILE, RunManifest, TaskRun
 

@@ -12,8 +12,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from rlgate.errors import InputError
-from rlgate.gcpause import collector_paused
+from rlgate._core.errors import InputError
+from rlgate._core.gcpause import collector_paused
 from rlgate.harness.base import Harness
 from rlgate.registry import Registry
 from rlgate.results.integrity import quarantine, quarantine_out_of_range

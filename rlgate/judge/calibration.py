@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import iter_jsonl
 from rlgate.contract.judge_policy import CalibrationSpec, JudgeSpec
-from rlgate.errors import InputError
-from rlgate.jsonl import iter_jsonl
 from rlgate.judge.report import CalibrationReport
 from rlgate.judge.runner import Judge, judge_pair, judge_points
 from rlgate.judge.stats import cohen_kappa

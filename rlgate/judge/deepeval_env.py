@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from rlgate.errors import MissingExtraError
+from rlgate._core.errors import MissingExtraError
 
 FORCED = {"DEEPEVAL_TELEMETRY_OPT_OUT": "1", "DEEPEVAL_DISABLE_DOTENV": "1",
           "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0"}

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from rlgate._core.errors import InputError
 from rlgate.contract.judge_policy import JudgeModelSpec
-from rlgate.errors import InputError
 from rlgate.judge.cache import JudgeCache, cache_key
 from rlgate.judge.deepeval_api import DeepEvalBaseLLM
 

@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
 from rlgate.results.models import DocId
 
 JUDGE_REPORT_SCHEMA_VERSION: Literal[1] = 1
@@ -48,7 +47,7 @@ class JudgeItem(_Model):
     rule: dict[str, float] | None = Field(None, description="rule scores: candidate, baseline")
     candidate_score: float | None = Field(None, description="pointwise: mean judge score of the candidate")
     baseline_score: float | None = Field(None, description="pointwise: mean judge score of the baseline")
-    calls: list[JudgeCall] = Field(default_factory=empty_list)
+    calls: list[JudgeCall] = Field(default_factory=list)
 
     @property
     def value(self) -> float | None:
@@ -151,12 +150,12 @@ class TaskJudgeReport(_Model):
     policy: dict[str, Any] = Field(description="the resolved JudgeSpec this task ran under")
     judge_model: str | None = None
     judge_fingerprint: str | None = None
-    items: list[JudgeItem] = Field(default_factory=empty_list)
+    items: list[JudgeItem] = Field(default_factory=list)
     unpaired: int = Field(0, description="documents in only one of the two runs (not judged, reported)")
     decided_by: dict[str, int] = Field(default_factory=dict, description="rule / llm / undecided counts")
     errors: int = 0
     error_rate: float | None = None
-    error_examples: list[str] = Field(default_factory=empty_list)
+    error_examples: list[str] = Field(default_factory=list)
     win_rate: WinRate | None = None
     mean_candidate_score: float | None = None
     mean_baseline_score: float | None = None
@@ -179,4 +178,4 @@ class JudgeReport(_Model):
     tasks: dict[str, TaskJudgeReport] = Field(default_factory=dict)
     deepeval_folder: str | None = Field(None, description="where deepeval keeps its files for this run")
     cache: str | None = Field(None, description="judge result cache file")
-    warnings: list[str] = Field(default_factory=empty_list)
+    warnings: list[str] = Field(default_factory=list)

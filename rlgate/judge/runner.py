@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any, Protocol
 
+from rlgate._core.errors import InputError
 from rlgate.contract.judge_policy import JudgeSpec
-from rlgate.errors import InputError
 from rlgate.harness.vocabulary import vocabulary_of
 from rlgate.judge.bias import judge_trust, length_bias, position_bias
 from rlgate.judge.report import JudgeCall, JudgeItem, Order, Outcome, TaskJudgeReport

@@ -8,7 +8,7 @@ so `import rlgate.monitor` does not import numpy.
 
 from __future__ import annotations
 
-from rlgate._lazy import lazy_getattr
+from rlgate._core.lazy import lazy_getattr
 
 _EXPORTS = {
     "read_log": "rlgate.monitor.readers",

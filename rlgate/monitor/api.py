@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import MonitorSpec
 from rlgate.engine.models import Decision
-from rlgate.errors import InputError
 from rlgate.monitor.duplicates import DuplicatePolicy
 from rlgate.monitor.duplicates import resolve as resolve_duplicates
 from rlgate.monitor.findings import Finding
@@ -242,6 +242,6 @@ def checkpoint_extra(decision: Decision) -> dict[str, object]:
 
 def write_report(report: MonitorReport, out: Path) -> Path:
     """Write `OUT/monitor.json` atomically (temporary file, then rename) and return its path."""
-    from rlgate.files import write_text_atomic
+    from rlgate._core.files import write_text_atomic
 
     return write_text_atomic(out / "monitor.json", report.model_dump_json(indent=2) + "\n")

@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
 from rlgate.monitor.findings import FAULT_DOMAINS, FaultDomain, Finding, Severity
 from rlgate.monitor.rules import RULE_ORDER
 
@@ -60,8 +59,8 @@ class Candidate(BaseModel):
     rule: str = Field(description="the candidate's leading finding")
     severity: Severity
     score: int = Field(description="weight of its own findings plus the findings it explains (critical 3, warning 2)")
-    evidence: list[str] = Field(default_factory=empty_list)
-    explains: list[str] = Field(default_factory=empty_list,
+    evidence: list[str] = Field(default_factory=list)
+    explains: list[str] = Field(default_factory=list,
                                 description="rules of other domains accounted for as symptoms")
 
 

@@ -6,8 +6,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
-
 Severity = Literal["critical", "warning", "info"]
 FaultDomain = Literal["configuration", "reward", "data", "environment", "algorithm", "infrastructure"]
 Action = Literal["pause", "pause_manual_review", "rollback", "research_only"]
@@ -30,7 +28,7 @@ class Finding(BaseModel):
     step_end: int | None = Field(None, description="last step of that window")
     values: dict[str, float | str | None] = Field(default_factory=dict, description="the values that triggered it")
     threshold: dict[str, float | str | None] = Field(default_factory=dict)
-    metrics: list[str] = Field(default_factory=empty_list, description="canonical metrics involved (plots mark them)")
+    metrics: list[str] = Field(default_factory=list, description="canonical metrics involved (plots mark them)")
     source: str | None = Field(None, description="log file or training run the finding is about")
     action: Action | None = Field(None, description="checkpoint-history rules: what to do with the run")
     rollback_to: str | None = Field(None, description="checkpoint to roll back to, for action 'rollback'")

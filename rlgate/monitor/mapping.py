@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.series import Series, TrainingLog
 from rlgate.monitor.vocabulary import ALIASES, VAL_PREFIX, classify
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.series import ReadProblem, TrainingLog
 
 #: Metadata files beside (or above) a log, and how each names the trained model.

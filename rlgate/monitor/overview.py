@@ -11,14 +11,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlgate._core.text import visible_line
 from rlgate.contract.loader import ResolvedContract
-from rlgate.defaults import empty_list
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.history_rules import HistoryTargets, evaluate_history, targets_from_contract
 from rlgate.monitor.policy import MonitorPolicy
 from rlgate.store.protocol import HistoryStore
 from rlgate.store.records import CheckpointRecord, of_contract
-from rlgate.visible import visible_line
 
 OVERVIEW_SCHEMA_VERSION = 1
 
@@ -36,7 +35,7 @@ class CheckpointRow(_Model):
     primary_value: float | None = None
     primary_interval: list[float] | None = Field(None, description="the gate's interval (of the change over "
                                                  "the baseline for a primary gate)")
-    deciding_gates: list[str] = Field(default_factory=empty_list)
+    deciding_gates: list[str] = Field(default_factory=list)
     metrics: dict[str, float] = Field(default_factory=dict)
     intervals: dict[str, list[float]] = Field(default_factory=dict, description="per gated metric, as gated")
     recorded_at: float
@@ -56,9 +55,9 @@ class RunOverview(_Model):
                                  "from before rlgate stored contracts)")
     checkpoints: list[CheckpointRow]
     best: str | None = Field(None, description="checkpoint with the best primary metric")
-    rules_fired: list[Finding] = Field(default_factory=empty_list)
+    rules_fired: list[Finding] = Field(default_factory=list)
     rules_note: str | None = None
-    consultations: list[Consultation] = Field(default_factory=empty_list)
+    consultations: list[Consultation] = Field(default_factory=list)
 
 
 class HistoryOverview(_Model):

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.findings import Severity
 
 MONITOR_POLICY_VERSION = 1

@@ -13,7 +13,6 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
 from rlgate.monitor.diagnosis import Candidate, rank_causes
 from rlgate.monitor.findings import FaultDomain, Finding, Severity, worst_severity
 from rlgate.monitor.rules import RuleStatus, sort_findings
@@ -65,13 +64,13 @@ class LogSummary(_Model):
     first_step: int | None
     last_step: int | None
     metrics: list[SeriesInfo]
-    unknown_keys: list[str] = Field(default_factory=empty_list, description="keys outside the vocabulary, kept as read")
-    ignored_keys: list[str] = Field(default_factory=empty_list, description="keys whose values are not numbers")
-    problems: list[Problem] = Field(default_factory=empty_list)
-    warnings: list[str] = Field(default_factory=empty_list,
+    unknown_keys: list[str] = Field(default_factory=list, description="keys outside the vocabulary, kept as read")
+    ignored_keys: list[str] = Field(default_factory=list, description="keys whose values are not numbers")
+    problems: list[Problem] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list,
                                 description="what was read but needs a look: repeated steps (with counts), "
                                 "metadata naming another model, keys that look like canonical metrics")
-    rules: list[RuleStatus] = Field(default_factory=empty_list)
+    rules: list[RuleStatus] = Field(default_factory=list)
 
     @property
     def checked(self) -> bool:
@@ -94,9 +93,9 @@ class Diagnosis(_Model):
     rule: str
     severity: Severity
     summary: str
-    evidence: list[str] = Field(default_factory=empty_list,
+    evidence: list[str] = Field(default_factory=list,
                                 description="the winner's findings and the symptoms it explains")
-    candidates: list[Candidate] = Field(default_factory=empty_list, description="every candidate cause, best first")
+    candidates: list[Candidate] = Field(default_factory=list, description="every candidate cause, best first")
 
 
 class MonitorReport(_Model):
@@ -104,22 +103,22 @@ class MonitorReport(_Model):
     policy: str = Field(description="name or path of the threshold policy used")
     logs: list[LogSummary]
     findings: list[Finding]
-    history_findings: list[Finding] = Field(default_factory=empty_list)
+    history_findings: list[Finding] = Field(default_factory=list)
     training_run: str | None = None
     history_checkpoints: int | None = Field(
         None, description="gated checkpoints of the training run the cross-checkpoint rules looked at")
     history_rules: list[RuleStatus] = Field(
-        default_factory=empty_list,
+        default_factory=list,
         description="the cross-checkpoint rules (on gated results), whether each ran and why not")
     rules_not_run: list[RuleStatus] = Field(
-        default_factory=empty_list,
+        default_factory=list,
         description="log-based rules not run on any log, with the reason (e.g. no logs given)")
     unchecked_logs: list[str] = Field(
-        default_factory=empty_list, description="logs no rule could judge (no recognised metric with a finite "
+        default_factory=list, description="logs no rule could judge (no recognised metric with a finite "
         "value, no steps, a wrong format): 'could not check', never 'healthy'; the monitor gate is nodata")
     severity: Severity | None = Field(None, description="the worst finding's severity; None when nothing was found")
     diagnosis: Diagnosis | None = None
-    plots: list[Plot] = Field(default_factory=empty_list)
+    plots: list[Plot] = Field(default_factory=list)
 
     @property
     def problems(self) -> list[Problem]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.vocabulary import BOOKKEEPING_PREFIXES, DERIVED, VAL_PREFIX, classify
 
 

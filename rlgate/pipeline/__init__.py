@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlgate._core.errors import InputError
+from rlgate._core.gcpause import collector_paused
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision, SequentialReplay
-from rlgate.errors import InputError
-from rlgate.gcpause import collector_paused
 from rlgate.pipeline.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.results.models import RunResult
 
@@ -57,9 +57,9 @@ def _record_history(history: HistoryStore, resolved: ResolvedContract, decision:
     _, warnings = record_consultations(history, resolved, run, private) if private else ({}, [])
     if spec is not None and spec.training_run:
         # the monitor's modules load only when a training run is recorded (not on every gate)
+        from rlgate._core.text import stored_text
         from rlgate.monitor.api import record_gated_checkpoint, training_metrics
         from rlgate.monitor.report import MonitorReport
-        from rlgate.store.records import stored_text
 
         step = step if step is not None else checkpoint_step(checkpoint)
         name = checkpoint or decision.inputs[-1].source
@@ -145,7 +145,7 @@ def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: R
         notes += [f"benchmark version differs: {d}" for d in versions.differences]
     given = SourceInput(resolved, baseline, candidate, out, history)
     # the sources (monitor logs, contamination index, an LLM judge) run with the collector as it was; the
-    # gate's own work over every sample below runs with it paused (rlgate.gcpause)
+    # gate's own work over every sample below runs with it paused (rlgate._core.gcpause)
     contributions = {source.name: source.contribute(given) for source in sources if source.applies(resolved)}
     with collector_paused():
         return _decide_paused(resolved, baseline, candidate, out, history, contributions, seed=seed,

@@ -45,8 +45,8 @@ def history_trend(store: HistoryStore, resolved: ResolvedContract | None = None,
 def write_history_html(store: HistoryStore, out: Path, resolved: ResolvedContract | None = None,
                        training_run: str | None = None) -> Path:
     """Write the trend page to `out` atomically and return its path."""
-    from rlgate.errors import InputError
-    from rlgate.files import write_text_atomic
+    from rlgate._core.errors import InputError
+    from rlgate._core.files import write_text_atomic
     from rlgate.report.trend_html import render_trend_html
 
     if out.is_dir():

@@ -8,7 +8,7 @@ costs nothing until a report is written.
 
 from __future__ import annotations
 
-from rlgate._lazy import lazy_getattr
+from rlgate._core.lazy import lazy_getattr
 
 _EXPORTS = {
     "ReportModel": "rlgate.report.model",

@@ -19,11 +19,11 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from rlgate._core.text import json_for_script, truncate, visible_controls
 from rlgate.report import firstscreen, fmt, nodes, svg, views
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
 from rlgate.report.model import CHANGES, ReportModel, SampleTable
 from rlgate.report.template_cache import template_cache
-from rlgate.report.text import json_for_script, truncate, visible_controls
 
 #: The page refuses to grow past this; the text budget is halved until it fits.
 HTML_LIMIT = 9_500_000

@@ -11,7 +11,6 @@ re-running anything. When decision.json is newer than the model (gates re-decide
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,12 +20,13 @@ from jinja2 import TemplateError, TemplateSyntaxError
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
+from rlgate._core.jsonio import load_document
+from rlgate._core.text import visible_surrogates
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
-from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
-from rlgate.jsonl_fast import visible_surrogates
 from rlgate.report.builder import (
     build_report,
     gate_ref,
@@ -151,13 +151,7 @@ def write_reports(out_dir: str | Path, decision: Decision, *, contract: Resolved
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read {path.name}: {exc.strerror}", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
-                         fix="re-run `rlgate gate` to write it again") from None
+    return load_document(path, "re-run `rlgate gate` to write it again")
 
 
 def _validate(model: type[Any], data: Any, path: Path) -> Any:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from rlgate._core.text import xml_text
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.engine.summary import judge_trust_text
 from rlgate.report import fmt, views
 from rlgate.report.model import ReportModel
-from rlgate.report.text import xml_text
 
 
 def _limit(key: str, limit: float, bounded: bool) -> str:

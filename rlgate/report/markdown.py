@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from rlgate._core.text import md_inline
 from rlgate.report import firstscreen, fmt, nodes, views
 from rlgate.report.html import environment
 from rlgate.report.model import ReportModel
-from rlgate.report.text import md_inline
 
 VERDICT_ICON = {"pass": "✅", "fail": "❌", "inconclusive": "❔", "nodata": "⚪", "error": "⚠️"}
 DECISION_ICON = {"release": "🟢", "research_only": "🟡", "block": "🔴"}

@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rlgate.defaults import empty_list
 from rlgate.engine.models import Decision
 from rlgate.results.drops import DropsManifest
 from rlgate.results.models import DocId
@@ -85,22 +84,22 @@ class SampleTable(_Model):
     no answer for the document.
     """
 
-    doc_id: list[DocId] = Field(default_factory=empty_list)
-    change: list[Change] = Field(default_factory=empty_list)
-    target: list[str | None] = Field(default_factory=empty_list)
-    prompt: list[str | None] = Field(default_factory=empty_list)
-    prompt_prefix: list[int | None] = Field(default_factory=empty_list)
-    prompt_chars: list[int] = Field(default_factory=empty_list)
-    baseline_response: list[str | None] = Field(default_factory=empty_list)
-    baseline_chars: list[int] = Field(default_factory=empty_list)
-    baseline_n: list[int] = Field(default_factory=empty_list)
-    baseline_extracted: list[str | None] = Field(default_factory=empty_list)
-    baseline_score: list[float | None] = Field(default_factory=empty_list)
-    candidate_response: list[str | None] = Field(default_factory=empty_list)
-    candidate_chars: list[int] = Field(default_factory=empty_list)
-    candidate_n: list[int] = Field(default_factory=empty_list)
-    candidate_extracted: list[str | None] = Field(default_factory=empty_list)
-    candidate_score: list[float | None] = Field(default_factory=empty_list)
+    doc_id: list[DocId] = Field(default_factory=list)
+    change: list[Change] = Field(default_factory=list)
+    target: list[str | None] = Field(default_factory=list)
+    prompt: list[str | None] = Field(default_factory=list)
+    prompt_prefix: list[int | None] = Field(default_factory=list)
+    prompt_chars: list[int] = Field(default_factory=list)
+    baseline_response: list[str | None] = Field(default_factory=list)
+    baseline_chars: list[int] = Field(default_factory=list)
+    baseline_n: list[int] = Field(default_factory=list)
+    baseline_extracted: list[str | None] = Field(default_factory=list)
+    baseline_score: list[float | None] = Field(default_factory=list)
+    candidate_response: list[str | None] = Field(default_factory=list)
+    candidate_chars: list[int] = Field(default_factory=list)
+    candidate_n: list[int] = Field(default_factory=list)
+    candidate_extracted: list[str | None] = Field(default_factory=list)
+    candidate_score: list[float | None] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _same_length(self) -> SampleTable:
@@ -141,7 +140,7 @@ class ToolCallView(_Model):
     function: str
     arguments: str = ""
     parse_error: str | None = None
-    unsafe: list[str] = Field(default_factory=empty_list, description="the contract's safety rules this call broke")
+    unsafe: list[str] = Field(default_factory=list, description="the contract's safety rules this call broke")
 
 
 class StepView(_Model):
@@ -152,7 +151,7 @@ class StepView(_Model):
     kind: StepKind
     text: str | None = Field(None, description="capped; None when the size budget left the steps out")
     chars: int = Field(0, description="length of the full text")
-    tool_calls: list[ToolCallView] = Field(default_factory=empty_list)
+    tool_calls: list[ToolCallView] = Field(default_factory=list)
     function: str | None = Field(None, description="for a tool result: the function that answered")
     error: str | None = None
     retry: bool = Field(False, description="repeats a call (same function) whose earlier attempt failed")
@@ -175,10 +174,10 @@ class TrajectoryView(_Model):
     tool_errors: int = 0
     tokens: int | None = None
     time_s: float | None = None
-    limits_hit: list[str] = Field(default_factory=empty_list)
+    limits_hit: list[str] = Field(default_factory=list)
     error: str | None = None
-    safety_violations: list[str] = Field(default_factory=empty_list)
-    steps: list[StepView] = Field(default_factory=empty_list)
+    safety_violations: list[str] = Field(default_factory=list)
+    steps: list[StepView] = Field(default_factory=list)
     steps_total: int = Field(0, description="messages in the trajectory")
     steps_left_out: bool = Field(False, description="the size budget kept the outcome but not the steps")
 
@@ -193,16 +192,16 @@ class TaskSection(_Model):
     samples_withheld: str | None = Field(None, description="why no samples are shown, when none are")
     n_baseline: int = 0
     n_candidate: int = 0
-    metrics: list[MetricValue] = Field(default_factory=empty_list)
+    metrics: list[MetricValue] = Field(default_factory=list)
     drill_metric: str | None = Field(None, description="metric/filter the per-sample verdicts use")
     drill_higher_is_better: bool = True
     counts: dict[str, int] = Field(default_factory=dict, description="change -> documents")
     samples: SampleTable = Field(default_factory=SampleTable)
-    prompt_prefixes: list[str] = Field(default_factory=empty_list, description="few-shot context shared by prompts")
+    prompt_prefixes: list[str] = Field(default_factory=list, description="few-shot context shared by prompts")
     samples_total: int = Field(0, description="documents before any sample limit")
     protocol: dict[str, Any] = Field(default_factory=dict)
     trajectories: list[TrajectoryView] = Field(
-        default_factory=empty_list, description="agent runs a reviewer can open, failed and changed pairs first")
+        default_factory=list, description="agent runs a reviewer can open, failed and changed pairs first")
     trajectories_total: int = Field(0, description="agent trajectories of both runs before any limit")
 
     def with_rows(self, rows: list[int]) -> TaskSection:
@@ -265,12 +264,12 @@ class RolloutCard(_Model):
 
     protocol: dict[str, Any] = Field(default_factory=dict)
     task_protocols: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    runs: list[RunCard] = Field(default_factory=empty_list)
-    reporting_rules: list[str] = Field(default_factory=empty_list)
-    drops: list[dict[str, Any]] = Field(default_factory=empty_list)
+    runs: list[RunCard] = Field(default_factory=list)
+    reporting_rules: list[str] = Field(default_factory=list)
+    drops: list[dict[str, Any]] = Field(default_factory=list)
     dropped_runs: DropsManifest | None = Field(
         None, description="agent runs that errored, hit a limit, timed out or lost their sandbox (all counted)")
-    protocol_differences: list[str] = Field(default_factory=empty_list)
+    protocol_differences: list[str] = Field(default_factory=list)
 
 
 class ReportModel(_Model):
@@ -282,11 +281,11 @@ class ReportModel(_Model):
     title: str
     contract_name: str
     decision: Decision
-    metrics: list[MetricValue] = Field(default_factory=empty_list, description="every aggregate, raw")
-    radar: list[RadarAxis] = Field(default_factory=empty_list)
+    metrics: list[MetricValue] = Field(default_factory=list, description="every aggregate, raw")
+    radar: list[RadarAxis] = Field(default_factory=list)
     radar_note: str = ""
-    top_regressions: list[Regression] = Field(default_factory=empty_list)
-    tasks: list[TaskSection] = Field(default_factory=empty_list)
+    top_regressions: list[Regression] = Field(default_factory=list)
+    tasks: list[TaskSection] = Field(default_factory=list)
     rollout: RolloutCard = Field(default_factory=RolloutCard)
     sample_note: str = ""
     text_left_out: int = Field(0, description="documents whose text was not kept (size budget)")

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
+from rlgate._core.text import visible_controls
 from rlgate.engine.models import GateVerdict
 from rlgate.report import fmt
 from rlgate.report.model import RadarAxis
-from rlgate.report.text import visible_controls
 
 if TYPE_CHECKING:  # annotations only: the trend models load with the history report, not with every gate
     from rlgate.report.trend import TrendMarker, TrendSeries

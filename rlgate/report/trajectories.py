@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rlgate._core.text import truncate
 from rlgate.contract.models import SafetyRules
 from rlgate.report.model import CHANGES, Change, StepKind, StepView, TaskSection, ToolCallView, TrajectoryView
-from rlgate.report.text import truncate
 from rlgate.results.agent_metrics import AGENT_KEY, rule_violations, tool_errors
 from rlgate.results.models import NO_FILTER, DocId, SampleRecord, TaskResult, Trajectory, doc_order
 

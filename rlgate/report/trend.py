@@ -16,7 +16,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlgate.contract.metrics import MetricRef, higher_is_better, is_bounded
-from rlgate.defaults import empty_list
 from rlgate.store.records import CheckpointRecord
 
 TREND_SCHEMA_VERSION = 1
@@ -65,14 +64,14 @@ class TrendMarker(_Model):
     step_end: int | None = None
     action: str | None = None
     rollback_to: str | None = None
-    metrics: list[str] = Field(default_factory=empty_list)
+    metrics: list[str] = Field(default_factory=list)
 
 
 class TrendCheckpoint(_Model):
     step: int
     checkpoint: str
     decision: str | None = None
-    deciding_gates: list[str] = Field(default_factory=empty_list)
+    deciding_gates: list[str] = Field(default_factory=list)
     recorded_at: float
 
 
@@ -89,11 +88,11 @@ class TrendRun(_Model):
                                  "under several (one trend per contract)")
     checkpoints: list[TrendCheckpoint]
     series: list[TrendSeries]
-    markers: list[TrendMarker] = Field(default_factory=empty_list)
+    markers: list[TrendMarker] = Field(default_factory=list)
     best: str | None = None
     primary: str | None = None
     rules_note: str | None = Field(None, description="why no cross-checkpoint rule was evaluated, if none was")
-    consultations: list[TrendConsultation] = Field(default_factory=empty_list)
+    consultations: list[TrendConsultation] = Field(default_factory=list)
 
     @property
     def steps(self) -> list[int]:

@@ -13,7 +13,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
 from rlgate.results.models import DocId, RunResult, Trajectory, doc_order
 
 DROPS_SCHEMA_VERSION: Literal[1] = 1
@@ -60,8 +59,8 @@ class CoverageShortfall(_Model):
     expected: int
     answered: int
     min_coverage: float
-    causes: list[str] = Field(default_factory=empty_list)
-    examples: list[str] = Field(default_factory=empty_list)
+    causes: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(default_factory=list)
 
 
 class DropsManifest(_Model):
@@ -71,9 +70,9 @@ class DropsManifest(_Model):
     rule: str = RULE
     counts: dict[str, dict[str, int]] = Field(default_factory=dict, description="run -> kind -> trajectories")
     trajectories: dict[str, int] = Field(default_factory=dict, description="run -> agent trajectories in all")
-    runs: list[DroppedRun] = Field(default_factory=empty_list)
+    runs: list[DroppedRun] = Field(default_factory=list)
     shortfalls: list[CoverageShortfall] = Field(
-        default_factory=empty_list, description="gates nodata for want of documents (written only when any)")
+        default_factory=list, description="gates nodata for want of documents (written only when any)")
 
     @property
     def total(self) -> int:

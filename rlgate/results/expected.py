@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.results.models import RunResult
 
 DOCLISTS_ENV = "RLGATE_DOCLISTS"

@@ -18,7 +18,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.results.models import CorruptScore, DocId, RunResult, SampleRecord, SampleValue
 
 Problem = Literal["non_finite", "wrong_type", "out_of_range"]

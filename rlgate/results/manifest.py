@@ -13,16 +13,15 @@ so folders written by older rlgate still gate.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rlgate.defaults import empty_list
-from rlgate.errors import InputError
-from rlgate.visible import visible_line
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import load_document
+from rlgate._core.text import visible_line
 
 if TYPE_CHECKING:
     from rlgate.results.models import RunResult, SampleRecord, Trajectory
@@ -46,7 +45,7 @@ class Drops(_Model):
     sandbox_failed: int = Field(0, description="agents: the sandbox (e.g. a Docker container) failed")
     empty: int = Field(0, description="the response was empty or whitespace")
     missing: int = Field(0, description="imported responses: no row answered this request")
-    examples: list[str] = Field(default_factory=empty_list, description="a few request ids with the error text")
+    examples: list[str] = Field(default_factory=list, description="a few request ids with the error text")
 
     @property
     def total(self) -> int:
@@ -88,9 +87,9 @@ class TaskRun(_Model):
     expected_documents: int | None = Field(
         None, description="documents the protocol asks for; coverage = documents / expected_documents")
     missing_documents: list[int] = Field(
-        default_factory=empty_list, description="doc ids never answered (imported responses): not scored, listed here")
+        default_factory=list, description="doc ids never answered (imported responses): not scored, listed here")
     not_generated: list[int] = Field(
-        default_factory=empty_list,
+        default_factory=list,
         description="doc ids a sequential check did not generate (settled before their look), "
         "in the seeded order; not missing: coverage counts them out")
     sequential_look: int | None = Field(None, description="the look of a sequential check this run reached")
@@ -112,7 +111,7 @@ class ImportReport(_Model):
     unmatched: int = 0
     duplicates: int = 0
     unknown_task: int = 0
-    examples: list[str] = Field(default_factory=empty_list, description="a few unmatched or duplicate rows, by line")
+    examples: list[str] = Field(default_factory=list, description="a few unmatched or duplicate rows, by line")
 
     @field_validator("examples")
     @classmethod
@@ -136,7 +135,7 @@ class RunManifest(_Model):
     checkpoint_fingerprint: str
     weights_hash: str | None = None
     load_path: str | None = None
-    checkpoint_notes: list[str] = Field(default_factory=empty_list)
+    checkpoint_notes: list[str] = Field(default_factory=list)
     backend: str
     model_spec: dict[str, object] = Field(
         default_factory=dict, description="harness-specific model spec, e.g. {'lm_eval_model': 'hf'}")
@@ -147,7 +146,7 @@ class RunManifest(_Model):
     started: str
     wall_time_s: float
     model_loaded: bool
-    tasks: list[TaskRun] = Field(default_factory=empty_list)
+    tasks: list[TaskRun] = Field(default_factory=list)
     import_report: ImportReport | None = None
     benchmark_versions: dict[str, str] = Field(
         default_factory=dict, description="task -> 'suite@version[/task@version]', compared by check and gate")
@@ -210,16 +209,7 @@ def migrate_manifest(data: dict[str, Any]) -> dict[str, Any]:
 
 def load_manifest(path: Path) -> RunManifest:
     """Read a run manifest of any schema this rlgate knows; a bad file is an InputError naming it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the run manifest: {exc}", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
-                         fix="the manifest is corrupt or truncated; re-run the evaluation") from None
-    except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
-        raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path,
-                         fix="the manifest is corrupt; re-run the evaluation") from None
+    data = load_document(path, "the manifest is corrupt or truncated; re-run the evaluation")
     if not isinstance(data, dict):
         raise InputError("a run manifest is a JSON object", file=path)
     try:

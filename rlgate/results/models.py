@@ -14,9 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rlgate._core.text import visible_surrogates
 from rlgate.contract.metrics import MetricRef
-from rlgate.defaults import empty_list
-from rlgate.jsonl_fast import visible_surrogates
 from rlgate.results.manifest import RunManifest
 
 RESULTS_SCHEMA_VERSION = 1
@@ -81,7 +80,7 @@ class TrajectoryStep(_Model):
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=empty_list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = Field(None, description="for role tool: the call this result answers")
     error: str | None = Field(None, description="for role tool: the tool's error (timeout, permission, ...)")
 
@@ -89,9 +88,9 @@ class TrajectoryStep(_Model):
 class Trajectory(_Model):
     """A whole agent run on one sample: every step, the limits it hit, what it cost."""
 
-    steps: list[TrajectoryStep] = Field(default_factory=empty_list)
+    steps: list[TrajectoryStep] = Field(default_factory=list)
     epoch: int = 1
-    limits_hit: list[str] = Field(default_factory=empty_list, description="message / token / time limits reached")
+    limits_hit: list[str] = Field(default_factory=list, description="message / token / time limits reached")
     error: str | None = Field(None, description="sample error (crash, sandbox failure); scored as a failure")
     total_tokens: int | None = None
     working_time_s: float | None = None
@@ -121,7 +120,7 @@ class SampleRecord(_Model):
     doc_hash: str = Field(description="hash of the document, to check pairs are the same question")
     prompt: str | None = Field(None, description="the prompt as sent (first request's context)")
     target: str | None = None
-    responses: list[str] = Field(default_factory=empty_list, description="raw generations (n per prompt)")
+    responses: list[str] = Field(default_factory=list, description="raw generations (n per prompt)")
     filtered: dict[str, str] = Field(default_factory=dict, description="filter -> filtered (extracted) answer")
     scores: dict[str, dict[str, SampleValue]] = Field(
         default_factory=dict, description="filter -> metric -> value"
@@ -165,7 +164,7 @@ class TaskProtocol(_Model):
     version: str | None = None
     num_fewshot: int | None = None
     generation_kwargs: dict[str, Any] = Field(default_factory=dict)
-    filters: list[str] = Field(default_factory=empty_list)
+    filters: list[str] = Field(default_factory=list)
     task_hash: str | None = None
     dataset: str | None = Field(None, description="dataset path / data files the task read")
     agent: dict[str, Any] = Field(
@@ -189,9 +188,9 @@ class TaskResult(_Model):
         None, description="documents the harness says a complete run of the task holds (lm-eval's n-samples "
         "original, before --limit); coverage is judged against it, never against n_samples")
     protocol: TaskProtocol = Field(default_factory=TaskProtocol)
-    samples: list[SampleRecord] = Field(default_factory=empty_list)
+    samples: list[SampleRecord] = Field(default_factory=list)
     corrupt: list[CorruptScore] = Field(
-        default_factory=empty_list, description="per-sample scores taken out of `samples` because they are unusable")
+        default_factory=list, description="per-sample scores taken out of `samples` because they are unusable")
     duplicate_lines: int = Field(0, description="identical duplicate sample lines collapsed while reading")
     def value(self, metric: str, filter_name: str) -> float | None:
         return self.metrics.get(filter_name, {}).get(metric)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 #: What users' workflows reference; the action is `action.yml` at this repository's root.
 DEFAULT_ACTION_REF = "rlgate/rlgate@v1"

@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlgate.errors import InputError
-from rlgate.jsonl_fast import visible_surrogates
+from rlgate._core.errors import InputError
+from rlgate._core.text import visible_surrogates
 
 CACHE_SCHEMA_VERSION = 1
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord
 from rlgate.store.sql import SQLHistory
 

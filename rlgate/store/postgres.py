@@ -4,7 +4,7 @@ Same schema, migrations and statements as SQLite (rlgate.store.sql). One connect
 (one per decision); every operation is one transaction, and upserts (`INSERT ... ON CONFLICT`) make
 concurrent gate jobs of one team safe without locks. First openers serialise schema migrations on an
 advisory lock. Connection problems are bad input: exit 2 naming host:port and the fix; the password
-never appears in a message (see rlgate.store.open.redact).
+never appears in a message (see rlgate.store.location.redact).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from rlgate.errors import InputError, MissingExtraError
-from rlgate.store.open import SETTING, redact
+from rlgate._core.errors import InputError, MissingExtraError
+from rlgate.store.location import SETTING, redact
 from rlgate.store.sql import SQLHistory
 
 _MIGRATION_LOCK = 0x726C6761  # "rlga": one advisory lock id for rlgate's schema migrations

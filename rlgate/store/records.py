@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.jsonl_fast import visible_surrogates
+from rlgate._core.text import stored_text
 
 HISTORY_SCHEMA_VERSION = 3
 
@@ -34,16 +34,6 @@ class CheckpointRecord(BaseModel):
     recorded_at: float
     contract: str = Field("", description="the name of the contract it was gated under (\"\": recorded before "
                           "rlgate stored contracts)")
-
-
-def stored_text(value: Any) -> Any:
-    """A text as every backend stores it: a lone surrogate (a checkpoint path of non-UTF-8 bytes) encodes in no
-    UTF-8 database and PostgreSQL refuses NUL, so each is kept as its visible `\\uXXXX` escape. Every statement's
-    parameters pass here, and so does a name compared with stored records, so it is found by the name it was
-    recorded under."""
-    if isinstance(value, str):
-        return visible_surrogates(value).replace("\x00", "\\u0000")
-    return value
 
 
 def of_contract(records: Sequence[CheckpointRecord], contract: str) -> list[CheckpointRecord]:

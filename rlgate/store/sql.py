@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from rlgate.errors import InputError
-from rlgate.jsonl_fast import text_only, visible_surrogates
-from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord, of_contract, stored_text
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import text_only
+from rlgate._core.text import stored_text, visible_surrogates
+from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord, of_contract
 
 #: version -> statements that bring a store from the version before to this one (never edited once released)
 MIGRATIONS: dict[int, list[str]] = {

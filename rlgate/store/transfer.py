@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
+from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
 from rlgate.store.protocol import HistoryStore
 from rlgate.store.records import HISTORY_SCHEMA_VERSION, CheckpointRecord, CounterRecord
 

@@ -9,6 +9,7 @@ import pytest
 from badcase_helpers import one_task_run
 from fixtures.synthetic_runs import make_manifest
 
+from rlgate._core.errors import InputError
 from rlgate.badcases.discipline import (
     check_iteration_access,
     consultation_counts,
@@ -20,7 +21,6 @@ from rlgate.badcases.discipline import (
 from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.versions import MANIFEST_KEY, check_versions
-from rlgate.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 from rlgate.results.models import RunResult, SampleRecord
 from rlgate.store.history import CheckpointHistory
@@ -170,4 +170,4 @@ def test_an_anchor_set_that_is_a_folder_or_binary_is_an_input_error(tmp_path: Pa
     for name in ("folder.json", "binary.json"):
         with pytest.raises(InputError) as info:
             load_anchor_set(tmp_path / name)
-        assert info.value.file == str(tmp_path / name) and info.value.fix
+        assert str(info.value.file) == str(tmp_path / name) and info.value.fix

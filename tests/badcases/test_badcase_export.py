@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from badcase_helpers import one_task_run, scored_run
 
+from rlgate._core.errors import InputError
 from rlgate.badcases.export import export_badcases
-from rlgate.errors import InputError
 from rlgate.results.models import RunResult
 
 DOCS = [{"question": f"Tom has {i} apples and buys {i} more. How many?", "answer": f"{i}+{i}={2 * i}\n#### {2 * i}"}

@@ -10,18 +10,10 @@ from ci_action_runner import parse_env_file, unescape
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rlgate.ci.commands import annotation, escape_data, escape_property, truncate_summary, write_outputs
+from rlgate.ci.commands import annotation, truncate_summary, write_outputs
 from rlgate.ci.gates import MAX_PER_LEVEL, gate_annotations, locate_metric, metric_line
 from rlgate.ci.steps import check_command, finish, resolve_out, run_check
 from rlgate.engine.models import Decision, GateVerdict
-
-
-def test_escaping_follows_github_rules() -> None:
-    assert escape_data("50%\r\nnext") == "50%25%0D%0Anext"
-    assert escape_data("a:b,c") == "a:b,c"
-    assert escape_property("50%\r\n a:b,c") == "50%25%0D%0A a%3Ab%2Cc"
-    # `%` first: an already-escaped-looking value stays literal.
-    assert escape_data("%0A") == "%250A"
 
 
 @given(st.text(min_size=1))

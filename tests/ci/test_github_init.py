@@ -8,8 +8,8 @@ import pytest
 from ci_lint_tools import load_yaml12
 from typer.testing import CliRunner
 
+from rlgate._core.errors import InputError
 from rlgate.cli.app import app
-from rlgate.errors import InputError
 from rlgate.scaffold.github import DEFAULT_ACTION_REF, render_workflow
 
 runner = CliRunner()

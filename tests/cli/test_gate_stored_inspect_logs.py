@@ -47,8 +47,8 @@ def test_stored_logs_gate_without_the_task_file_and_running_it_is_refused(tmp_pa
     decision = json.loads((tmp_path / "g" / "decision.json").read_text())
     gate = next(g for g in decision["gates"] if g["name"] == "security_guide/task_success")
     assert gate["candidate"] == pytest.approx(0.6875) and gate["n"] == 16  # the log's own accuracy, 16 samples
+    from rlgate._core.errors import InputError
     from rlgate.contract.loader import load_contract
-    from rlgate.errors import InputError
     from rlgate.harness.inspect import InspectHarness
 
     resolved = load_contract(path)

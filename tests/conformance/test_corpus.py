@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness import read_results
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from rlgate.errors import MissingExtraError
+from rlgate._core.errors import MissingExtraError
 from rlgate.monitor.api import run_monitor
 from rlgate.monitor.duplicates import resolve
 from rlgate.monitor.readers import read_log, tensorboard

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.contamination.index import EvalIndex, check_contamination, contamination_gates
 from rlgate.contamination.ngrams import NgramHasher
 from rlgate.contamination.sources import EvalDoc, docs_from_data_file
 from rlgate.contract.models import GateConfig
 from rlgate.engine.decision import decide
-from rlgate.errors import InputError
 from rlgate.results.models import RunProvenance, RunResult
 
 WORDS = [f"w{i}" for i in range(500)]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.contamination.index import check_contamination, contamination_gates
 from rlgate.contamination.sources import EvalDoc
-from rlgate.errors import InputError
 
 WORDS = [f"w{i}" for i in range(500)]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 
 SUITE = """schema_version: 1

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.contract.yamlpos import load_yaml
-from rlgate.errors import InputError
 
 
 def _load(tmp_path: Path, text: str) -> InputError:

@@ -69,8 +69,8 @@ def test_reference_answers_score_perfectly_through_lm_eval(tmp_path: Path) -> No
 def test_demo_without_its_extras_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
+    from rlgate._core.errors import InputError
     from rlgate.demo import run
-    from rlgate.errors import InputError
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "lm_eval" else real(name, *a))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.demo.owner import MARKER, claim_folder, folder_owner
-from rlgate.errors import InputError
 
 
 def test_a_new_or_empty_folder_is_claimed_and_can_be_claimed_again(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rlgate._core.errors import InputError
 from rlgate.demo.grpo import FORMAT_REWARD, GrpoSettings, correctness_reward, final_answer, format_reward
-from rlgate.errors import InputError
 from tests.fixtures.real_model import require_real_gguf
 
 

@@ -14,10 +14,10 @@ from fixtures.faults import copy_folder, edit_results
 from fixtures.lmeval_builders import cached_folder
 from fixtures.synthetic_runs import make_run
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import load_contract
 from rlgate.contract.models import GateConfig, PrimaryGate
 from rlgate.engine import decide
-from rlgate.errors import InputError
 from rlgate.harness.lmeval.folder import read_lmeval_folder
 
 pytest.importorskip("lm_eval")

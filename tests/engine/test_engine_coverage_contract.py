@@ -199,7 +199,7 @@ def test_compressed_samples_are_read_like_plain_ones(abel: dict[str, Path], tmp_
 
 
 def test_zstandard_samples_without_the_library_are_one_clear_error(abel: dict[str, Path], tmp_path: Path) -> None:
-    from rlgate.errors import InputError
+    from rlgate._core.errors import InputError
 
     folder = copy_folder(abel["13b"].parent, tmp_path / "zst").joinpath(abel["13b"].name)
     plain = samples_file(folder)
@@ -216,7 +216,7 @@ def test_zstandard_samples_without_the_library_are_one_clear_error(abel: dict[st
 
 
 def test_a_newer_run_without_samples_beside_an_older_one_is_refused(abel: dict[str, Path], tmp_path: Path) -> None:
-    from rlgate.errors import InputError
+    from rlgate._core.errors import InputError
 
     folder = copy_folder(abel["13b"].parent, tmp_path / "two").joinpath(abel["13b"].name)
     old = _results(folder)

@@ -253,7 +253,7 @@ def test_reordered_documents_pair_by_hash() -> None:
 
 
 def test_protocol_differences_refused_unless_allowed() -> None:
-    from rlgate.errors import InputError
+    from rlgate._core.errors import InputError
 
     base = make_run({"t": {"acc": [1.0, 0.0]}})
     cand = make_run({"t": {"acc": [1.0, 1.0]}})

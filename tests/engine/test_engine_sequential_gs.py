@@ -199,8 +199,8 @@ def test_a_short_task_reaches_its_final_analysis_before_the_suite_last_look() ->
 
 
 def test_group_sequential_refuses_more_looks_than_it_can_integrate() -> None:
+    from rlgate._core.errors import InputError
     from rlgate.contract.protocol import GROUP_SEQUENTIAL_MAX_LOOKS
-    from rlgate.errors import InputError
 
     assert len(Sequential(method="group_sequential", looks=GROUP_SEQUENTIAL_MAX_LOOKS).counts(10_000)) == 50
     with pytest.raises(ValidationError, match="at most 50 planned looks"):

@@ -127,9 +127,9 @@ def test_repeated_responses_of_one_record_stay_one_sample_with_the_count_beside_
 
 
 def test_sequential_replay_refuses_runs_with_several_epochs_per_sample() -> None:
+    from rlgate._core.errors import InputError
     from rlgate.contract.protocol import Sequential
     from rlgate.engine.sequential import replay
-    from rlgate.errors import InputError
 
     base, cand = epoch_pair(40, 4, better=3)
     runs = [epoch_run("t", "acc", base, "base"), epoch_run("t", "acc", cand, "cand")]

@@ -13,11 +13,11 @@ import pytest
 from fixtures.lmeval_builders import build_gsm8k_abel_folder, cached_folder
 from fixtures.synthetic_runs import make_run
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import load_contract
 from rlgate.contract.models import GateConfig, RegressionGate
 from rlgate.engine import decide
 from rlgate.engine.protocol import first_difference
-from rlgate.errors import InputError
 from rlgate.harness.lmeval.folder import read_lmeval_folder
 
 CONTRACTS = Path(__file__).resolve().parents[1] / "fixtures" / "contracts"

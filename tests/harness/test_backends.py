@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import Protocol
-from rlgate.errors import InputError
 from rlgate.harness.lmeval import backends
 
 

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from rlgate._core.errors import InputError
 from rlgate.cli.app import app
-from rlgate.errors import InputError
 from rlgate.harness import read_results
 
 if importlib.util.find_spec("bfcl_eval") is None:

@@ -13,7 +13,7 @@ pytest.importorskip("lm_eval")
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.lmeval.caching_lm import CachingLM, request_hash
 from rlgate.store.cache import GenerationCache
 

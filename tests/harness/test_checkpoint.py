@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.checkpoint import inspect_checkpoint
 from rlgate.store.cache import GenerationCache
 

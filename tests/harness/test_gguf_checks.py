@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rlgate.errors import InputError, MissingExtraError
+from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.harness.checkpoint import inspect_checkpoint
 from rlgate.harness.lmeval.backends import model_spec
 

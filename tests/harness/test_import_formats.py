@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness import read_results
 from rlgate.harness.lmeval.responses import ResponseRow, match_rows, same_target
 

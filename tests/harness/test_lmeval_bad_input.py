@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from rlgate._core.errors import InputError
 from rlgate.cli.app import app
-from rlgate.errors import InputError
 from rlgate.harness.lmeval.folder import read_lmeval_folder
 
 TS = "2024-06-01T12-00-00.000000"

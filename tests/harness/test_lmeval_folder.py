@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from fixtures.lmeval_builders import build_synthetic_folder, cached_folder
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.lmeval.folder import find_results_file, parse_metric_key, read_lmeval_folder
 
 pytest.importorskip("lm_eval")

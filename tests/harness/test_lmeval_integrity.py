@@ -14,7 +14,7 @@ import pytest
 from fixtures.faults import append_first_lines, copy_folder, samples_file, set_score
 from fixtures.lmeval_builders import build_synthetic_folder
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness import read_results
 from rlgate.harness.lmeval.folder import read_lmeval_folder
 from rlgate.results.integrity import SampleLines, classify, quarantine

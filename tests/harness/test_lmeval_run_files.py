@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_lmeval_bad_input import TS, results_doc, write
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.lmeval.folder import read_lmeval_folder
 
 

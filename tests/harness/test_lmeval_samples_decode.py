@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from rlgate import jsonl_fast
-from rlgate.errors import InputError
+from rlgate._core import jsonio as jsonl_fast
+from rlgate._core.errors import InputError
 from rlgate.harness.lmeval import samples_decode
 from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
 from rlgate.results import integrity

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rlgate._core.errors import InputError
 from rlgate.cli.app import app
-from rlgate.errors import InputError
 from rlgate.harness import read_results
 from rlgate.results.manifest import MANIFEST_SCHEMA_VERSION, load_manifest
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import rlgate.jsonl
-from rlgate.errors import InputError
+import rlgate._core.jsonio
+from rlgate._core.errors import InputError
 from rlgate.harness import read_results
 
 SHORT_LINES = 4096
@@ -123,7 +123,7 @@ def test_deep_long_and_wide_inputs_end_in_a_result_or_one_input_error(
         monkeypatch: pytest.MonkeyPatch) -> None:
     if reader in NEEDS and importlib.util.find_spec(NEEDS[reader]) is None:
         pytest.skip(f"{NEEDS[reader]} is not installed")
-    monkeypatch.setattr(rlgate.jsonl, "MAX_LINE_BYTES", SHORT_LINES)
+    monkeypatch.setattr(rlgate._core.jsonio, "MAX_LINE_BYTES", SHORT_LINES)
     monkeypatch.setattr("rlgate.harness.lmeval.convert.MAX_LINE_BYTES", SHORT_LINES)
     read = READERS[reader](tmp_path_factory.mktemp(reader), shape(kind, size))
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.lmeval.responses import match_rows, read_responses
 
 DOCS = {

@@ -118,7 +118,7 @@ def test_toy_harness_corrupt_scores_and_duplicates_follow_rlgate_rules(tmp_path:
 
 def test_sequential_looks_are_refused_before_a_harness_that_cannot_generate_in_looks_plans(tmp_path: Path) -> None:
     """protocol.sequential needs a harness with `generates_in_looks`; the refusal comes before `plan` runs."""
-    from rlgate.errors import InputError
+    from rlgate._core.errors import InputError
     from rlgate.harness.vocabulary import load_contract
     from rlgate.orchestrate import evaluate
 

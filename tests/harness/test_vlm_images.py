@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import ImageProtocol, Protocol
-from rlgate.errors import InputError
 from rlgate.harness.lmeval.images import check_images, load_images, resize, select_mmmu_subject
 from rlgate.harness.lmeval.vlm_checks import refuse_text_backend
 

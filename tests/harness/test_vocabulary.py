@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import load_contract as load_contract_files
-from rlgate.errors import InputError
 from rlgate.harness.vocabulary import family_of, load_contract, vocabulary_of
 
 

@@ -11,8 +11,8 @@ import pytest
 from judge_contracts import run, sample, write_contract
 from judge_helpers import QualityJudge
 
+from rlgate._core.errors import InputError
 from rlgate.contract.judge_policy import JudgeSpec, resolve_judge
-from rlgate.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 from rlgate.judge.api import judge_for_decision, run_judge
 from rlgate.judge.calibration import load_anchors

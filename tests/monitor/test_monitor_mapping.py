@@ -11,8 +11,8 @@ from fixtures.diagnosis_cases import CASES
 from monitor_helpers import findings_of, make_log, noisy, ramp
 from typer.testing import CliRunner
 
+from rlgate._core.errors import InputError
 from rlgate.cli.app import app
-from rlgate.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 from rlgate.monitor.mapping import apply_mapping, parse_map_options
 from rlgate.monitor.readers import read_log

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import MonitorSpec
-from rlgate.errors import InputError
 from rlgate.monitor.api import resolve_policy
 from rlgate.monitor.policy import MonitorPolicy, apply_overrides, default_policy_path, load_policy_file
 

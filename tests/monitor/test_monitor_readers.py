@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from monitor_helpers import healthy_rows, write_verl_jsonl
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.readers import detect_format, read_log
 from rlgate.monitor.series import LogReadError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.api import run_monitor
 from rlgate.monitor.readers import detect_format, read_log
 

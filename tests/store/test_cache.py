@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.store.cache import CachedGeneration, GenerationCache, Scope
 
 SCOPE = Scope("fp-a", "task-1", "proto-1")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.store.open import open_history
 from rlgate.store.records import HISTORY_SCHEMA_VERSION
 from rlgate.store.transfer import export_history, import_history

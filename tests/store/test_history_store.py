@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.store.history import HISTORY_SCHEMA_VERSION, CheckpointHistory, default_history_path
 
 

@@ -12,8 +12,8 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedTask
-from rlgate.errors import InputError
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.importer import ImporterHarness
 from rlgate.results.manifest import Drops, TaskRun, stored_import

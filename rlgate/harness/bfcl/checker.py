@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 MODEL_CONFIG = "bfcl_eval.constants.model_config"
 INSTALL = ('pip install --no-deps "bfcl-eval==2026.3.23" "tree_sitter==0.21.3" "tree-sitter-java==0.21.0" '

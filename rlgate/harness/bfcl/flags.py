@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.bfcl import checker
 from rlgate.harness.bfcl.checker import ModelFlags
 

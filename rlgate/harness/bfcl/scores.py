@@ -17,9 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import iter_jsonl
 from rlgate.harness.bfcl import checker
-from rlgate.jsonl import iter_jsonl
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,

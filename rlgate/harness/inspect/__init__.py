@@ -11,8 +11,8 @@ import re
 from importlib import metadata
 from pathlib import Path
 
+from rlgate._core.errors import MissingExtraError
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
-from rlgate.errors import MissingExtraError
 from rlgate.harness.base import Harness, RunOutcome, RunPlan, TaskRequirements
 from rlgate.results.manifest import MANIFEST_FILE, load_manifest
 from rlgate.results.models import RunResult

@@ -11,8 +11,8 @@ from __future__ import annotations
 import importlib.util
 import shutil
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedTask, local_task_file
-from rlgate.errors import InputError
 
 #: inspect-evals task -> (needs, Python packages it imports beyond inspect-evals)
 KNOWN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

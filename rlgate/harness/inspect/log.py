@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from rlgate.errors import InputError
-from rlgate.gcpause import collector_paused
+from rlgate._core.errors import InputError
+from rlgate._core.gcpause import collector_paused
 from rlgate.harness.inspect import is_json_log
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (

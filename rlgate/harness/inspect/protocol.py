@@ -17,9 +17,9 @@ import hashlib
 import json
 from typing import Any
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedTask
 from rlgate.contract.models import AgentBudget, Protocol
-from rlgate.errors import InputError
 
 PROVIDER = {"vllm": "vllm", "openai": "openai-api", "hf": "hf"}
 #: a checkpoint of this form is an inspect model name used as is (scripted test policies)

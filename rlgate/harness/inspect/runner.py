@@ -18,9 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
 from rlgate.contract.loader import ResolvedTask, local_task_file
-from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result

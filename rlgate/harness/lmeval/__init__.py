@@ -11,9 +11,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import MissingExtraError
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import TaskVocabulary
-from rlgate.errors import MissingExtraError
 from rlgate.harness.base import AnswerParse, ConvertReport, Harness, RunOutcome, RunPlan
 from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, task_vocabulary
 from rlgate.results.manifest import MANIFEST_FILE, RunManifest, load_manifest

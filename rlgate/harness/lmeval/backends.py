@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import Protocol
-from rlgate.errors import InputError
 
 #: lm-eval model names per backend.
 LMEVAL_MODEL = {"hf": "hf", "vllm": "vllm", "openai": "local-completions", "openai-chat": "local-chat-completions",

@@ -25,11 +25,11 @@ import jinja2
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM, CacheHook, TemplateLM
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
+from rlgate._core.text import visible_surrogates
 from rlgate.harness.base import ProgressSink, SilentProgress
 from rlgate.harness.lmeval.backends import canonical_json
 from rlgate.harness.lmeval.images import LazyImage, has_lazy_images, materialize, pixel_key
-from rlgate.jsonl_fast import visible_surrogates
 from rlgate.results.manifest import Drops
 from rlgate.store.cache import CachedGeneration, GenerationCache, Scope
 

@@ -26,11 +26,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from rlgate.bounds import MAX_LINE_BYTES
-from rlgate.errors import InputError, MissingExtraError
+from rlgate._core.errors import InputError, MissingExtraError
+from rlgate._core.jsonio import MAX_LINE_BYTES, iter_jsonl, load_document
 from rlgate.harness.base import ConvertReport
-from rlgate.jsonl import iter_jsonl
-from rlgate.jsonl_fast import load_document
 
 FORMATS = ("lmms-eval", "vlmevalkit", "opencompass")
 #: lm-eval's chartqa and rlgate's mathvista_testmini read the answer after this marker; lmms-eval and

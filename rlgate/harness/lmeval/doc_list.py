@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.results.expected import DocumentList
 
 

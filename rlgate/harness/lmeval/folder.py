@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import load_document
 from rlgate.harness.lmeval.per_response import add_per_response
 from rlgate.harness.lmeval.run_files import find_results_file, samples_file_of
 from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
-from rlgate.jsonl_fast import text_only
 
 __all__ = ["SamplesRead", "find_results_file", "parse_metric_key", "read_lmeval_folder", "read_samples_file"]
 from rlgate.harness.lmeval.vlm_metrics import add_abilities, add_vlm_metrics
@@ -37,20 +37,7 @@ _FIX_FOLDER = "point at the folder given to lm_eval --output_path (run with --lo
 
 
 def _load_json(file: Path) -> Any:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not a UTF-8 text file ({exc.reason})", file=file, fix=_FIX_FOLDER) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=file) from None
-    try:
-        return text_only(json.loads(text), text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno,
-                         fix="the file is corrupt or truncated; re-run lm_eval or restore it") from None
-    except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
-        raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=file,
-                         fix="the file is corrupt; re-run lm_eval or restore it") from None
+    return load_document(file, "the file is corrupt or truncated; re-run lm_eval or restore it")
 
 
 def parse_metric_key(key: str) -> tuple[str, str, bool] | None:

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import ImageProtocol
-from rlgate.errors import InputError
 
 ImageFn = Callable[[dict[str, Any]], Any]
 _MMMU_ID = re.compile(r"^[a-z]+_(?P<subject>.+)_\d+$")

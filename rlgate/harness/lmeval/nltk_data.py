@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rlgate.errors import MissingExtraError
+from rlgate._core.errors import MissingExtraError
 
 _FILES = ("collocations.tab", "sent_starters.txt", "abbrev_types.txt", "ortho_context.tab")
 

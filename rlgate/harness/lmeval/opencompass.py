@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
-from rlgate.jsonl_fast import load_document
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import load_document
 
 #: OpenCompass dataset abbreviation prefix -> lm-eval task (abbr `gsm8k`, config `gsm8k_gen_1d7fe4`)
 DATASETS = {"gsm8k": "gsm8k", "mmlu_pro": "mmlu_pro", "IFEval": "ifeval", "ifeval": "ifeval"}

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import iter_jsonl
 from rlgate.harness.lmeval.backends import canonical_json
-from rlgate.jsonl import iter_jsonl
 from rlgate.results.manifest import ImportReport
 
 MAX_EXAMPLES = 8

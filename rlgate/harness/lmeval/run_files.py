@@ -14,7 +14,7 @@ import glob
 import re
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 RESULTS_RE = re.compile(r"^results_(?P<ts>.+)\.json$")
 SAMPLE_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")

@@ -23,8 +23,8 @@ from lm_eval import simple_evaluate
 from lm_eval.api.model import LM
 from lm_eval.api.registry import get_model
 
+from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.contract.models import Protocol
-from rlgate.errors import InputError, MissingExtraError
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.lmeval.backends import lmeval_seeds, model_spec, protocol_fields, protocol_hash
 from rlgate.harness.lmeval.caching_lm import CachingLM, TaskStats

@@ -27,8 +27,8 @@ from typing import Any
 
 import msgspec
 
-from rlgate.errors import InputError
-from rlgate.jsonl_fast import decode
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import decode_line
 
 KNOWN = ("doc_id", "filter", "metrics", "doc_hash", "target", "resps", "filtered_resps", "arguments", "doc",
          "response_tokens", "truncated")
@@ -160,7 +160,7 @@ def first_lines(data: bytes, before: int, first: dict[tuple[Any, str], int]) -> 
 
 def _loose(raw: bytes, file: Path, number: int, kind: LineType) -> Any:
     """The line as the loose type (through `json.loads` where msgspec refuses it); it must have an integer doc_id."""
-    row: Any = decode(kind.decoder, raw, file, number, FIX)
+    row: Any = decode_line(kind.decoder, raw, file, number, FIX)
     if not isinstance(row, kind.type):  # msgspec refused the line; json.loads read it
         if not isinstance(row, dict) or type(row.get("doc_id")) is not int:
             raise InputError("a sample line needs an integer 'doc_id'", file=file, line=number,

@@ -22,7 +22,8 @@ from typing import Any, BinaryIO, NamedTuple, cast
 
 import msgspec
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import read_bytes, require_utf8
 from rlgate.harness.lmeval.samples_decode import (
     UNSET,
     LineType,
@@ -32,7 +33,6 @@ from rlgate.harness.lmeval.samples_decode import (
     prompts_and_docs,
     settle,
 )
-from rlgate.jsonl_fast import read_bytes, require_utf8
 from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import CorruptScore, SampleRecord, doc_order
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from lm_eval.api.group import Group
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import Protocol, Sequential
-from rlgate.errors import InputError
 from rlgate.harness.lmeval.tasks import LoadedSuite
 
 

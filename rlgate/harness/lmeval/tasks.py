@@ -29,9 +29,9 @@ from lm_eval.tasks import TaskManager
 from lm_eval.tasks._index import Entry, Kind
 from lm_eval.tasks._yaml_loader import load_yaml
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedTask
 from rlgate.contract.models import Protocol
-from rlgate.errors import InputError
 from rlgate.harness.lmeval.backends import canonical_json, generation_kwargs
 from rlgate.harness.lmeval.images import check_images, load_images, select_mmmu_subject
 from rlgate.harness.lmeval.nltk_data import ensure_punkt_tab, seed_langdetect

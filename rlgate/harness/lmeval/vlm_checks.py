@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import InputError
 from rlgate.contract.models import Protocol
-from rlgate.errors import InputError
 
 IMAGE_PLACEHOLDER = "<image>"
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlgate.bounds import check_depth
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import load_document
 from rlgate.harness.swebench.summaries import (
     experiments_file,
     instance_log_dirs,
@@ -32,7 +32,6 @@ from rlgate.harness.swebench.summaries import (
     sniff,
     summary_kind,
 )
-from rlgate.jsonl_fast import text_only
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,
@@ -76,19 +75,7 @@ class Instance:
 
 
 def _load_json(path: Path, fix: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read this SWE-bench report ({type(exc).__name__})", file=path, fix=fix) from None
-    if not text.strip():
-        raise InputError("this SWE-bench report is empty (a killed harness run?)", file=path, fix=fix)
-    try:  # a lone surrogate escape: visible text, not a later crash; nesting bounded (rlgate.bounds)
-        return check_depth(text_only(json.loads(text), text), file=path, fix=fix)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno,
-                         fix=fix) from None
-    except (ValueError, RecursionError) as exc:  # an integer of > 4300 digits, or nesting too deep to read
-        raise InputError(f"not readable JSON ({str(exc).split(';')[0]})", file=path, fix=fix) from None
+    return load_document(path, fix, empty="this SWE-bench report is empty (a killed harness run?)")
 
 
 def is_summary(data: Any) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 #: experiments-layout lists -> the status rlgate gives the instance (a failure list wins over resolved)
 EXPERIMENT_LISTS = {"no_generation": "empty_patch", "no_logs": "error", "install_fail": "error",

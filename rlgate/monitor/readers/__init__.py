@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.readers import (
     _bounds,
     generic,

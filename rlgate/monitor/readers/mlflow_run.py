@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rlgate.errors import InputError, MissingExtraError
+from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 FORMAT = "mlflow"

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rlgate.errors import MissingExtraError
+from rlgate._core.errors import MissingExtraError
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
 
 FORMAT = "tensorboard"

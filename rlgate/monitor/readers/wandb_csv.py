@@ -13,7 +13,7 @@ import csv
 import re
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.monitor.readers import generic
 from rlgate.monitor.series import TrainingLog
 

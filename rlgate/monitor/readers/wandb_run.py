@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from rlgate.errors import InputError, MissingExtraError
+from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.monitor.readers import _bounds
 from rlgate.monitor.readers._records import as_step
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.policy import MonitorPolicy, RewardRange
 from rlgate.monitor.rules import algorithm, reward, system
@@ -67,7 +66,7 @@ class RuleStatus(BaseModel):
     domain: str
     evaluated: bool
     reason: str | None = None
-    needs: list[str] = Field(default_factory=empty_list, description="metrics (with example log keys) a rule not run "
+    needs: list[str] = Field(default_factory=list, description="metrics (with example log keys) a rule not run "
                              "lacks; map a key with monitor.metrics or --map canonical=key")
     findings: int = 0
 

@@ -1,4 +1,4 @@
-"""Escaping helpers: untrusted text is shown exactly and can do nothing in any format."""
+"""The text-safety module: untrusted text is shown exactly and can do nothing in any format (display, storage, CI)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ import xml.etree.ElementTree as ET
 
 from markdown_it import MarkdownIt
 
-from rlgate.report.text import json_for_script, md_inline, truncate, visible_controls, xml_text
+from rlgate._core.text import (
+    json_for_script,
+    md_inline,
+    stored_text,
+    truncate,
+    visible_controls,
+    visible_line,
+    visible_surrogates,
+    workflow_data,
+    workflow_property,
+    xml_text,
+)
 
 
 def test_visible_controls_shows_invisible_and_bidi_characters() -> None:
@@ -58,3 +69,23 @@ def test_xml_text_makes_any_string_parseable() -> None:
 def test_truncate() -> None:
     assert truncate("abcdef", 4) == ("abcd", 2)
     assert truncate("abc", 4) == ("abc", 0)
+
+
+def test_workflow_escaping_follows_github_rules() -> None:
+    assert workflow_data("50%\r\nnext") == "50%25%0D%0Anext"
+    assert workflow_data("a:b,c") == "a:b,c"
+    assert workflow_property("50%\r\n a:b,c") == "50%25%0D%0A a%3Ab%2Cc"
+    # `%` first: an already-escaped-looking value stays literal.
+    assert workflow_data("%0A") == "%250A"
+
+
+def test_visible_line_keeps_a_name_on_one_line() -> None:
+    assert visible_line("a\n::error::x\u202e") == "a\\n::error::x\\u202e"
+
+
+def test_storage_safe_text_encodes_as_utf8_and_keeps_what_was_written() -> None:
+    assert visible_surrogates({"k\ud800": ["x\udcff", 1]}) == {"k\\ud800": ["x\\udcff", 1]}
+    stored = stored_text("ckpt\udcff\x00/step")
+    assert stored == "ckpt\\udcff\\u0000/step"
+    stored.encode("utf-8")
+    assert stored_text(3) == 3 and stored_text(None) is None

@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from rlgate.files import write_text_atomic
+from rlgate._core.files import write_text_atomic
 
 
 def test_atomic_write_replaces_content_with_usual_permissions(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from rlgate.errors import MissingExtraError, install_hint
+from rlgate._core.errors import MissingExtraError, install_hint
 
 
 def test_a_missing_package_is_not_installed_with_the_install_line() -> None:
@@ -22,7 +22,7 @@ def test_a_missing_package_is_not_installed_with_the_install_line() -> None:
 def test_a_name_missing_inside_an_installed_package_names_package_version_name_and_range(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """transformers 5.24 lost transformers.integrations.ggml.GGUF_TO_FAST_CONVERTERS: that is what is said."""
-    import rlgate.errors as errors
+    import rlgate._core.errors as errors
 
     fake = types.ModuleType("yaml.fake_submodule")
     monkeypatch.setitem(sys.modules, "yaml.fake_submodule", fake)
@@ -43,7 +43,7 @@ def test_a_name_missing_inside_an_installed_package_names_package_version_name_a
 def test_the_supported_range_comes_from_the_installed_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib import metadata
 
-    import rlgate.errors as errors
+    import rlgate._core.errors as errors
 
     monkeypatch.setattr(metadata, "requires", lambda name: ['transformers<5.18,>=4.45; extra == "hf"', "rich>=13"]
                         if name == errors.DISTRIBUTION else None)

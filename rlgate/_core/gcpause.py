@@ -18,10 +18,9 @@ command), because there the process ends when the command does:
   before the collector resumes.
 - At the end of the command everything is frozen, so the interpreter's final collection at exit does not
   walk every sample object once more (about 45 ms on that pair).
-- Once typer has finished the command (its output written and echoed, its exit code known), the process
-  ends at once (`exit_now`): the interpreter's teardown would only free every object one by one (about
-  6-12 ms on that pair). Only when nothing could still need that teardown: no other thread and no `atexit`
-  handler; standard output and error are flushed first.
+
+The process then ends as any Python process does (an `os._exit` after the command, skipping the teardown,
+saved ~1 % of a gate on that pair and was removed; docs/performance.md).
 
 Frozen objects are still freed by reference counting; only garbage cycles among them are never collected
 (and their finalizers never run), which is why only `gate`, which runs no model, uses the policy:
@@ -32,10 +31,7 @@ policy does nothing and the collector's generations stay as they were.
 
 from __future__ import annotations
 
-import atexit
 import gc
-import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -44,7 +40,6 @@ class _Policy:
     """What the current process allows (module state: the collector is process-wide too)."""
 
     executable = False  # inside cli.app.main: the process ends when the command does
-    ends_process = False  # a command under `command_policy` ran: `exit_now` may end the process at once
     freeze_paused = False  # a pause ends by freezing every tracked object, before the collector resumes
 
 
@@ -66,12 +61,10 @@ def executable() -> Iterator[None]:
     """The `rlgate` process itself runs the command: `command_policy` may freeze (only cli.app.main enters this)."""
     previous = _Policy.executable
     _Policy.executable = True
-    _Policy.ends_process = False
     try:
         yield
     finally:
         _Policy.executable = previous
-        _Policy.ends_process = False
 
 
 @contextmanager
@@ -79,11 +72,10 @@ def command_policy() -> Iterator[None]:
     """The collector policy of a command that runs no model, in the `rlgate` executable only (not library use,
     not CliRunner): everything a pause builds lives until the process exits (reading stored results and
     deciding), so it is frozen when the pause ends, and everything is frozen when the command ends, before
-    the interpreter's final collection; after it, `exit_now` may end the process without its teardown."""
+    the interpreter's final collection."""
     if not _Policy.executable:
         yield
         return
-    _Policy.ends_process = True
     previous = _Policy.freeze_paused
     _Policy.freeze_paused = True
     try:
@@ -91,23 +83,3 @@ def command_policy() -> Iterator[None]:
     finally:
         _Policy.freeze_paused = previous
         gc.freeze()
-
-
-def exit_now(code: object) -> None:
-    """End the process with `code` without the interpreter's teardown, after a command under `command_policy`
-    in the `rlgate` executable; returns (and the caller exits as usual) in any other case: not such a
-    command, an exit code that is not a number, another thread alive, an `atexit` handler registered (or no
-    way to tell), or standard output that cannot be flushed (a closed pipe)."""
-    if not (_Policy.executable and _Policy.ends_process) or not (code is None or isinstance(code, int)):
-        return
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() != 1:
-        return
-    if getattr(atexit, "_ncallbacks", lambda: 1)() != 0:
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return
-    os._exit(code or 0)

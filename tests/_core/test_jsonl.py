@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.errors import InputError
-from rlgate.jsonl import iter_jsonl
+from rlgate._core.errors import InputError
+from rlgate._core.jsonio import iter_jsonl
 
 
 def test_rows_with_line_numbers_skipping_blank_lines(tmp_path: Path) -> None:

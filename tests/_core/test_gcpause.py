@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.gcpause import collector_paused
+from rlgate._core.gcpause import collector_paused
 
 
 def test_paused_inside_and_restored_after() -> None:
@@ -48,7 +48,7 @@ def test_reading_leaves_the_collector_as_found(tmp_path: Path) -> None:
 
 
 def test_command_policy_does_nothing_outside_the_executable() -> None:
-    from rlgate.gcpause import command_policy
+    from rlgate._core.gcpause import command_policy
 
     frozen = gc.get_freeze_count()
     with command_policy():
@@ -60,7 +60,7 @@ def test_command_policy_does_nothing_outside_the_executable() -> None:
 
 
 def test_the_executable_freezes_what_a_pause_built_and_everything_at_the_end() -> None:
-    from rlgate.gcpause import command_policy, executable
+    from rlgate._core.gcpause import command_policy, executable
 
     gc.unfreeze()
     try:
@@ -79,7 +79,7 @@ def test_the_executable_freezes_what_a_pause_built_and_everything_at_the_end() -
 
 
 def test_the_policy_ends_with_its_command_on_an_error() -> None:
-    from rlgate.gcpause import _Policy, command_policy, executable
+    from rlgate._core.gcpause import _Policy, command_policy, executable
 
     try:
         with pytest.raises(ValueError), executable(), command_policy():
@@ -93,45 +93,3 @@ def test_the_policy_ends_with_its_command_on_an_error() -> None:
         assert gc.get_freeze_count() <= frozen and len(kept) == 1000
     finally:
         gc.unfreeze()
-
-
-_EXIT_SCRIPT = """
-import atexit, sys
-from rlgate.gcpause import command_policy, executable, exit_now
-case = sys.argv[1]
-if case == "atexit":
-    atexit.register(lambda: print("atexit ran"))
-with executable():
-    if case != "no-command":
-        with command_policy():
-            pass
-    print("written", end="")  # buffered: exit_now must flush it
-    exit_now(3)
-    print(" returned")
-sys.exit(4)
-"""
-
-
-@pytest.mark.parametrize(("case", "code", "out"), [
-    ("plain", 3, "written"),  # ended at once with the command's code, output flushed
-    ("no-command", 4, "written returned"),  # no command under the policy ran: the usual exit
-    ("atexit", 4, "written returned\natexit ran"),  # a handler that the teardown must run
-])
-def test_exit_now_ends_a_policy_command_at_once_only_when_nothing_needs_the_teardown(
-        tmp_path: Path, case: str, code: int, out: str) -> None:
-    import subprocess
-    import sys
-
-    script = tmp_path / "exit_now.py"
-    script.write_text(_EXIT_SCRIPT)
-    done = subprocess.run([sys.executable, str(script), case], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[1])
-    assert (done.returncode, done.stdout.strip()) == (code, out), done.stderr
-
-
-def test_exit_now_does_nothing_outside_the_executable() -> None:
-    from rlgate.gcpause import command_policy, exit_now
-
-    with command_policy():
-        pass
-    exit_now(0)  # still here: library callers and CliRunner are never ended

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlgate.visible import visible_controls
+from rlgate._core.text import visible_controls
 
 
 @dataclass

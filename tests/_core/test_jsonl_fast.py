@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlgate.jsonl_fast import loads_exact
+from rlgate._core.jsonio import loads_exact
 
 
 def test_unpaired_surrogate_escapes_become_visible_text_and_pairs_stay_characters() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 
 
 def test_text_from_the_data_is_shown_visible_in_the_message() -> None:
