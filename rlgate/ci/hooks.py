@@ -19,8 +19,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import InputError
 from rlgate.ci.dispatch import DispatchError, send_checkpoint_ready
-from rlgate.errors import InputError
 from rlgate.watch.control import ControlSignal, read_control
 
 log = logging.getLogger("rlgate.ci")

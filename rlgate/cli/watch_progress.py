@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from rlgate.visible import visible_controls
+from rlgate._core.text import visible_controls
 from rlgate.watch.control import ControlSignal
 from rlgate.watch.state import StepRecord
 

@@ -14,9 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rlgate.defaults import empty_list
-from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
+from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
 
 CONTROL_SCHEMA_VERSION = 1
 CONTROL_FOLDER = "rlgate"
@@ -37,7 +36,7 @@ class ControlSignal(BaseModel):
     checkpoint: str | None = Field(None, description="the checkpoint folder gated at that step")
     rollback_to_step: int | None = Field(None, description="rollback: the step of the checkpoint to resume from")
     rollback_to: str | None = Field(None, description="rollback: that checkpoint's folder")
-    reasons: list[str] = Field(default_factory=empty_list, description="why, one line per rule that fired")
+    reasons: list[str] = Field(default_factory=list, description="why, one line per rule that fired")
     last_gated_step: int | None = Field(None, description="the newest step the watcher has gated (any action)")
     updated_at: float = Field(default_factory=time.time)
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.models import Decision
-from rlgate.errors import InputError
 from rlgate.harness import ProgressSink
 from rlgate.watch.control import CONTROL_FOLDER, STRENGTH, ControlSignal, read_control, write_control
 from rlgate.watch.gate import gate_checkpoint, plan_private, watch_view
@@ -207,7 +207,8 @@ class Watcher:
     def _recorded_decision(self, history: HistoryStore, view: ResolvedContract, checkpoint: Checkpoint,
                            out: Path) -> Decision | None:
         """A killed watcher's step whose history row and decision.json were both written: that decision."""
-        from rlgate.store.records import of_contract, stored_text
+        from rlgate._core.text import stored_text
+        from rlgate.store.records import of_contract
 
         name = stored_text(str(Path(str(checkpoint.model))))
         rows = [r for r in of_contract(history.history(self.training_run), view.name) if r.checkpoint == name]

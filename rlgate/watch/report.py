@@ -11,8 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlgate.defaults import empty_list
-from rlgate.files import write_text_atomic
+from rlgate._core.files import write_text_atomic
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.rules import RuleStatus
 from rlgate.watch.control import ControlAction, ControlSignal
@@ -32,13 +31,13 @@ class WatchStepReport(BaseModel):
     checkpoint: str
     decision: str
     summary: str
-    splits: list[str] = Field(default_factory=empty_list, description="the splits gated at this step")
+    splits: list[str] = Field(default_factory=list, description="the splits gated at this step")
     private_note: str = ""
     action: ControlAction = Field(description="what this step's rules ask for")
-    reasons: list[str] = Field(default_factory=empty_list)
-    findings: list[Finding] = Field(default_factory=empty_list, description="cross-checkpoint findings, this step "
+    reasons: list[str] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list, description="cross-checkpoint findings, this step "
                                     "included")
-    history_rules: list[RuleStatus] = Field(default_factory=empty_list)
+    history_rules: list[RuleStatus] = Field(default_factory=list)
     control: ControlSignal = Field(description="the run's signal after this step (a stopping one is kept)")
 
 

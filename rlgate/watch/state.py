@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rlgate.errors import InputError
-from rlgate.files import write_text_atomic
+from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
 from rlgate.watch.control import CONTROL_FOLDER
 
 WATCH_STATE_VERSION = 1

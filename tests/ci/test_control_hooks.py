@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.ci.hooks import trl_control_callback, verl_control, wait_for_gate
-from rlgate.errors import InputError
 from rlgate.watch.control import ControlSignal, control_path, read_control, write_control
 
 PAUSE = ControlSignal(action="pause", step=4, checkpoint="/run/checkpoint-4", last_gated_step=4,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rlgate.errors import InputError
+from rlgate._core.errors import InputError
 from rlgate.harness.vocabulary import load_contract
 from rlgate.store.history import SQLiteHistory
 from rlgate.watch.gate import plan_private, watch_view

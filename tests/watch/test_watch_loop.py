@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from rlgate._core.errors import InputError
 from rlgate.engine.models import Decision
-from rlgate.errors import InputError
 from rlgate.store.history import SQLiteHistory
 from rlgate.watch import loop as watch_loop
 from rlgate.watch.control import ControlSignal, read_control, write_control
