@@ -77,7 +77,8 @@ def load_state(run_dir: Path, contract: str, training_run: str) -> WatchState:
     if (state.contract, state.training_run) != (contract, training_run):
         raise InputError(f"this run folder is watched under contract '{state.contract}' and training run "
                          f"'{state.training_run}', not '{contract}' / '{training_run}'", file=path,
-                         fix="watch it with the same contract, or give the new watch its own --out folder")
+                         fix="watch it with the same contract and --training-run, or move the state file away to start "
+                         "this run's watch over")
     return state
 
 
