@@ -63,12 +63,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="documents per category (quick checks; the example uses all)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(REPO / "tests"))  # tests/fixtures/lmeval_builders.py imports `fixtures.`
     from rlgate.badcases.report import attach_badcases, build_badcase_report, classify_options
-    from rlgate.contract.loader import load_contract
     from rlgate.engine.decision import decide
+    from rlgate.harness.lmeval.folder import read_lmeval_folder
+    from rlgate.harness.vocabulary import load_contract  # the gates read their tasks' harness vocabulary
     from rlgate.report.builder import build_report
     from rlgate.report.io import write_model
-    from rlgate.harness.lmeval.folder import read_lmeval_folder
     from tests.fixtures.lmeval_builders import build_mmlu_pro_llama_folder
 
     data = shared_data(args.shared_data)

@@ -15,10 +15,12 @@ def print_outcome(result: object) -> None:
     """The gate table, the warnings and where the reports are."""
     from rlgate.engine.summary import decision_table
     from rlgate.orchestrate import CheckResult
+    from rlgate.report.io import stored_baselines
 
     assert isinstance(result, CheckResult)
     decision = result.decision
-    typer.echo(decision_table(decision))
+    folder = next((path.parent for kind, path in result.reports.items() if kind in ("html", "markdown")), None)
+    typer.echo(decision_table(decision, stored_baselines(folder) if folder is not None else None))
     if decision.sequential is not None:
         from rlgate.engine.sequential import sequential_lines
 

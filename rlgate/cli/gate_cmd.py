@@ -43,6 +43,7 @@ def gate(
             from rlgate.harness import read_results
             from rlgate.harness.vocabulary import load_contract
             from rlgate.pipeline import decide_and_report
+            from rlgate.report.io import stored_baselines
 
         resolved = load_contract(contract)
         baseline_dir = baseline or resolved.baseline_results
@@ -55,8 +56,9 @@ def gate(
         outcome = decide_and_report(resolved, base_run, cand_run, out, seed=seed, checkpoint=str(candidate),
                                      sequential=sequential, warnings=notes)
         decision = outcome.decision
-        write_text_atomic(out / "summary.md", decision_markdown(decision))
-        typer.echo(decision_table(decision))
+        baselines = stored_baselines(out)  # one-run gates' baselines, as the reports show them
+        write_text_atomic(out / "summary.md", decision_markdown(decision, baselines))
+        typer.echo(decision_table(decision, baselines))
         if decision.sequential is not None:
             from rlgate.engine.sequential import sequential_lines
 

@@ -8,6 +8,7 @@ names, which are escaped for Markdown tables.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from rlgate._core.text import visible_controls
 from rlgate.engine import fmt
@@ -31,16 +32,18 @@ def _n(gate: GateVerdict) -> str:
     return f"{gate.n}×{units.get('epochs_per_sample') or units.get('responses_per_sample')}"
 
 
-def _row(gate: GateVerdict, alpha: float) -> list[str]:
+def _row(gate: GateVerdict, alpha: float, baselines: Mapping[str, float] | None = None) -> list[str]:
     metric = gate.metric.split("/")[1] if gate.metric.count("/") >= 1 else gate.metric
     moves = fmt.change_limits(gate.threshold, gate.higher_is_better)
     bounds = fmt.value_limits(gate.threshold)
     ci = f"[{fmt.delta(gate.ci[0], metric, moves)}, {fmt.delta(gate.ci[1], metric, moves)}]" \
         if gate.ci and gate.delta is not None else ""
+    # a one-run gate (hard bound) has no baseline of its own: the baseline run's value, where the caller knows it
+    base = gate.baseline if gate.baseline is not None else (baselines or {}).get(gate.metric)
     return [
         gate.kind,
         gate.name,
-        fmt.value(gate.baseline, metric) if gate.baseline is not None else "-",
+        fmt.value(base, metric) if base is not None else "-",
         fmt.value(gate.candidate, metric, bounds) if gate.candidate is not None else "-",
         fmt.delta(gate.delta, metric, moves) if gate.delta is not None else "-",
         ci or "-",
@@ -56,9 +59,10 @@ def _row(gate: GateVerdict, alpha: float) -> list[str]:
 HEADER = ["kind", "gate", "baseline", "candidate", "delta", "CI", "p", "MDE", "n", "verdict"]
 
 
-def decision_table(decision: Decision) -> str:
-    """A fixed-width table for the terminal, then the decision line."""
-    rows = [HEADER, *(_row(g, decision.alpha) for g in decision.gates)]
+def decision_table(decision: Decision, baselines: Mapping[str, float] | None = None) -> str:
+    """A fixed-width table for the terminal, then the decision line. `baselines`: gate metric -> the baseline
+    run's value, shown for one-run gates as the reports show it."""
+    rows = [HEADER, *(_row(g, decision.alpha, baselines) for g in decision.gates)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -116,15 +120,16 @@ def _code(text: str) -> str:
     return f"`{text}`" if "`" not in text and "\n" not in text else _md(text)
 
 
-def decision_markdown(decision: Decision) -> str:
-    """The plain Markdown summary: decision, gate table, reasons, pairing and warnings."""
+def decision_markdown(decision: Decision, baselines: Mapping[str, float] | None = None) -> str:
+    """The plain Markdown summary: decision, gate table, reasons, pairing and warnings (`baselines` as in
+    `decision_table`)."""
     lines = [f"# rlgate decision: **{decision.decision}**", "", _md(decision.summary), "",
              f"Contract {_code(decision.contract)} · alpha {decision.alpha:g} · seed {decision.seed} · "
              f"{decision.engine_version}", ""]
     lines.append("| " + " | ".join(HEADER) + " |")
     lines.append("|" + "---|" * len(HEADER))
     for gate in decision.gates:
-        cells = _row(gate, decision.alpha)
+        cells = _row(gate, decision.alpha, baselines)
         cells[1] = _md(cells[1])
         lines.append("| " + " | ".join(cells) + " |")
     judged = [(g, t) for g in decision.gates if (t := judge_trust_text(g))]

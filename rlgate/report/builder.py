@@ -13,7 +13,15 @@ from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision, GateVerdict
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET, apply_text_budget
 from rlgate.report.fmt import gate_bounded, short_name
-from rlgate.report.model import MetricValue, RadarAxis, Regression, ReportModel, TaskSection
+from rlgate.report.model import (
+    SUCCESS_ONLY,
+    MetricValue,
+    RadarAxis,
+    Regression,
+    ReportModel,
+    TaskSection,
+    paired_basis,
+)
 from rlgate.report.rollout import as_dict, rollout_card, scrub_private
 from rlgate.report.samples import task_origins, task_section
 from rlgate.report.trajectories import TRAJECTORY_BUDGET, apply_trajectory_budget, task_trajectories
@@ -100,7 +108,8 @@ def gated_first(decision: Decision, found: dict[str, MetricValue]) -> list[Metri
         value = MetricValue(
             ref=ref, task=parts[0], metric=_metric_name(ref), filter=parts[2] if len(parts) > 2 else "none",
             baseline=gate.baseline, candidate=gate.candidate, higher_is_better=gate.higher_is_better,
-            bounded=gate_bounded(gate))
+            bounded=gate_bounded(gate),
+            basis=paired_basis(gate.n) if _metric_name(ref) in SUCCESS_ONLY and gate.baseline is not None else None)
         if known is not None and (gate.baseline is None or gate.candidate is None):
             value = value.model_copy(update={"baseline": gate.baseline if gate.baseline is not None else known.baseline,
                                              "candidate": gate.candidate if gate.candidate is not None
@@ -182,10 +191,12 @@ def top_regressions(decision: Decision, metrics: list[MetricValue], tasks: list[
 
 
 def run_names(candidate: RunResult | None, baseline: RunResult | None) -> list[str]:
-    """Names that tell the two runs apart: the model ids, else their checkpoint paths or sources (two scripted
-    policies of one `mockllm/model` differ only there), else the model id with the run's role."""
+    """Names that tell the two runs apart: the checkpoints the run manifests name (two scripted policies of one
+    `mockllm/model` differ only there), else the model ids, else the sources, else the model id with the run's
+    role."""
     runs = [r for r in (candidate, baseline) if r is not None]
-    for pick in (lambda r: r.provenance.model, lambda r: r.provenance.source):
+    for pick in (lambda r: r.provenance.manifest.checkpoint if r.provenance.manifest else None,
+                 lambda r: r.provenance.model, lambda r: r.provenance.source):
         names = [short_name(pick(r)) if pick(r) else "" for r in runs]
         if all(names) and len(set(names)) == len(names):
             return names

@@ -131,8 +131,15 @@ def protocol_rows(model: ReportModel) -> list[tuple[str, str]]:
     image = any(any("image" in str(k) or "multimodal" in str(v) for k, v in p.items())
                 for p in model.rollout.task_protocols.values())
     rows = flatten(model.rollout.protocol)
-    return [(k, v) for k, v in rows
-            if not (k.startswith("agent.") and not agent) and not (k.startswith("image.") and not image)]
+    out = [(k, v) for k, v in rows
+           if not (k.startswith("agent.") and not agent) and not (k.startswith("image.") and not image)]
+    runs = model.rollout.runs
+    if runs and all((r.checkpoint_fingerprint or "").startswith("scripted:") for r in runs):
+        # scripted policies answered (harness.checkpoint): no model ran, so the contract's backend went unused
+        named = ", ".join(str(r.checkpoint or r.model) for r in runs)
+        out = [("backend", f"none: scripted policies ({named}), the contract's backend options unused")
+               if k == "backend" else (k, v) for k, v in out if not k.startswith(("hf.", "vllm.", "openai."))]
+    return out
 
 
 @dataclass

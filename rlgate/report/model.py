@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rlgate.contract.metrics import CONDITIONAL_METRICS
 from rlgate.engine.models import Decision
 from rlgate.results.drops import DropsManifest
 from rlgate.results.models import DocId
@@ -18,6 +19,16 @@ REPORT_SCHEMA_VERSION: Literal[1] = 1
 Change = Literal["regressed", "improved", "same", "unscored", "only_baseline", "only_candidate"]
 #: Order of the drill-down filter buttons and of the per-task counts.
 CHANGES: tuple[Change, ...] = ("regressed", "improved", "same", "unscored", "only_baseline", "only_candidate")
+#: Costs defined on successful trajectories only: a gate pairs the samples both runs solved, a run's aggregate
+#: averages its own successes, so the two views of one metric differ by design and each says which it is.
+SUCCESS_ONLY = frozenset(m for m in CONDITIONAL_METRICS if m.endswith("_to_success"))
+OWN_SUCCESSES = "mean over each run's own successful trajectories, unpaired"
+
+
+def paired_basis(n: int | None) -> str:
+    """The basis of a cost gate's figures."""
+    return f"paired: only the {n} trajectories both runs solved" if n is not None else \
+        "paired: only the trajectories both runs solved"
 
 
 class _Model(BaseModel):
@@ -35,6 +46,8 @@ class MetricValue(_Model):
     candidate: float | None = None
     higher_is_better: bool = True
     bounded: bool = Field(True, description="a fraction in [0, 1], shown in percent")
+    basis: str | None = Field(None, description="what the figures are computed over, where two views of one "
+                              "metric differ by design (a cost gate pairs only samples both runs solved)")
 
     @property
     def delta(self) -> float | None:
@@ -245,6 +258,7 @@ class RunCard(_Model):
     role: Literal["baseline", "candidate"]
     source: str | None = None
     model: str | None = None
+    checkpoint: str | None = Field(None, description="the checkpoint the run manifest names")
     checkpoint_fingerprint: str | None = None
     lm_eval_version: str | None = None
     library_versions: dict[str, str] = Field(default_factory=dict)

@@ -97,6 +97,7 @@ def run_card(role: str, run: RunResult | None, manifest: RunManifest | None) -> 
         role=role,
         source=prov.source if prov else None,
         model=(prov.model if prov and prov.model else None),
+        checkpoint=manifest.checkpoint if manifest else None,
         checkpoint_fingerprint=(prov.checkpoint_fingerprint if prov else None)
         or (manifest.checkpoint_fingerprint if manifest else None),
         lm_eval_version=prov.lm_eval_version if prov else None,

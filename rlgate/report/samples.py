@@ -16,7 +16,7 @@ from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.metrics import MetricRef, higher_is_better, is_bounded
 from rlgate.contract.models import RELEASE_GATE_ONLY
 from rlgate.engine.models import Decision
-from rlgate.report.model import CHANGES, Change, MetricValue, TaskSection
+from rlgate.report.model import CHANGES, OWN_SUCCESSES, SUCCESS_ONLY, Change, MetricValue, TaskSection
 from rlgate.results.models import DocId, MetricKey, RunResult, SampleRecord, TaskResult, sorted_ids
 
 
@@ -98,7 +98,8 @@ def task_metrics(task: str, baseline: TaskResult | None, candidate: TaskResult |
             ref=f"{task}/{metric}/{filt}", task=task, metric=metric, filter=filt,
             baseline=_num(baseline.value(metric, filt)) if baseline else None,
             candidate=_num(candidate.value(metric, filt)) if candidate else None,
-            higher_is_better=hib, bounded=_fraction(metric, candidate, baseline)))
+            higher_is_better=hib, bounded=_fraction(metric, candidate, baseline),
+            basis=OWN_SUCCESSES if metric in SUCCESS_ONLY else None))
     return out
 
 

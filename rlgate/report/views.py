@@ -19,7 +19,7 @@ from rlgate.engine.models import GateVerdict
 from rlgate.engine.summary import judge_trust_text
 from rlgate.report import fmt
 from rlgate.report.builder import gate_ref
-from rlgate.report.model import ReportModel, RunCard
+from rlgate.report.model import SUCCESS_ONLY, ReportModel, RunCard, paired_basis
 from rlgate.report.rollout import WITHHELD
 
 #: decision.extensions keys drawn as the designed badcase sections (not as generic data).
@@ -38,6 +38,28 @@ def metric_words(ref: str) -> str:
         return ref
     words = f"{parsed.task} {parsed.metric.replace('_', ' ')}"
     return f"{words} ({parsed.filter})" if parsed.filter and parsed.filter != "none" else words
+
+
+def _metric_name(ref: str) -> str:
+    try:
+        return MetricRef.parse(ref).metric
+    except ValueError:
+        return ref
+
+
+def monitor_values(gate: GateVerdict) -> str:
+    """A monitor finding's observed values (as its rule measured them, in the threshold's units) and the steps
+    they were measured over; empty for a gate without values (read errors, the all-clear gate)."""
+    details = gate.details if isinstance(gate.details, dict) else {}
+    values = details.get("values")
+    limits = fmt.gate_value_limits(gate)
+    shown = [f"{k} {fmt.value(v, False, limits)}" if isinstance(v, int | float) and not isinstance(v, bool)
+             else f"{k} {v}"
+             for k, v in (values.items() if isinstance(values, dict) else []) if v is not None]
+    start, end = details.get("step_start"), details.get("step_end")
+    if shown and start is not None and end is not None:
+        shown[-1] += f" (steps {start}–{end})" if start != end else f" (step {start})"
+    return ", ".join(shown)
 
 
 def _threshold(gate: GateVerdict, bounded: bool) -> str:
@@ -59,6 +81,8 @@ def _threshold(gate: GateVerdict, bounded: bool) -> str:
 def gate_values(gate: GateVerdict, baselines: dict[str, float] | None = None) -> str:
     """`b → c`; a one-run gate (hard bound) shows the baseline's value of the metric too, where known.
     The candidate never reads as the max/min it is held to (see `engine.fmt.apart`)."""
+    if gate.kind == "monitor" and gate.candidate is None:
+        return monitor_values(gate)
     bounded = fmt.gate_bounded(gate)
     base = gate.baseline
     if base is None and baselines:
@@ -73,7 +97,16 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
     """One gate in words, with all its numbers: what the first screen and the job summary show; figures
     never read as the thresholds (alpha included) they are compared with."""
     bounded = fmt.gate_bounded(gate)
-    parts = [f"{metric_words(gate.metric)} {gate_values(gate, baselines)}"]
+    if gate.kind == "monitor" and gate.candidate is None:  # a finding: its rule, what it measured, its limit
+        measured = monitor_values(gate)
+        limit = _threshold(gate, bounded)
+        text = f"{gate.metric.replace('_', ' ')}: {measured}" if measured else \
+            gate.reason.split("] ", 1)[-1] if gate.reason.startswith("[") else gate.reason
+        return "; ".join(p for p in (text, limit) if p)
+    words = metric_words(gate.metric)
+    if _metric_name(gate.metric) in SUCCESS_ONLY and gate.baseline is not None:
+        words += f" ({paired_basis(gate.n)})"  # the task tables average each run's own successes instead
+    parts = [f"{words} {gate_values(gate, baselines)}".rstrip()]
     if gate.delta is not None:
         moves = fmt.gate_change_limits(gate)
         change = fmt.delta(gate.delta, bounded, moves)
@@ -107,6 +140,20 @@ def gate_line(gate: GateVerdict, baselines: dict[str, float] | None = None, alph
     if trust:
         parts.append(trust)
     return "; ".join(parts)
+
+
+def headline(model: ReportModel) -> str:
+    """The decision in one short sentence: the gates that decided it by name (and the capability flags), never
+    their figures, which the gate lines below give once, in the report's units (the engine's summary repeats
+    them in its own: "4.17%" beside "4.2%"); the engine's summary where no gate decided."""
+    d = model.decision
+    deciding = [g for g in d.gates if g.name in d.deciding_gates]
+    if not deciding:
+        return d.summary
+    shown = ", ".join(f"{g.kind} gate {g.name} ({g.verdict})" for g in deciding[:4])
+    more = f" and {len(deciding) - 4} more" if len(deciding) > 4 else ""
+    flags = "".join(f"; {c.flag} ({c.summary})" for c in d.capabilities if c.flag)
+    return f"{d.decision}: decided by {shown}{more}{flags}"
 
 
 def known_baselines(model: ReportModel) -> dict[str, float]:

@@ -80,7 +80,8 @@ PAGE_JS = """() => {
   return {overflow, overlaps, broken, height: document.documentElement.scrollHeight,
           badge: document.querySelector('#decision-badge').getBoundingClientRect().bottom,
           lines: text('#gate-lines li'), rows: text('#gate-table tbody.gate tr:first-child'),
-          unsafe: text('#unsafe-actions'), title: document.querySelector('h1').textContent};
+          unsafe: text('#unsafe-actions'), title: document.querySelector('h1').textContent,
+          summary: text('#decision .summary')[0], checkpoints: text('#runs tr:first-child td')};
 }"""
 
 
@@ -132,6 +133,15 @@ def test_demo_report_reads_in_a_minute(demo: Path, width: int) -> None:
         assert figures in md, (gate.name, figures)
     for gate, row in zip(model.decision.gates, c["rows"], strict=True):
         assert " ".join(views.gate_values(gate, baselines).split()) in row, (gate.name, row)
+    for gate, line in zip(ordered, c["lines"], strict=True):
+        assert "–;" not in line, (gate.name, line)  # a figure left out beside its limit
+        if gate.metric.split("/")[1:2] and gate.metric.split("/")[1].endswith("_to_success") and gate.baseline:
+            assert "both runs solved" in line, line  # a cost gate pairs only what both runs solved, and says so
+    if model.decision.deciding_gates:  # the headline names the deciding gates; their figures are on their lines
+        assert all(name in c["summary"] for name in model.decision.deciding_gates[:4]), c["summary"]
+        assert " -> " not in c["summary"], c["summary"]
+    if len(c["checkpoints"]) == 2:
+        assert c["checkpoints"][0] != c["checkpoints"][1], c["checkpoints"]
     names = model.title.split(": ", 1)[-1].split(" vs ")
     assert len(names) < 2 or names[0] != names[1], model.title
     unsafe = [t for s in model.tasks for t in s.trajectories if t.run == "candidate" and t.safety_violations]
