@@ -22,7 +22,7 @@ PACKAGE = Path(rlgate.__file__).parent
 
 #: package (first name under rlgate) -> layer; a package may import its own layer's siblings or lower ones.
 LAYERS: dict[str, int] = {
-    "rlgate": 0, "_core": 0, "registry": 0, "stats": 0,
+    "rlgate": 0, "_core": 0, "registry": 0, "stats": 0, "sandbox": 0,
     "contract": 1,
     "store": 2, "results": 2,
     "harness": 3,

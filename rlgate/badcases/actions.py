@@ -53,7 +53,8 @@ def _agent(c: ClusterStat) -> bool:
 def format_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
     if _agent(c):
         return None
-    if c.kind != "format" or c.category is not None or c.failure_class.endswith("answer_misplaced"):
+    if c.kind != "format" or c.category is not None or c.failure_class.endswith("answer_misplaced") or \
+            c.failure_class in CODE_ACTIONS:
         return None
     form = ANSWER_FORMATS.get(c.family, "the task's final-answer format")
     return NextAction(rule="format_failures_grew", area="reward", cluster=c.cluster, evidence=_evidence(c),
@@ -230,6 +231,33 @@ VLM_ACTIONS: dict[str, tuple[Area, str]] = {
 }
 
 
+#: code failure classes (badcases/code_families.py) -> (area, action)
+CODE_ACTIONS: dict[str, tuple[Area, str]] = {
+    "code_public_pass_hidden_fail": (
+        "reward", "add hidden and variant tests: programs pass the examples the prompt shows and fail the hidden "
+        "tests, so the reward (or its tests) checks the shown examples only; score with held-out and mutated "
+        "inputs (edge cases, other sizes) the model never sees"),
+    "code_timeout": (
+        "reward", "more programs run past the time limit: penalise timeouts in the reward (not a silent zero) and "
+        "add tests with large inputs, so slow or endless solutions lose"),
+    "code_syntax_error": (
+        "reward", "more programs do not parse: give no reward to code that fails to compile and check the response "
+        "format (code fences, stop sequences) the task's filter extracts"),
+    "code_wrong_output": (
+        "data", "more programs give wrong output: add verified solutions for the failing problem types and check the "
+        "reward's tests agree with the benchmark's"),
+}
+
+
+def code_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
+    found = CODE_ACTIONS.get(c.failure_class)
+    if found is None or c.category is not None:
+        return None
+    area, action = found
+    return NextAction(rule=f"{c.failure_class}_grew", area=area, cluster=c.cluster, evidence=_evidence(c),
+                      action=action)
+
+
 def vlm_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
     found = VLM_ACTIONS.get(c.failure_class)
     if found is None or c.category is not None:
@@ -241,7 +269,7 @@ def vlm_rule(c: ClusterStat, ctx: ActionContext) -> NextAction | None:
 
 
 
-NEXT_ACTION_RULES: list[Rule] = [format_rule, misplaced_rule, truncation_rule, length_constraint_rule,
+NEXT_ACTION_RULES: list[Rule] = [code_rule, format_rule, misplaced_rule, truncation_rule, length_constraint_rule,
                                  instruction_group_rule, vlm_rule, category_rule, knowledge_rule, agent_rule]
 
 

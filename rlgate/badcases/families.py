@@ -326,9 +326,10 @@ class IfevalClassifier(TaskBatchClassifier):
 
 
 def _builtin() -> list[FailureClassifier]:
+    from rlgate.badcases.code_families import CODE_CLASSIFIERS
     from rlgate.badcases.vlm_families import VLM_CLASSIFIERS
 
-    return [Gsm8kClassifier(), MmluProClassifier(), IfevalClassifier(), *VLM_CLASSIFIERS]
+    return [Gsm8kClassifier(), MmluProClassifier(), IfevalClassifier(), *VLM_CLASSIFIERS, *CODE_CLASSIFIERS]
 
 
 BUILTIN_CLASSIFIERS: list[FailureClassifier] = _builtin()

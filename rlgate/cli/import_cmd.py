@@ -35,6 +35,8 @@ def import_command(
     for name, count in sorted(report.rows.items()):
         version = f"; benchmark version {report.versions[name]}" if name in report.versions else ""
         typer.echo(f"{name}: {count} responses (read as {source} output{version})")
+    for note in report.notes:
+        typer.echo(f"note: {note}", err=True)
     for why, count in report.skipped.items():
         typer.echo(f"skipped {count} rows: {why}")
     for name, count in sorted(report.bare.items()):

@@ -430,6 +430,9 @@ class Contract(StrictModel):
     contamination: ContaminationSpec | None = Field(None, description="n-gram overlap of eval vs training data")
     watch: WatchSpec | None = Field(None, description="`rlgate watch`: gating checkpoints while the run trains")
     safety: SafetyRules | None = Field(None, description="unsafe agent actions: forbidden tools and argument patterns")
+    unsafe_code: Literal["sandboxed"] | None = Field(
+        None, description="tasks that execute model-written code (humaneval_plus, mbpp_plus) run only when the "
+        "contract says `sandboxed`: in rlgate's sandbox (docs/sandbox.md); without it such a suite is refused")
     capabilities: dict[str, Capability] = Field(
         default_factory=dict, description="capability name -> its tasks and scope; a verdict per capability is "
         "reported beside the global one, and scope: feature capabilities block only themselves")

@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rlgate._core.errors import InputError
 
-DemoKind = Literal["text", "agent", "vlm", "real"]
+DemoKind = Literal["text", "agent", "vlm", "real", "capability"]
 MARKER = ".rlgate-demo.json"
 DEFAULT_FOLDERS: dict[DemoKind, str] = {
-    "text": "rlgate-demo", "agent": "rlgate-demo-agent", "vlm": "rlgate-demo-vlm", "real": "rlgate-demo-real"}
+    "text": "rlgate-demo", "agent": "rlgate-demo-agent", "vlm": "rlgate-demo-vlm", "real": "rlgate-demo-real",
+    "capability": "rlgate-demo-capability"}
 FLAGS: dict[DemoKind, str] = {"text": "rlgate demo", "agent": "rlgate demo --agent", "vlm": "rlgate demo --vlm",
-                              "real": "rlgate demo --real"}
+                              "real": "rlgate demo --real", "capability": "rlgate demo --capability"}
 
 
 class DemoMarker(BaseModel):

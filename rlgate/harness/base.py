@@ -134,6 +134,11 @@ class Harness(ABC):
         """The catalog task a task name belongs to (`mmlu_pro_math` -> `mmlu_pro`), None when it has none."""
         return None
 
+    def check_task(self, task: ResolvedTask, contract: ResolvedContract) -> None:
+        """Refuse (InputError, with the fix) a task the contract may not run as written, right after it loads and
+        before anything runs (e.g. model-written code without `unsafe_code: sandboxed`); default: accept."""
+        return None
+
     def requirements(self, task: ResolvedTask) -> TaskRequirements:
         """What running the task needs, and what of it is missing here (shown by `rlgate validate`)."""
         return TaskRequirements()
@@ -178,6 +183,8 @@ class ConvertReport:
     marker: str = ""
     #: task -> the source's own benchmark version (OpenCompass: `<abbr>@<config hash>`), printed by `rlgate import`
     versions: dict[str, str] = field(default_factory=dict)
+    #: what the user must know about the converted rows (printed by `rlgate import`), e.g. whose prompt they answer
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

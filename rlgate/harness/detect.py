@@ -34,19 +34,39 @@ def _candidates(path: Path) -> list[Path]:
     return found[:200]
 
 
-def _describe(file: Path, siblings: list[Path]) -> tuple[str, str] | None:
-    name, head = file.name, _head(file)
-    parts = set(file.parts)
+def _import_format(file: Path) -> tuple[str, str, str] | None:
+    """(`rlgate import --from` format, what the file looks like, the fix) of another tool's predictions."""
+    name = file.name
     if file.suffix.lower() in (".xlsx", ".tsv") or re.search(r"_acc\.csv$", name):
-        return (f"a VLMEvalKit result file ({name})", "convert it first: rlgate import --from vlmevalkit FILE "
-                "--out responses.jsonl, then rlgate eval CONTRACT --responses responses.jsonl")
+        return ("vlmevalkit", f"a VLMEvalKit result file ({name})", "convert it first: rlgate import --from "
+                "vlmevalkit FILE --out responses.jsonl, then rlgate eval CONTRACT --responses responses.jsonl")
     if re.search(r"^\d{8}_\d{6}_(results|samples_.+)\.jsonl?$", name):
-        return (f"lmms-eval output ({name}: its <date>_<time>_results.json / _samples_<task>.jsonl names)",
-                "convert the samples file: rlgate import --from lmms-eval FILE --out responses.jsonl")
-    if {"predictions", "results"} <= parts or ("summary" in parts and "predictions" in {p.parent.parent.name
-                                                                                      for p in siblings}):
-        return ("an OpenCompass work_dir (predictions/<model>/<dataset>.json, results/, summary/)",
-                "import it: rlgate import --from opencompass WORK_DIR --out responses.jsonl")
+        return ("lmms-eval", f"lmms-eval output ({name}: its <date>_<time>_results.json / _samples_<task>.jsonl "
+                "names)", "convert the samples file: rlgate import --from lmms-eval FILE --out responses.jsonl")
+    run = file.parent.parent.parent if file.parent.parent.name in ("predictions", "results") else (
+        file.parent.parent if file.parent.name == "summary" else None)
+    if run is not None and (run / "predictions").is_dir():  # <run>/predictions/<model>/<abbr>.json, results/, summary/
+        return ("opencompass", "an OpenCompass work_dir (predictions/<model>/<dataset>.json, results/, summary/)",
+                "import it: rlgate import --from opencompass WORK_DIR --out responses.jsonl (or gate a dataset "
+                "on OpenCompass's own verdicts: a contract task with harness: opencompass)")
+    return None
+
+
+def import_format(path: Path) -> tuple[str, str, str] | None:
+    """(format, what it looks like, fix) when `path` is another tool's predictions `rlgate import` converts."""
+    files = _candidates(path)
+    for file in files:
+        found = _import_format(file)
+        if found is not None:
+            return found
+    return None
+
+
+def _describe(file: Path) -> tuple[str, str] | None:
+    name, head = file.name, _head(file)
+    imported = _import_format(file)
+    if imported is not None:
+        return imported[1], imported[2]
     if head.lstrip().startswith(b"{") and b'"results"' in head and b'"versions"' in head:
         if b'"bypass' in head:
             return (f"an lm-eval --predict_only run ({name}: its only metric is the 'bypass' placeholder, "
@@ -66,7 +86,7 @@ def diagnose(path: Path) -> tuple[str, str] | None:
     """(what the path looks like, the fix) for a path no harness reads, or None when nothing is recognised."""
     files = _candidates(path)
     for file in files:
-        found = _describe(file, files)
+        found = _describe(file)
         if found is not None:
             return found
     return None

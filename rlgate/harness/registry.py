@@ -26,6 +26,7 @@ REGISTRY: Registry[Harness] = Registry("harness", {
     "inspect": "rlgate.harness.inspect:InspectHarness",
     "swebench": "rlgate.harness.swebench:SweBenchHarness",
     "bfcl": "rlgate.harness.bfcl:BfclHarness",
+    "opencompass": "rlgate.harness.opencompass:OpenCompassHarness",
 })
 #: harness name -> "module:Class" (imported on first use) or a factory: the entries registered in code
 HARNESSES = REGISTRY.entries

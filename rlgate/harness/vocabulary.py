@@ -76,6 +76,8 @@ def check_vocabulary(resolved: ResolvedContract) -> ResolvedContract:
 
     Raises InputError at the gate's metric (or threshold) with the closest match; returns `resolved`
     with `gates.vocabularies` filled (task -> vocabulary), in place."""
+    for each in resolved.tasks:
+        get_harness(each.harness).check_task(each, resolved)
     vocabularies = {task.name: task_vocabulary(task) for task in resolved.tasks}
     for origin in resolved.gate_origins:
         task = resolved.task(MetricRef.parse(origin.gate.metric).task)

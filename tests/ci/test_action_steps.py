@@ -31,7 +31,7 @@ def gate(name: str, kind: Any, verdict: Any, effect: Any, reason: str, metric: s
                        reason=reason, **numbers)
 
 
-PRIMARY = "gsm8k/exact_match/flexible-extract"
+PRIMARY = "aime24/pass@1"  # contracts/math_rlvr.yaml's primary gate
 REGRESSION = "mmlu_pro/exact_match/custom-extract"
 
 

@@ -19,8 +19,8 @@ runner = CliRunner()
 def test_validate_example_prints_summary(repo_root: Path) -> None:
     result = runner.invoke(app, ["validate", str(repo_root / "contracts" / "math_rlvr.yaml")])
     assert result.exit_code == 0, result.output
-    assert "test_public    nightly            mmlu_pro, gsm8k, ifeval" in result.output
-    assert "primary     gsm8k/exact_match/flexible-extract  min_delta=0.02" in result.output
+    assert "test_public    nightly            aime24, aime25, minerva_math500, gsm8k, mmlu_pro, ifeval" in result.output
+    assert "primary     aime24/pass@1  min_delta=0" in result.output
     assert "ok: contract is valid" in result.output
 
 
@@ -135,7 +135,7 @@ def test_init_into_a_file_exits_2_and_leaves_it_alone(tmp_path: Path, github: li
 
 
 @pytest.mark.parametrize(("policy", "expected"), [
-    ("nope.yaml", "c.yaml:16:19: monitor.policy: monitor policy 'nope.yaml' does not exist"),
+    ("nope.yaml", "c.yaml:31:19: monitor.policy: monitor policy 'nope.yaml' does not exist"),
     ("gates/release_default.yaml", "release_default.yaml:2:1: this file is a gate policy"),
 ])
 def test_validate_checks_the_monitor_policy_file(repo_root: Path, tmp_path: Path, policy: str, expected: str) -> None:

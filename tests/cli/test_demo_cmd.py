@@ -12,7 +12,7 @@ from rlgate.cli.app import app
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("which", [[], ["--agent"], ["--vlm"], ["--real"]])
+@pytest.mark.parametrize("which", [[], ["--agent"], ["--vlm"], ["--real"], ["--capability"]])
 def test_an_out_that_is_a_file_exits_2_before_any_work(tmp_path: Path, which: list[str]) -> None:
     taken = tmp_path / "taken"
     taken.write_text("keep me", encoding="utf-8")

@@ -187,10 +187,10 @@ def check_lmms_eval(folder: Path, artifact: dict[str, Any]) -> None:
 
 
 def check_opencompass(folder: Path, artifact: dict[str, Any]) -> None:
-    """A subjective (judge) comparison: no per-sample correctness to gate; import refuses it with the reason."""
+    """A subjective (judge) comparison: no per-sample correctness to gate; gate and import refuse it with the reason."""
     from rlgate.harness.lmeval.convert import convert
 
-    _refused(folder, "OpenCompass work_dir", "rlgate import --from opencompass")
+    _refused(folder, "subjective (judge) results", "COREV2_6A_", "judge")
     out = folder.parent / "never-written.jsonl"
     with pytest.raises(InputError) as caught:
         convert([next(folder.iterdir())], "opencompass", out)

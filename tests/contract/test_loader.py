@@ -49,12 +49,15 @@ def project(tmp_path: Path) -> Path:
 def test_examples_validate_unchanged(repo_root: Path) -> None:
     resolved = load_contract(repo_root / "contracts" / "math_rlvr.yaml")
     assert resolved.name == "math_rlvr"
-    assert [t.name for t in resolved.tasks] == ["mmlu_pro", "gsm8k", "ifeval"]
-    assert resolved.gates.primary is not None
-    assert resolved.gates.primary.min_delta == 0.02
+    assert [t.name for t in resolved.tasks] == ["aime24", "aime25", "minerva_math500", "gsm8k", "mmlu_pro", "ifeval"]
+    sampling = resolved.contract.protocol.sampling
+    assert (sampling.temperature, sampling.top_p, sampling.n) == (0.6, 0.95, 16)
+    assert resolved.gates.primary is not None and resolved.gates.primary.metric == "aime24/pass@1"
     assert [g.metric for g in resolved.gates.regression] == [
+        "aime25/pass@1", "minerva_math500/pass@1", "gsm8k/exact_match/flexible-extract",
         "mmlu_pro/exact_match/custom-extract", "ifeval/prompt_level_strict_acc"]
-    assert resolved.gates.diagnostics[0].max_relative_increase == 0.30
+    assert [g.metric for g in resolved.gates.diagnostics][:2] == ["aime24/maj@16", "aime24/pass@16"]
+    assert resolved.gates.diagnostics[2].max_relative_increase == 0.30
 
 
 def test_base_contract_is_valid(project: Path) -> None:

@@ -115,8 +115,9 @@ def test_opencompass_predictions_become_rows_of_the_lm_eval_task(tmp_path: Path)
     out = tmp_path / "r.jsonl"
     report = convert([tmp_path], "opencompass", out)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert rows[1] == {"task": "gsm8k", "doc_id": 1, "target": "1", "response": "The answer is 1"}
+    assert rows[1] == {"task": "gsm8k", "doc_id": 1, "target": "1", "response": "The answer is 1", "prompt": "Q1"}
     assert report.rows["gsm8k"] == 3 and report.versions == {"gsm8k": "gsm8k"}
+    assert len(report.notes) == 1 and "OpenCompass generated these responses from its own prompt" in report.notes[0]
     summary = tmp_path / "20260101_000000" / "summary"  # the summarizer's csv holds the dataset config's hash
     summary.mkdir()
     (summary / "summary_20260101_000000.csv").write_text("dataset,version,metric,mode,tiny-hf\n"
@@ -149,6 +150,8 @@ def test_opencompass_files_rlgate_cannot_score_are_refused(tmp_path: Path, abbr:
         convert([path], "opencompass", tmp_path / "r.jsonl")
     assert needle in str(caught.value) and str(path) in str(caught.value) and caught.value.fix
     assert not (tmp_path / "r.jsonl").exists()
+    if abbr == "race-high":  # no lm-eval task: gated on OpenCompass's own verdicts instead
+        assert "{task: race-high, harness: opencompass}" in caught.value.fix
 
 
 # --------------------------------------------------------------------------- VLMEvalKit ties
@@ -182,3 +185,17 @@ def test_gate_names_the_format_of_a_path_no_harness_reads(tmp_path: Path, name: 
     with pytest.raises(InputError) as caught:
         read_results(path)
     assert needle in str(caught.value) and caught.value.fix and str(path) in str(caught.value)
+
+
+def test_reading_a_vlmevalkit_table_leaves_the_process_wide_csv_limit_as_it_was(tmp_path: Path) -> None:
+    """The csv module's cell limit is global: raised for VLMEvalKit tables, it must not stay raised for the
+    monitor's CSV readers (whose bound is csv's own), as it did once a table had been converted in the process."""
+    import csv
+
+    from rlgate.harness.lmeval.convert import vlmevalkit_rows
+
+    path = tmp_path / "M_ChartQA_TEST.tsv"
+    path.write_text("index\tquestion\tanswer\tprediction\n0\tq\t1\t1\n")
+    before = csv.field_size_limit()
+    assert len(list(vlmevalkit_rows(path, None))) == 1
+    assert csv.field_size_limit() == before

@@ -67,6 +67,14 @@ def _opencompass(tmp: Path, value: str) -> Callable[[], Any]:
     return lambda: list(opencompass_rows(path, None))
 
 
+def _opencompass_results(tmp: Path, value: str) -> Callable[[], Any]:
+    (tmp / "predictions" / "m").mkdir(parents=True)
+    (tmp / "results" / "m").mkdir(parents=True)
+    (tmp / "results" / "m" / "gsm8k.json").write_text(
+        '{"accuracy": 0.0, "details": [{"example_abbr": "gsm8k_0", "pred": ' + value + ', "correct": [false]}]}')
+    return lambda: read_results(tmp)
+
+
 def _vlmevalkit_json(tmp: Path, value: str) -> Callable[[], Any]:
     from rlgate.harness.lmeval.convert import vlmevalkit_rows
 
@@ -108,7 +116,8 @@ def _inspect_json(tmp: Path, value: str) -> Callable[[], Any]:
 
 READERS: dict[str, Callable[[Path, str], Callable[[], Any]]] = {
     "swebench_flat_report": _swe_flat, "swebench_agent_summary": _swe_summary, "lmms_eval_samples": _lmms,
-    "opencompass_predictions": _opencompass, "vlmevalkit_json": _vlmevalkit_json,
+    "opencompass_predictions": _opencompass, "opencompass_results": _opencompass_results,
+    "vlmevalkit_json": _vlmevalkit_json,
     "vlmevalkit_tsv": _vlmevalkit_tsv, "bfcl_result": _bfcl_result, "bfcl_score": _bfcl_score,
     "inspect_json_log": _inspect_json,
 }

@@ -11,11 +11,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from rlgate._core.errors import MissingExtraError
+from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.contract.vocabulary import TaskVocabulary
-from rlgate.harness.base import AnswerParse, ConvertReport, Harness, RunOutcome, RunPlan
-from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, task_vocabulary
+from rlgate.harness.base import AnswerParse, ConvertReport, Harness, RunOutcome, RunPlan, TaskRequirements
+from rlgate.harness.lmeval.catalog import SAMPLES_HINT, catalog_task, runs_code, task_vocabulary
 from rlgate.results.manifest import MANIFEST_FILE, RunManifest, load_manifest
 from rlgate.results.models import RunResult
 
@@ -70,6 +70,34 @@ class LmEvalHarness(Harness):
 
     def vocabulary_of(self, name: str) -> TaskVocabulary:
         return task_vocabulary(name)
+
+    def requirements(self, task: ResolvedTask) -> TaskRequirements:
+        """Code tasks need the sandbox; Minerva's scorer needs the math extra (`rlgate validate` shows both)."""
+        import importlib.util
+
+        needs, missing = [], []
+        if task.path is None and runs_code(task.name):
+            from rlgate.sandbox import SandboxUnavailable, available
+
+            needs.append("rlgate's sandbox for model code (Linux namespaces via unshare; docs/sandbox.md)")
+            try:
+                available()
+            except SandboxUnavailable as exc:
+                missing.append(str(exc))
+        if catalog_task(task.name) in ("minerva_math500", "minerva_math"):
+            needs.append("the math extra (sympy, math_verify, antlr4 4.11)")
+            if importlib.util.find_spec("math_verify") is None:
+                missing.append("math_verify: pip install 'rl-release-gate[math]'")
+        return TaskRequirements(needs, missing)
+
+    def check_task(self, task: ResolvedTask, contract: ResolvedContract) -> None:
+        """A task that executes model-written code loads only under `unsafe_code: sandboxed` (before anything runs)."""
+        if task.path is None and runs_code(task.name) and contract.contract.unsafe_code != "sandboxed":
+            suite = next((str(f) for f in contract.suite_files), "the suite")
+            raise InputError(f"task '{task.name}' (in {suite}) executes model-written code, and the contract does not "
+                             "say how", file=contract.path, field="unsafe_code",
+                             fix="add `unsafe_code: sandboxed` to the contract: rlgate then runs the code only in its "
+                                 "sandbox (no network, a private read-only root, limits; docs/sandbox.md)")
 
     def family(self, name: str) -> str | None:
         return catalog_task(name)

@@ -19,6 +19,19 @@ KNOWN_TASK_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
         "prompt_level_loose_acc": ("none",),
         "inst_level_loose_acc": ("none",),
     },
+    # math RLVR: lm-eval scores the first response (process_results reads results[0]); with n > 1 rlgate
+    # scores every response with the same process_results (`rescore`), hence pass@k / maj@k under "none"
+    "aime24": {"exact_match": ("none",)},
+    "aime25": {"exact_match": ("none",)},
+    "aime24_25": {"exact_match": ("none",)},  # rlgate's group of the two (task_files/aime_pooled)
+    "aime": {"exact_match": ("none",)},
+    "minerva_math500": {"exact_match": ("none",), "math_verify": ("none",)},
+    "minerva_math": {"exact_match": ("none",), "math_verify": ("none",)},
+    # code RL: lm-eval's own metrics, its code execution replaced by rlgate's sandbox (`code_tasks`)
+    "humaneval_plus": {"pass@1": ("create_test",)},
+    "humaneval": {"pass@1": ("create_test",)},
+    "mbpp_plus": {"pass_at_1": ("none",)},
+    "mbpp": {"pass_at_1": ("none",)},
 }
 
 #: The filter whose answers a derived metric such as answer_parse_failure_rate looks at by default.
@@ -27,7 +40,28 @@ DEFAULT_FILTER: dict[str, str] = {
     "gsm8k_cot": "flexible-extract",
     "mmlu_pro": "custom-extract",
     "ifeval": "none",
+    "aime24": "none", "aime25": "none", "aime24_25": "none", "aime": "none", "minerva_math500": "none",
+    "minerva_math": "none",
+    "humaneval_plus": "create_test", "humaneval": "create_test", "mbpp_plus": "none", "mbpp": "none",
 }
+
+#: task -> the metric whose per-response value is a response's correctness (pass@k, maj@k with n > 1), for
+#: tasks whose scorer rlgate cannot replay from the stored file (a process_results or code-running metric)
+PER_RESPONSE_METRIC: dict[str, str] = {
+    "aime24": "exact_match", "aime25": "exact_match", "aime24_25": "exact_match", "aime": "exact_match",
+    "minerva_math500": "exact_match", "minerva_math": "exact_match",
+    "humaneval_plus": "pass@1", "humaneval": "pass@1", "mbpp_plus": "pass_at_1", "mbpp": "pass_at_1",
+}
+#: tasks that execute model-written code: lm-eval module whose code_eval rlgate's sandbox replaces, and the
+#: name the module binds it to (lm-eval 0.4.13's humaneval/utils.py and mbpp/utils.py)
+CODE_TASKS: dict[str, tuple[str, str]] = {
+    "humaneval_plus": ("humaneval", "compute_"), "humaneval": ("humaneval", "compute_"),
+    "mbpp_plus": ("mbpp", "pass_at_k"), "mbpp": ("mbpp", "pass_at_k"),
+}
+#: k of the pass@k / maj@k gates rlgate derives per document (needs n >= k responses); maj@k only where
+#: responses have an answer to vote on (math)
+PER_RESPONSE_K = (1, 2, 4, 8, 16, 32, 64)
+_VOTING = {"aime24", "aime25", "aime24_25", "aime", "minerva_math500", "minerva_math"}
 
 #: lm-eval metrics whose per-sample values are not fractions in [0, 1] (lm-eval's own names).
 _KINDS: dict[str, ValueKind] = {"perplexity": "unbounded", "word_perplexity": "unbounded",
@@ -55,8 +89,21 @@ def task_vocabulary(task: str, *, local: bool = False) -> TaskVocabulary:
     metrics = {name: MetricInfo(filters=filters, higher_is_better=neutral_metric(name).higher_is_better,
                                 kind=_KINDS.get(name, "fraction"))
                for name, filters in KNOWN_TASK_METRICS[known].items()}
+    if known in PER_RESPONSE_METRIC:
+        at_k = (filters for name, filters in KNOWN_TASK_METRICS[known].items() if name == PER_RESPONSE_METRIC[known])
+        filters = next(at_k)
+        kinds = ("pass", "maj") if known in _VOTING else ("pass",)
+        for kind in kinds:
+            for k in PER_RESPONSE_K:
+                metrics.setdefault(f"{kind}@{k}", MetricInfo(filters=filters, kind="fraction"))
     return TaskVocabulary(harness="lm_eval", metrics=metrics, closed=True, default_filter=DEFAULT_FILTER[known],
                           samples_hint=SAMPLES_HINT, samples_option=SAMPLES_OPTION)
+
+
+def runs_code(task: str) -> bool:
+    """Whether the task executes model-written code (its suite needs `unsafe_code: sandboxed`)."""
+    known = catalog_task(task)
+    return known is not None and known in CODE_TASKS
 
 
 def family(task: str) -> str:

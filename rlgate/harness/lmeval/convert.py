@@ -153,14 +153,24 @@ def _dataset_of(path: Path) -> str | None:
     return next((name for name in VLMEVALKIT_DATASETS if path.stem.endswith(name)), None)
 
 
+@contextlib.contextmanager
+def _restored_field_limit(previous: int) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
+
+
 def _table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(spreadsheet row number, row) of a VLMEvalKit result file; the header is row 1."""
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
         yield from _xlsx(path)
     elif suffix in (".tsv", ".csv"):
-        csv.field_size_limit(MAX_LINE_BYTES)  # a cell past it is csv.Error: one located error, not a traceback
-        with path.open(encoding="utf-8", newline="") as handle:
+        # a cell past the limit is csv.Error: one located error, not a traceback; the limit is process-wide (the
+        # monitor's CSV readers keep csv's own), so it is put back when the table is read
+        previous = csv.field_size_limit(MAX_LINE_BYTES)
+        with path.open(encoding="utf-8", newline="") as handle, _restored_field_limit(previous):
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
             number = 1
             try:
@@ -268,6 +278,8 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
     partial = out.with_name(out.name + ".partial")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
+        for path in files:
+            _refuse_other_format(path, fmt)
         if fmt == "opencompass":
             from rlgate.harness.lmeval.opencompass import prediction_files
 
@@ -290,6 +302,18 @@ def convert(files: list[Path], fmt: str, out: Path, *, task: str | None = None,
     return report
 
 
+def _refuse_other_format(path: Path, fmt: str) -> None:
+    """A file whose names say it is another tool's output is refused as that, not misread as `fmt`."""
+    from rlgate.harness.detect import import_format
+
+    if not path.exists():
+        return
+    seen = import_format(path)
+    if seen is not None and seen[0] != fmt:
+        raise InputError(f"not {fmt} output: this looks like {seen[1]}", file=path, field="--from",
+                         fix=f"convert it with --from {seen[0]}")
+
+
 def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_marker: bool,
                 report: ConvertReport) -> None:
     if fmt == "opencompass":
@@ -297,7 +321,12 @@ def _write_file(handle: TextIO, path: Path, fmt: str, task: str | None, answer_m
 
         rows = opencompass_rows(path, task)
         abbr, mapped = dataset_of(path)
-        report.versions[task or mapped or abbr] = benchmark_version(path)  # OpenCompass's dataset config
+        name = task or mapped or abbr
+        report.versions[name] = benchmark_version(path)  # OpenCompass's dataset config
+        report.notes.append(f"{name}: OpenCompass generated these responses from its own prompt (dataset config "
+                            f"{report.versions[name]}), which lm-eval's '{name}' task only re-scores; `rlgate eval "
+                            "--responses` compares each recorded prompt with lm-eval's and warns where they differ "
+                            "(the responses then answer another input than an lm-eval run of the task)")
     else:
         rows = lmms_rows(path, task) if fmt == "lmms-eval" else vlmevalkit_rows(path, task)
     checked: set[str] = set()

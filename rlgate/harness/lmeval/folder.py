@@ -22,6 +22,7 @@ from rlgate._core.jsonio import load_document
 from rlgate.harness.lmeval.per_response import add_per_response
 from rlgate.harness.lmeval.run_files import find_results_file, samples_file_of
 from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
+from rlgate.harness.lmeval.scored_responses import attach as attach_scored
 
 __all__ = ["SamplesRead", "find_results_file", "parse_metric_key", "read_lmeval_folder", "read_samples_file"]
 from rlgate.harness.lmeval.vlm_metrics import add_abilities, add_vlm_metrics
@@ -141,6 +142,8 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         add_derived_metrics(task, configs.get(name) or {})
         add_vlm_metrics(task)
         add_per_response(task, configs.get(name) or {})
+        if samples:
+            attach_scored(task, results_file)
         tasks[name] = task
     group_metrics = {g: _nested_metrics(doc["results"].get(g) or {})[0] for g in groups}
     run = RunResult(provenance=_provenance(results_file, doc), tasks=tasks, groups=groups,

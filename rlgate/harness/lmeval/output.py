@@ -30,8 +30,9 @@ def clear_previous(out_dir: Path) -> None:
     results = out_dir / str(old.get("results_file", ""))
     if results.is_file() and results.name.startswith("results_"):
         stamp = results.stem[len("results_"):]
-        for sample in results.parent.glob(f"samples_*_{stamp}.jsonl"):
-            sample.unlink()
+        for pattern in (f"samples_*_{stamp}.jsonl", f"per_response_*_{stamp}.json"):
+            for sample in results.parent.glob(pattern):
+                sample.unlink()
         results.unlink()
     manifest_path.unlink()
 

@@ -89,8 +89,8 @@ def add_per_response(task: TaskResult, config: dict[str, Any]) -> None:
     if max(map(len, map(_RESPONSES, task.samples)), default=0) <= 1:  # n = 1: nothing to replay
         return
     metric = next((m for m in config.get("metric_list") or [] if m.get("metric") == "exact_match"), None)
-    if metric is None:
-        return
+    if metric is None or config.get("process_results"):
+        return  # a task scored in Python (aime, minerva_math) is not exact_match on the text: the runner rescores it
     kwargs = {k: metric[k] for k in ("regexes_to_ignore", "ignore_case", "ignore_punctuation", "ignore_numbers")
               if k in metric}
     filter_list = config.get("filter_list") or [{"name": "none", "filter": [{"function": "take_first"}]}]

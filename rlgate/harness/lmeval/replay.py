@@ -33,6 +33,8 @@ class ReplayLM(LM):
         self.groups = groups or {}
         self.drops: dict[str, Drops] = defaultdict(Drops)
         self.requests: dict[str, int] = defaultdict(int)
+        #: task -> (requests whose recorded source prompt is not the context lm-eval rendered, first such doc id)
+        self.prompt_differs: dict[str, list[int]] = defaultdict(lambda: [0, -1])
 
     def _ensure_match(self, requests: list[Instance]) -> MatchResult:
         """Standalone use (lm-eval CLI): match the file against the documents the requests carry."""
@@ -63,6 +65,11 @@ class ReplayLM(LM):
             index = served[key]
             served[key] += 1
             self.requests[inst.task_name] += 1
+            recorded = match.prompts.get(key)
+            if recorded is not None and recorded.strip() != str(inst.args[0]).strip():
+                differs = self.prompt_differs[inst.task_name]
+                differs[0] += 1
+                differs[1] = key[1] if differs[1] < 0 else differs[1]
             if index < len(answers):
                 out.append(answers[index])
                 if not answers[index].strip():
@@ -74,6 +81,13 @@ class ReplayLM(LM):
                 if len(drops.examples) < 5:
                     drops.examples.append(f"{key[0]} doc {key[1]}: no imported response")
         return out
+
+    def prompt_notes(self) -> list[str]:
+        """One line per task whose imported responses answered another prompt than lm-eval's (an input difference)."""
+        return [f"{task}: {count} of {self.requests[task]} imported responses were generated from a prompt other "
+                f"than the one lm-eval renders for the task (first: doc {first}); they answer a different input, so a "
+                "gate against a run prompted by lm-eval compares two protocols; compare runs prompted the same way"
+                for task, (count, first) in sorted(self.prompt_differs.items()) if count]
 
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         raise NotImplementedError("imported responses can only score generate_until tasks "

@@ -40,10 +40,27 @@ class ResponseRow:
     target: str | None = None
     #: the source tool's own row index (VLMEvalKit's `index`): orders rows that match the same documents
     index: int | None = None
+    #: the prompt the source tool sent (OpenCompass's `origin_prompt`), compared with the one lm-eval renders
+    prompt: str | None = None
+
+
+def refuse_other_formats(path: Path) -> None:
+    """Another tool's predictions, or a folder, given as a responses file: named as what it is, with the way in
+    (cheap: names and first bytes), before any task loads or line is parsed."""
+    from rlgate.harness.detect import import_format
+
+    seen = import_format(path) if path.exists() else None
+    if seen is not None:
+        raise InputError(f"not a responses JSONL: this looks like {seen[1]}", file=path, fix=seen[2])
+    if path.is_dir():
+        raise InputError("is a folder, not a responses JSONL (no harness's importer reads it either)", file=path,
+                         fix="give a JSONL of {\"task\", \"doc_id\", \"response\"} rows, or stored outputs of an "
+                             "importing harness (SWE-bench reports, BFCL result files, inspect logs)")
 
 
 def read_responses(path: Path) -> list[ResponseRow]:
     """Parse the file; a malformed row is an InputError naming its line."""
+    refuse_other_formats(path)
     if not path.is_file():
         raise InputError(f"responses file '{path}' does not exist", file=path,
                          fix="check the path given to --responses")
@@ -62,7 +79,7 @@ def _row(row: Any, path: Path, number: int) -> ResponseRow:
 
     if not isinstance(row, dict):
         raise bad("a row must be a JSON object")
-    unknown = set(row) - {"task", "doc_id", "doc", "response", "target", "index"}
+    unknown = set(row) - {"task", "doc_id", "doc", "response", "target", "index", "prompt"}
     if unknown:
         raise bad(f"unknown key(s) {', '.join(sorted(unknown))}", sorted(unknown)[0])
     task, response = row.get("task"), row.get("response")
@@ -84,7 +101,10 @@ def _row(row: Any, path: Path, number: int) -> ResponseRow:
     index = row.get("index")
     if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
         raise bad("'index' must be the source's integer row index", "index")
-    return ResponseRow(number, task, doc_id, doc, response, None if target is None else str(target), index)
+    prompt = row.get("prompt")
+    if prompt is not None and not isinstance(prompt, str):
+        raise bad("'prompt' must be the prompt text the source tool sent", "prompt")
+    return ResponseRow(number, task, doc_id, doc, response, None if target is None else str(target), index, prompt)
 
 
 def _norm(value: Any) -> str:
@@ -114,6 +134,8 @@ class MatchResult:
 
     responses: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     report: ImportReport | None = None
+    #: (leaf task, doc id) -> the prompt the source tool recorded for it (rows that carry one)
+    prompts: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def doc_ids(self, leaf: str) -> list[int]:
         return sorted(doc_id for task, doc_id in self.responses if task == leaf)
@@ -231,6 +253,8 @@ def match_rows(rows: Iterable[ResponseRow], docs: Mapping[str, list[dict[str, An
             raise _conflict(row, hit, kept, repeats, source)
         answers.append(row.response)
         kept.append(row.line)
+        if row.prompt is not None:
+            result.prompts.setdefault(hit, row.prompt)
     matched = sum(len(v) for v in result.responses.values())
     result.report = ImportReport(file=source, rows=total, matched=matched, unmatched=unmatched,
                                  duplicates=duplicates, unknown_task=unknown, examples=problems[:MAX_EXAMPLES])

@@ -28,9 +28,12 @@ from rlgate.contract.models import Protocol
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.lmeval.backends import lmeval_seeds, model_spec, protocol_fields, protocol_hash
 from rlgate.harness.lmeval.caching_lm import CachingLM, TaskStats
+from rlgate.harness.lmeval.catalog import runs_code
 from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
 from rlgate.harness.lmeval.replay import ReplayLM
-from rlgate.harness.lmeval.responses import match_rows, read_responses
+from rlgate.harness.lmeval.rescore import rescore
+from rlgate.harness.lmeval.responses import match_rows, read_responses, refuse_other_formats
+from rlgate.harness.lmeval.scored_responses import write as write_scored
 from rlgate.harness.lmeval.subsets import leave_out, select_look
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
 from rlgate.harness.lmeval.vlm_checks import check_processor, processor_chat_loader, refuse_text_backend
@@ -165,6 +168,23 @@ def _check_vllm() -> None:
                              "package") from None
 
 
+def _confirm_unsafe_code(plan: RunPlan, suite: LoadedSuite) -> bool:
+    """lm-eval's confirm_run_unsafe_code: only for rlgate's sandboxed code tasks, under `unsafe_code: sandboxed`."""
+    unsafe = [leaf for leaf, task in suite.leaves.items() if getattr(task, "UNSAFE_CODE", False)]
+    if not unsafe:
+        return False
+    outside = [leaf for leaf in unsafe if not runs_code(leaf) or suite.suite_task.get(leaf, leaf) in
+               {t.name for t in plan.tasks if t.path is not None}]
+    if outside:
+        raise InputError(f"task '{outside[0]}' executes model-written code with its own executor, outside rlgate's "
+                         "sandbox", field="suites.tasks", fix="use lm-eval's humaneval_plus / mbpp_plus (rlgate runs "
+                         "their code in its sandbox), or remove the task")
+    if plan.contract.contract.unsafe_code != "sandboxed":
+        raise InputError(f"task '{unsafe[0]}' executes model-written code", file=plan.contract.path,
+                         field="unsafe_code", fix="add `unsafe_code: sandboxed` to the contract (docs/sandbox.md)")
+    return True
+
+
 class LmEvalRunner:
     """Runs suites through lm-eval's `simple_evaluate` with rlgate's cache-first or replay LM."""
 
@@ -173,6 +193,8 @@ class LmEvalRunner:
     def run(self, plan: RunPlan) -> RunOutcome:
         started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
         protocol: Protocol = plan.contract.contract.protocol
+        if plan.responses is not None:
+            refuse_other_formats(plan.responses)
         plan.out_dir.mkdir(parents=True, exist_ok=True)
         with quiet_libraries(), GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
             plan.progress.message("loading tasks and data")
@@ -190,6 +212,7 @@ class LmEvalRunner:
                 lm.MULTIMODAL = bool(image_tasks)
             else:
                 lm, model_name, model_args, fingerprint = self._live(plan, suite, protocol, cache)
+            confirm_code = _confirm_unsafe_code(plan, suite)
             tracker = new_tracker(plan.out_dir)
             clear_previous(plan.out_dir)
             evaluating = time.monotonic()
@@ -198,12 +221,22 @@ class LmEvalRunner:
                 samples={k: _Indices(v) for k, v in suite.samples.items()} or None, log_samples=True,
                 evaluation_tracker=tracker, system_instruction=protocol.system_prompt,
                 apply_chat_template=protocol.chat_template, fewshot_as_multiturn=protocol.fewshot_as_multiturn,
-                bootstrap_iters=BOOTSTRAP_ITERS, **lmeval_seeds(protocol))
+                bootstrap_iters=BOOTSTRAP_ITERS, confirm_run_unsafe_code=confirm_code, **lmeval_seeds(protocol))
             if results is None:  # pragma: no cover - only non-zero ranks get None
                 raise RuntimeError("lm-eval returned no results on this rank")
             plan.progress.message(f"lm-eval generated and scored {len(suite.leaves)} task(s) in "
                                   f"{time.monotonic() - evaluating:.0f} s")
+            scored = [found for leaf, task in suite.leaves.items()
+                      if (found := rescore(leaf, task, (results.get("samples") or {}).get(leaf) or [],
+                                           protocol.sampling.n)) is not None]
             results_file = write_run(plan.out_dir, tracker, dict(results), model_name)
+            for found in scored:
+                write_scored(results_file, found)
+        notes = list(plan.checkpoint.notes) if plan.checkpoint else []
+        if isinstance(lm, ReplayLM):
+            for note in lm.prompt_notes():
+                plan.progress.message(f"warning: {note}")
+                notes.append(note)
         # lm-eval's API backends leave event loops and HTTP sessions for the garbage collector; their
         # finalizers running later inside an unrelated ast.parse trip a CPython 3.11 bug ("AST
         # constructor recursion depth mismatch"), so collect them here.
@@ -216,7 +249,7 @@ class LmEvalRunner:
             checkpoint_fingerprint=fingerprint,
             weights_hash=plan.checkpoint.weights_hash if plan.checkpoint else None,
             load_path=plan.checkpoint.load_path if plan.checkpoint else None,
-            checkpoint_notes=list(plan.checkpoint.notes) if plan.checkpoint else [],
+            checkpoint_notes=notes,
             backend=protocol.backend if plan.responses is None else "responses",
             harness="lm_eval", harness_version=library_versions().get("lm_eval"),
             model_spec={"lm_eval_model": model_name},

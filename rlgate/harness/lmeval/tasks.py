@@ -32,6 +32,7 @@ from lm_eval.tasks._yaml_loader import load_yaml
 from rlgate._core.errors import InputError
 from rlgate.contract.loader import ResolvedTask
 from rlgate.contract.models import Protocol
+from rlgate.harness.lmeval import code_tasks
 from rlgate.harness.lmeval.backends import canonical_json, generation_kwargs
 from rlgate.harness.lmeval.images import check_images, load_images, select_mmmu_subject
 from rlgate.harness.lmeval.nltk_data import ensure_punkt_tab, seed_langdetect
@@ -103,11 +104,28 @@ def build_manager(tasks: list[ResolvedTask]) -> TaskManager:
         if folder not in paths:
             paths.append(folder)
     manager = TaskManager(include_defaults=False, include_path=[str(p) for p in paths])
+    members = [m for t in tasks for m in _members(manager, t.name) if m not in manager.task_index]
+    extra = [f for f in dict.fromkeys(_folder_for(m) for m in members) if f is not None and f not in paths]
+    if extra:  # a group rlgate ships (aime24_25) over lm-eval's own tasks: index their folders too
+        paths.extend(extra)
+        manager = TaskManager(include_defaults=False, include_path=[str(p) for p in paths])
     if all(t.name in manager.task_index for t in tasks):
         return manager
     log.info("a suite task is defined outside its folder; indexing all of lm-eval's tasks")
     local = [str(t.path if t.path.is_dir() else t.path.parent) for t in tasks if t.path is not None]
     return TaskManager(include_defaults=True, include_path=local or None)
+
+
+def _members(manager: TaskManager, name: str) -> list[str]:
+    """The task names a group lists (none for a task or an unknown name)."""
+    entry = manager.task_index.get(name)
+    if entry is None or entry.kind in (Kind.TASK, Kind.PY_TASK, Kind.TAG):
+        return []
+    cfg = entry.cfg or (load_yaml(entry.yaml_path, resolve_func=False) if entry.yaml_path else {})
+    listed = cfg.get("task") or []
+    names = [m if isinstance(m, str) else m.get("task") or m.get("group") for m in
+             (listed if isinstance(listed, list) else [listed])]
+    return [n for n in names if isinstance(n, str)]
 
 
 # --------------------------------------------------------------------------- leaf expansion
@@ -144,9 +162,22 @@ def _effective_fewshot(entry_shots: int | None, protocol: Protocol, task_default
     return task_default or 0
 
 
-def _data_files(task: ResolvedTask, cfg: dict[str, Any], shots: int) -> dict[str, str]:
-    test_split = cfg.get("test_split") or cfg.get("validation_split") or "test"
+def _leaf_files(task: ResolvedTask, leaf: str) -> str | dict[str, str] | None:
+    """A group's data_files keyed `leaf/split` (aime24_25: {aime24/train: .., aime25/test: ..}): this leaf's."""
     given = task.data_files
+    if not isinstance(given, dict) or not any("/" in key for key in given):
+        return given
+    own = {key.split("/", 1)[1]: path for key, path in given.items() if key.split("/", 1)[0] == leaf}
+    if not own:
+        raise InputError(f"task '{task.name}': data_files names no file of its leaf '{leaf}'",
+                         field=f"suites.tasks[{task.name}].data_files",
+                         fix=f"add {leaf}/<split>: <file> (keys of a group's data_files are leaf/split)")
+    return own
+
+
+def _data_files(task: ResolvedTask, cfg: dict[str, Any], shots: int, leaf: str) -> dict[str, str]:
+    test_split = cfg.get("test_split") or cfg.get("validation_split") or "test"
+    given = _leaf_files(task, leaf)
     files = {test_split: given} if isinstance(given, str) else dict(given or {})
     needed = {test_split}
     fewshot_split = cfg.get("fewshot_split") or cfg.get("training_split") or cfg.get("validation_split")
@@ -188,7 +219,7 @@ def _rewrite_leaf(manager: TaskManager, leaf: str, task: ResolvedTask, protocol:
     shots = _effective_fewshot(task.entry.num_fewshot, protocol, cfg.get("num_fewshot"))
     cfg["num_fewshot"] = shots
     if task.data_files:
-        files = _data_files(task, cfg, shots)
+        files = _data_files(task, cfg, shots, leaf)
         if cfg.get("doc_to_image") is not None:
             _local_images(cfg, files, protocol, decode_images)
         parquet = all(str(f).endswith(".parquet") for f in files.values())
@@ -318,6 +349,8 @@ def load_suite(tasks: list[ResolvedTask], protocol: Protocol, digests: Generatio
             raise InputError(f"'{task.name}' names no lm-eval task with documents", field="suites.tasks",
                              fix="check the task or group name")
         for leaf in leaves:
+            if task.path is None:
+                code_tasks.install(leaf)  # before lm-eval imports the task's module: code runs in the sandbox
             configs[leaf] = (task, _rewrite_leaf(manager, leaf, task, protocol, decode_images))
     suite = LoadedSuite(manager, [], {}, {})
     for task in tasks:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.monitor.series import ReadProblem, SeriesBuilder, TrainingLog
@@ -80,10 +81,16 @@ def read(path: Path) -> TrainingLog:
         except MlflowException as exc:
             raise InputError(f"MLflow cannot read this run: {exc.message}", file=run,
                              fix="check that the folder is an MLflow file-store run") from None
+        except (ValueError, RecursionError, OSError, yaml.YAMLError) as exc:
+            # MLflow's file store lets these through: a metric value that is no number, a meta.yaml nested
+            # past PyYAML's limit, a path too long for the file system
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"MLflow cannot read this run ({type(exc).__name__}: {first})", file=run,
+                             fix="check that the folder is an MLflow file-store run, as MLflow wrote it") from None
         for key in keys:
             try:
                 history = client.get_metric_history(run.name, key)
-            except (MlflowException, ValueError, IndexError) as exc:
+            except (MlflowException, ValueError, IndexError, OSError, RecursionError) as exc:
                 problems.append(ReadProblem(str(run / "metrics" / key), f"metric history unreadable: {exc}",
                                             fix="the other metrics were read"))
                 continue

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.monitor.readers import _bounds
@@ -73,6 +74,21 @@ def _flatten(item: dict[str, Any], prefix: str = "", depth: int = 0) -> dict[str
     return out
 
 
+def _bounded_lines(stream: IO[bytes]) -> Iterator[bytes | None]:
+    """wandb-core's JSON lines, each read to at most `_bounds.MAX_LINE_BYTES` (None for a longer one, whose
+    rest is skipped), so a logged value of gigabytes never sits in memory whole."""
+    while True:
+        line = stream.readline(_bounds.MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) <= _bounds.MAX_LINE_BYTES or line.endswith(b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stream.readline(_bounds.MAX_LINE_BYTES + 1)
+        yield None
+
+
 def read(path: Path) -> TrainingLog:
     file = run_file(path)
     builder = SeriesBuilder()
@@ -86,7 +102,11 @@ def read(path: Path) -> TrainingLog:
                           stdin=subprocess.DEVNULL) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         records = 0
-        for number, line in enumerate(proc.stdout, start=1):
+        for number, line in enumerate(_bounded_lines(proc.stdout), start=1):
+            if line is None:
+                problems.append(ReadProblem(str(file), f"wandb-core wrote a record {_bounds.too_long()[5:]}",
+                                            record=number))
+                continue
             try:
                 record = json.loads(line)
             except (json.JSONDecodeError, RecursionError) as exc:
