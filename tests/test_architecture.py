@@ -28,7 +28,7 @@ LAYERS: dict[str, int] = {
     "harness": 3,
     "engine": 4,
     "badcases": 5, "contamination": 5, "monitor": 5, "judge": 5, "report": 5,
-    "app": 6, "scaffold": 6, "demo": 7,
+    "app": 6, "scaffold": 6, "demo": 7, "watch": 7,
     "cli": 8,
     "ci": 9,
 }

@@ -40,18 +40,20 @@ def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
     return run if outcome is None else outcome.manifest.attach_to(run)
 
 
-def check(contract: Path, checkpoint: str, out: Path, *, cache_dir: Path | None = None, lora_base: str | None = None,
-          limit: int | None = None, seed: int = 0, progress: ProgressSink | None = None,
+def check(contract: Path | ResolvedContract, checkpoint: str, out: Path, *, cache_dir: Path | None = None,
+          lora_base: str | None = None, limit: int | None = None, seed: int = 0, progress: ProgressSink | None = None,
           baseline: str | None = None) -> CheckResult:
     """Evaluate the baseline (once per fingerprint: cached) and the candidate, gate, and write the reports.
 
-    `baseline` overrides the contract's baseline: a checkpoint to evaluate or a stored results folder.
+    `contract`: a contract file, or one already loaded (`rlgate watch` passes a view of it restricted to the
+    splits it gates). `baseline` overrides the contract's baseline: a checkpoint to evaluate or a stored
+    results folder.
     """
     from rlgate.app.decide import decide_and_report
 
     progress = progress or SilentProgress()
     cache_dir = cache_dir or default_cache_dir()
-    resolved = load_contract(contract)
+    resolved = contract if isinstance(contract, ResolvedContract) else load_contract(contract)
     tasks = select_tasks(resolved, None, release_gate=True)
     from rlgate.app.sources import MonitorSource
 

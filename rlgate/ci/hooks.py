@@ -6,6 +6,11 @@
   Face folder of that step (verl writes it when `hf_model` is in the actor's checkpoint save_contents).
 
 A failed notification is logged and never stops training.
+
+The other direction, for runs gated by `rlgate watch` (no GitHub runner needed): `trl_control_callback(...)`
+reads `OUTPUT_DIR/rlgate/control.json` at every step end and save and stops the Trainer on `pause` or
+`rollback`; a verl loop calls `verl_control(default_local_dir, step)` after each step and stops when it
+returns a signal that stops.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from rlgate._core.errors import InputError
 from rlgate.ci.dispatch import DispatchError, send_checkpoint_ready
+from rlgate.watch.control import ControlSignal, read_control
 
 log = logging.getLogger("rlgate.ci")
 
@@ -67,3 +74,82 @@ def verl_hf_checkpoint(default_local_dir: str | Path, global_step: int) -> Path:
             f"{folder} holds no full Hugging Face model: add hf_model to "
             "actor_rollout_ref.actor.checkpoint.save_contents, or merge the shards with verl's model_merger first")
     return folder
+
+
+def _signal(run_dir: Path) -> ControlSignal | None:
+    """The watcher's signal; a damaged control file is logged and read as no signal (it never kills the run)."""
+    try:
+        return read_control(run_dir)
+    except (InputError, OSError) as error:
+        log.warning("rlgate: cannot read the control signal of %s: %s", run_dir, error)
+        return None
+
+
+def _why(signal: ControlSignal, step: int) -> str:
+    back = f" to step {signal.rollback_to_step} ({signal.rollback_to})" if signal.action == "rollback" else ""
+    return (f"rlgate watch says {signal.action}{back} after gating step {signal.step}; stopping training at step "
+            f"{step}: {'; '.join(signal.reasons) or 'no reason given'}")
+
+
+def wait_for_gate(run_dir: str | Path, step: int, timeout: float, poll: float = 1.0) -> ControlSignal | None:
+    """Block until the watcher has gated `step` (or a later one), or `timeout` seconds pass; the signal then."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        signal = _signal(Path(run_dir))
+        if signal is not None and (signal.stops or (signal.last_gated_step or -1) >= step):
+            return signal
+        if time.monotonic() >= deadline:
+            log.warning("rlgate: step %d not gated within %.0f s; training goes on", step, timeout)
+            return signal
+        time.sleep(poll)
+
+
+def verl_control(default_local_dir: str | Path, global_step: int, wait_seconds: float = 0.0) -> ControlSignal | None:
+    """For a verl trainer loop: the watcher's signal for the run saved under `default_local_dir`.
+
+    Call it after each step (`if (s := verl_control(dir, step)) and s.stops: break`); with `wait_seconds`,
+    after a save it first waits that long for the watcher to gate the step. Logs why when the signal stops.
+    """
+    run_dir = Path(default_local_dir)
+    signal = wait_for_gate(run_dir, global_step, wait_seconds) if wait_seconds > 0 else _signal(run_dir)
+    if signal is not None and signal.stops:
+        log.warning("%s", _why(signal, global_step))
+    return signal
+
+
+def trl_control_callback(output_dir: str | Path, wait_seconds: float = 0.0, poll: float = 1.0) -> Any:
+    """A transformers/TRL `TrainerCallback` that obeys `rlgate watch`: pause or rollback stops training.
+
+    It reads `output_dir/rlgate/control.json` at `on_step_end` and `on_save` and sets
+    `control.should_training_stop`, logging why. `wait_seconds` > 0: at each save, wait up to that long for the
+    watcher to gate the new checkpoint first (small dev runs where the gate must keep up with training).
+    """
+    from transformers import TrainerCallback
+
+    run_dir = Path(output_dir)
+
+    class ControlCallback(TrainerCallback):
+        """Stops the Trainer on the watcher's signal; `stopped_by` is the signal that stopped it."""
+
+        def __init__(self) -> None:
+            self.stopped_by: ControlSignal | None = None
+
+        def _obey(self, signal: ControlSignal | None, state: Any, control: Any) -> Any:
+            if signal is not None and signal.stops and self.stopped_by is None:
+                self.stopped_by = signal
+                log.warning("%s", _why(signal, state.global_step))
+            if self.stopped_by is not None:
+                control.should_training_stop = True
+            return control
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            return self._obey(_signal(run_dir), state, control)
+
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            signal = wait_for_gate(run_dir, state.global_step, wait_seconds, poll) if wait_seconds > 0 \
+                else _signal(run_dir)
+            return self._obey(signal, state, control)
+
+    return ControlCallback()

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "gate_cmd",
     "report_cmd",
     "monitor_cmd",
+    "watch_cmd",
     "history_cmd",
     "badcases_cmd",
     "contamination_cmd",

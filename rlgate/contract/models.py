@@ -30,7 +30,7 @@ from rlgate.contract.protocol import (
     VllmOptions,
 )
 from rlgate.contract.references import Baseline, Reference, SuiteHealth, check_references
-from rlgate.contract.sections import ContaminationSpec, MonitorSpec
+from rlgate.contract.sections import ContaminationSpec, MonitorSpec, WatchSpec
 from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, NO_FILTER, TaskVocabulary
 
 __all__ = [  # re-exported: every contract model is importable from here
@@ -55,6 +55,7 @@ __all__ = [  # re-exported: every contract model is importable from here
     "SuiteHealth",
     "Visibility",
     "VllmOptions",
+    "WatchSpec",
 ]
 
 
@@ -379,6 +380,7 @@ class Contract(StrictModel):
     monitor: MonitorSpec | None = None
     judge: JudgeSpec | None = Field(None, description="default judge policy of every task (rule, llm, ...)")
     contamination: ContaminationSpec | None = Field(None, description="n-gram overlap of eval vs training data")
+    watch: WatchSpec | None = Field(None, description="`rlgate watch`: gating checkpoints while the run trains")
     safety: SafetyRules | None = Field(None, description="unsafe agent actions: forbidden tools and argument patterns")
     unsafe_code: Literal["sandboxed"] | None = Field(
         None, description="tasks that execute model-written code (humaneval_plus, mbpp_plus) run only when the "

@@ -1,11 +1,11 @@
-"""The contract's sections for the layers beside the gates: the training monitor's logs and the contamination
-check's training data (moved out of models.py, which re-exports them)."""
+"""The contract's sections for the layers beside the gates: the training monitor's logs, `rlgate watch`, and the
+contamination check's training data (moved out of models.py, which re-exports them)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from rlgate.contract.base import StrictModel
 
@@ -33,6 +33,29 @@ class MonitorSpec(StrictModel):
         "history store: a file, sqlite:///path or postgresql:// URL; default $RLGATE_HISTORY, else "
         ".rlgate/history.sqlite"))
     training_run: str | None = None
+
+
+# --------------------------------------------------------------------------- watch
+class WatchSpec(StrictModel):
+    """`rlgate watch`: how a training run's checkpoints are gated while it trains."""
+
+    private_every: int | None = Field(
+        None, ge=1, description="consult the release_gate_only splits at every N-th gated checkpoint (within each "
+        "split's consult_budget); unset: never during training, only the iteration-visible splits are gated")
+    webhook_url: str | None = Field(
+        None, description="POST a Slack-compatible JSON message here when the control signal changes "
+        "(pause or rollback); unset: no message")
+    stable_seconds: float = Field(
+        30.0, gt=0.0, description="a checkpoint folder without its trainer's completion marker counts as complete "
+        "once its files keep their sizes for this long")
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("webhook_url must be an http:// or https:// URL")
+        return value
+
 
 
 # --------------------------------------------------------------------------- contamination

@@ -192,6 +192,11 @@ DOMAINS = {"primary_below_best": "algorithm", "safety_worse": "algorithm", "rewa
            "cost_over_budget": "configuration"}
 
 
+def enabled(policy: MonitorPolicy, rule: str) -> bool:
+    """Whether the policy runs the cross-checkpoint rule `rule`."""
+    return bool(getattr(policy.history, rule).enabled)
+
+
 def evaluate_history(history: Sequence[CheckpointRecord], targets: HistoryTargets,
                      policy: MonitorPolicy) -> list[Finding]:
     """Every enabled cross-checkpoint rule over one run's history (ordered by step)."""
