@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rlgate.contract.gatekinds import keeping
 from rlgate.contract.loader import ResolvedContract
 from rlgate.contract.metrics import MetricRef
 from rlgate.contract.models import MonitorSpec, Sequential
@@ -66,11 +67,7 @@ def watch_view(resolved: ResolvedContract, checkpoint: Checkpoint, training_run:
     def kept(metric: str) -> bool:
         return MetricRef.parse(metric).task in names
 
-    gates = resolved.gates.model_copy(update={
-        "primary": resolved.gates.primary if resolved.gates.primary and kept(resolved.gates.primary.metric) else None,
-        "hard": [g for g in resolved.gates.hard if kept(g.metric)],
-        "regression": [g for g in resolved.gates.regression if kept(g.metric)],
-        "diagnostics": [g for g in resolved.gates.diagnostics if kept(g.metric)]})
+    gates = resolved.gates.model_copy(update=keeping(resolved.gates, lambda _, gate: kept(gate.metric)))
     spec = resolved.contract.monitor or MonitorSpec()
     logs = list(spec.logs) or ([str(checkpoint.log)] if checkpoint.log is not None else [])
     monitor = spec.model_copy(update={"training_run": training_run, "logs": logs})
