@@ -32,9 +32,13 @@ class HistoryTargets:
 
 
 def targets_from_contract(resolved: object) -> HistoryTargets:
-    """Primary, hard and private-split metrics of a `ResolvedContract` (directions from the gates)."""
+    """Primary, hard and private-split metrics of a `ResolvedContract` (directions from the gates), named as the
+    history stores them: the verdict's name, with the filter the gate reads (a gate written without one, e.g.
+    `gsm8k/answer_parse_failure_rate`, is stored as `gsm8k/answer_parse_failure_rate/flexible-extract`; looked
+    up by the name as written, it would never match, and the rule would never fire)."""
     from rlgate.contract.loader import ResolvedContract
     from rlgate.contract.metrics import MetricRef, higher_is_better
+    from rlgate.results.models import MetricKey
 
     assert isinstance(resolved, ResolvedContract)
     gates = resolved.gates
@@ -42,14 +46,19 @@ def targets_from_contract(resolved: object) -> HistoryTargets:
     def direction(metric: str, override: bool | None) -> bool:
         return override if override is not None else higher_is_better(MetricRef.parse(metric).metric)
 
+    def stored(metric: str) -> str:
+        ref = MetricRef.parse(metric)
+        return str(MetricKey.from_ref(ref, gates.default_filter(ref.task)))
+
     primary = gates.primary
-    hard = {g.metric: (g.higher_is_better if g.higher_is_better is not None else g.max is None) for g in gates.hard}
+    hard = {stored(g.metric): (g.higher_is_better if g.higher_is_better is not None else g.max is None)
+            for g in gates.hard}
     private: dict[str, bool] = {}
     for gate in [*([primary] if primary else []), *gates.regression]:
         split = resolved.split_of(MetricRef.parse(gate.metric).task)
         if split is not None and split.release_gate_only:
-            private[gate.metric] = direction(gate.metric, gate.higher_is_better)
-    return HistoryTargets(primary=primary.metric if primary else None,
+            private[stored(gate.metric)] = direction(gate.metric, gate.higher_is_better)
+    return HistoryTargets(primary=stored(primary.metric) if primary else None,
                           primary_higher_is_better=direction(primary.metric, primary.higher_is_better)
                           if primary else True, hard=hard, private=private)
 

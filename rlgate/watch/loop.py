@@ -25,7 +25,7 @@ from rlgate.watch.control import CONTROL_FOLDER, STRENGTH, ControlSignal, read_c
 from rlgate.watch.gate import gate_checkpoint, plan_private, watch_view
 from rlgate.watch.layouts import Checkpoint, Completion, find_checkpoints
 from rlgate.watch.report import WatchStepReport, write_step_report
-from rlgate.watch.rules import StepVerdict, private_findings, step_verdict, stored_targets
+from rlgate.watch.rules import StepVerdict, private_findings, step_verdict
 from rlgate.watch.state import StepRecord, WatchState, load_state, save_state
 
 if TYPE_CHECKING:
@@ -224,12 +224,12 @@ class Watcher:
 
     def _verdict(self, history: HistoryStore, view: ResolvedContract, decision: Decision) -> StepVerdict:
         from rlgate.monitor.api import contract_policy
-        from rlgate.monitor.history_rules import evaluate_history_with_status
+        from rlgate.monitor.history_rules import evaluate_history_with_status, targets_from_contract
         from rlgate.store.records import of_contract
 
         records = of_contract(history.history(self.training_run), view.name)
         policy, _ = contract_policy(view)
-        targets = stored_targets(self.resolved)
+        targets = targets_from_contract(self.resolved)
         findings, statuses = evaluate_history_with_status(records, targets, policy)
         findings += private_findings(records, targets, policy, findings)
         return step_verdict(decision, findings, statuses, records)

@@ -10,10 +10,8 @@ baseline, and the release gate is the place where that decides.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from rlgate.contract.loader import ResolvedContract
-from rlgate.contract.metrics import MetricRef
 from rlgate.engine.models import Decision
 from rlgate.monitor.findings import Finding
 from rlgate.monitor.history_rules import (
@@ -22,7 +20,6 @@ from rlgate.monitor.history_rules import (
     HistoryTargets,
     enabled,
     reward_up_private_down,
-    targets_from_contract,
 )
 from rlgate.monitor.policy import MonitorPolicy
 from rlgate.monitor.rules import RuleStatus
@@ -97,20 +94,3 @@ def private_findings(records: Sequence[CheckpointRecord], targets: HistoryTarget
     messages = {f.message for f in found}
     return [f for f in reward_up_private_down(consulted, targets, policy) if f.message not in messages]
 
-
-def stored_targets(resolved: ResolvedContract) -> HistoryTargets:
-    """The contract's history targets named as the history stores them: the verdict's name, with the filter the
-    gate reads (a gate written without one, e.g. `gsm8k/answer_parse_failure_rate`, is stored as
-    `gsm8k/answer_parse_failure_rate/flexible-extract`). `targets_from_contract` keeps the names as written, so
-    `safety_worse` can never match such a hard gate there; the watcher looks them up by the stored names."""
-    from rlgate.results.models import MetricKey
-
-    targets = targets_from_contract(resolved)
-
-    def name(metric: str) -> str:
-        ref = MetricRef.parse(metric)
-        return str(MetricKey.from_ref(ref, resolved.gates.default_filter(ref.task)))
-
-    return replace(targets, primary=name(targets.primary) if targets.primary else None,
-                   hard={name(k): v for k, v in targets.hard.items()},
-                   private={name(k): v for k, v in targets.private.items()})

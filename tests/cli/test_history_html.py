@@ -45,6 +45,8 @@ def test_the_run_has_every_decision_and_a_rule_that_fired(gated: dict[str, Any])
     assert set(gated["decisions"].values()) == {"release", "research_only", "block"}, gated["decisions"]
     assert gated["decisions"][150] == "release" and gated["decisions"][250] == "block"
     assert "rule WARNING primary_below_best -> pause" in gated["output"]
+    # the answer format breaking at 250 is a hard (safety) metric worse than at 200, beyond the contract's 3 pp
+    assert "rule CRITICAL safety_worse -> pause_manual_review" in gated["output"], gated["output"]
     assert f"wrote {gated['html']}" in gated["output"]
 
 
@@ -133,14 +135,15 @@ def test_trend_page_in_headless_chromium(gated: dict[str, Any], width: int, tmp_
     assert seen.title.startswith("Checkpoint history · grpo_mmlu_pro")
     checks = seen.checks
     assert checks["docOverflow"] <= 0 and checks["overflow"] == [], checks["overflow"][:5]
-    assert checks["findings"] == 1 and checks["rows"] == len(STEPS)
+    assert checks["findings"] == 2 and checks["rows"] == len(STEPS)  # primary_below_best and safety_worse
     assert len(checks["charts"]) == 4  # three gated metrics and the training reward
     colours = {gated["decisions"][s] for s in STEPS}
     for chart in checks["charts"]:
         assert chart["points"] == chart["pointsInside"] == len(STEPS), chart
         assert {DECISION_RGB[d] for d in colours} <= set(chart["fills"]), chart["fills"]
-        assert sum("primary_below_best" in label for label in chart["labels"]) == 1 and chart["markers"] == 1
-        assert len(chart["labels"]) == len(STEPS) + 1
+        assert sum("primary_below_best" in label for label in chart["labels"]) == 1
+        assert sum("safety_worse" in label for label in chart["labels"]) == 1 and chart["markers"] == 2
+        assert len(chart["labels"]) == len(STEPS) + 2
         assert chart["clipped"] == [] and chart["overlaps"] == [], chart
     assert shot.stat().st_size > 20_000
     if os.environ.get("RLGATE_SCREENSHOT_DIR") and width == 1400:

@@ -77,8 +77,8 @@ def test_contract_monitor_section_sets_logs_overrides_and_history(tmp_path: Path
         row["critic/score/mean"] *= 2.0  # up to ~1.4: outside the declared [0, 1]
     write_verl_jsonl(tmp_path / "metrics.jsonl", rows)
     db = CheckpointHistory(tmp_path / "history.sqlite")
-    db.record("run-1", 100, "ckpt-100", {"gsm8k/answer_parse_failure_rate": 0.01}, "release")
-    db.record("run-1", 200, "ckpt-200", {"gsm8k/answer_parse_failure_rate": 0.04}, "release")
+    db.record("run-1", 100, "ckpt-100", {"gsm8k/answer_parse_failure_rate/flexible-extract": 0.01}, "release")
+    db.record("run-1", 200, "ckpt-200", {"gsm8k/answer_parse_failure_rate/flexible-extract": 0.04}, "release")
     contract = tmp_path / "contract.yaml"
     contract.write_text("""schema_version: 1
 name: monitored
@@ -143,8 +143,8 @@ gates:
 
 def test_contract_with_a_training_run_but_no_logs_checks_the_history(tmp_path: Path) -> None:
     db = CheckpointHistory(tmp_path / "history.sqlite")
-    db.record("run-1", 100, "ckpt-100", {"gsm8k/answer_parse_failure_rate": 0.01}, "release")
-    db.record("run-1", 200, "ckpt-200", {"gsm8k/answer_parse_failure_rate": 0.04}, "release")
+    db.record("run-1", 100, "ckpt-100", {"gsm8k/answer_parse_failure_rate/flexible-extract": 0.01}, "release")
+    db.record("run-1", 200, "ckpt-200", {"gsm8k/answer_parse_failure_rate/flexible-extract": 0.04}, "release")
     contract = _history_only_contract(tmp_path, "monitor: {training_run: run-1, history: history.sqlite}\n")
     code, out, err = invoke("--contract", str(contract), "--out", str(tmp_path / "out"))
     assert code == 1, out + err

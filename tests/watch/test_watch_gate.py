@@ -75,9 +75,9 @@ def test_a_bad_watch_section_is_one_located_error(tmp_path: Path, text: str, mes
 def test_history_targets_name_metrics_as_the_history_stores_them(tmp_path: Path) -> None:
     """A hard gate written without a filter is stored under the verdict's name (with the harness's default
     filter); the cross-checkpoint rules must look it up under that name, or safety_worse never fires."""
-    from rlgate.watch.rules import stored_targets
+    from rlgate.monitor.history_rules import targets_from_contract
 
-    targets = stored_targets(load_contract(write_contract(tmp_path / "c", tmp_path / "base", documents=2,
+    targets = targets_from_contract(load_contract(write_contract(tmp_path / "c", tmp_path / "base", documents=2,
                                                                  private=True)))
     assert targets.hard == {"gsm8k/answer_parse_failure_rate/flexible-extract": False}
     assert targets.primary == "gsm8k/exact_match/flexible-extract"
