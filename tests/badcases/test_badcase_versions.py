@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from badcase_helpers import one_task_run
+from fixtures.private_contract import private_contract
 from fixtures.synthetic_runs import make_manifest
 
 from rlgate._core.errors import InputError
@@ -14,33 +15,12 @@ from rlgate.badcases.versioning import anchor_shifts, load_anchor_set
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.private import private_leaf_tasks
 from rlgate.engine.versions import MANIFEST_KEY, check_versions
-from rlgate.harness.vocabulary import load_contract
 from rlgate.results.models import RunResult, SampleRecord
-
-CONTRACT = """\
-schema_version: 1
-name: private_demo
-baseline: {checkpoint: base-model}
-splits:
-  dev: {visibility: iteration}
-  secret: {visibility: release_gate_only, consult_budget: 2}
-suites:
-  - schema_version: 1
-    name: core
-    version: "3"
-    tasks:
-      - {task: gsm8k, split: dev}
-      - {task: mmlu_pro, split: secret, version: "2024-06"}
-gates:
-  primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.0}
-"""
 
 
 @pytest.fixture()
 def resolved(tmp_path: Path) -> ResolvedContract:
-    path = tmp_path / "contract.yaml"
-    path.write_text(CONTRACT, encoding="utf-8")
-    return load_contract(path)
+    return private_contract(tmp_path)
 
 
 def _versioned(versions: dict[str, str]) -> RunResult:

@@ -5,38 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.private_contract import private_contract
 from fixtures.synthetic_runs import make_run
 
 from rlgate.app.record import record_consultations
 from rlgate.contract.loader import ResolvedContract
 from rlgate.engine.private import private_leaf_tasks, training_run_of
-from rlgate.harness.vocabulary import load_contract
 from rlgate.store.history import CheckpointHistory
-
-CONTRACT = """\
-schema_version: 1
-name: private_demo
-baseline: {checkpoint: base-model}
-splits:
-  dev: {visibility: iteration}
-  secret: {visibility: release_gate_only, consult_budget: 2}
-suites:
-  - schema_version: 1
-    name: core
-    version: "3"
-    tasks:
-      - {task: gsm8k, split: dev}
-      - {task: mmlu_pro, split: secret, version: "2024-06"}
-gates:
-  primary: {metric: gsm8k/exact_match/flexible-extract, min_delta: 0.0}
-"""
 
 
 @pytest.fixture()
 def resolved(tmp_path: Path) -> ResolvedContract:
-    path = tmp_path / "contract.yaml"
-    path.write_text(CONTRACT, encoding="utf-8")
-    return load_contract(path)
+    return private_contract(tmp_path)
 
 
 def test_private_leaves_expand_groups(resolved: ResolvedContract) -> None:
