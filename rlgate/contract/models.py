@@ -19,6 +19,7 @@ from rlgate.contract.metrics import MetricRef
 from rlgate.contract.protocol import (
     MULTIMODAL_BACKENDS,
     AgentBudget,
+    Executor,
     ForbiddenArgument,
     HfOptions,
     ImageProtocol,
@@ -41,6 +42,7 @@ __all__ = [  # re-exported: every contract model is importable from here
     "Baseline",
     "ContaminationSpec",
     "DecisionName",
+    "Executor",
     "ForbiddenArgument",
     "HfOptions",
     "ImageProtocol",

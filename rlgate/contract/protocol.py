@@ -200,6 +200,25 @@ class Sequential(StrictModel):
         return [int(i) for i in np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(leaf.encode())]).permutation(size)]
 
 
+class Executor(StrictModel):
+    """Where the runs execute: in this process (local), or as shards on a Ray cluster (kind ray).
+
+    Not part of the run fingerprint: how documents are spread over workers never changes a generation, and
+    N shards merged give the same results folder as one process (`rlgate merge` checks every sample once).
+    """
+
+    kind: Literal["local", "ray"] = Field("local", description="local: one process (default); ray: each shard a "
+                                          "Ray task (the `ray` extra)")
+    address: str = Field("auto", description="ray.init address: auto (the cluster `ray start` started, or "
+                         "$RAY_ADDRESS), or ray://HOST:PORT")
+    shards: int = Field(1, ge=1, le=4096, description="shards per run: each holds a contiguous range of every "
+                        "task's documents")
+    gpus_per_shard: float = Field(0.0, ge=0.0, description="GPUs each shard's Ray task reserves (num_gpus)")
+    cpus_per_shard: float = Field(1.0, ge=0.0, description="CPUs each shard's Ray task reserves (num_cpus)")
+    max_retries: int = Field(2, ge=0, le=100, description="re-runs of a shard whose worker died; a re-run resumes "
+                             "from the shard's cache, so nothing is generated twice")
+
+
 class Protocol(StrictModel):
     """How responses are produced. Runs under different protocols are never compared silently."""
 
@@ -219,6 +238,8 @@ class Protocol(StrictModel):
     sequential: Sequential | None = Field(
         None, description="sequential gating (off when absent): documents in a seeded random "
         "order, in chunks, stopping once every gate is settled (`rlgate gate --sequential` replays it)")
+    executor: Executor = Field(default_factory=Executor, description="where the runs execute (local, or shards on "
+                               "a Ray cluster); not part of the run fingerprint")
 
     @property
     def multimodal(self) -> bool:

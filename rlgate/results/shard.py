@@ -1,0 +1,89 @@
+"""The shard manifest: what one shard of a run (`rlgate eval --shard K/N`, a Ray shard) covered, on disk.
+
+`rlgate merge` reads it to refuse shards that cannot be one run (another contract, protocol, checkpoint or
+shard count), a missing shard, or a document in two shards, before it assembles the run from the shards'
+generations. The documents are lm-eval's document ids of each leaf task, counted against the contract's
+own documents (`base`), never against what the shards claim to have produced.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rlgate._core.errors import InputError
+
+SHARD_SCHEMA_VERSION: Literal[1] = 1
+SHARD_FILE = "shard.json"
+#: the shard's generations (a GenerationCache file holding only this shard's tasks), merged into the cache
+GENERATIONS_FILE = "generations.sqlite"
+
+
+class ShardCheckpoint(BaseModel):
+    """The checkpoint the shard evaluated, as `check_checkpoint` found it (the merge runs under the same key)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    kind: Literal["local", "served"]
+    load_path: str
+    fingerprint: str
+    weights_hash: str | None = None
+    lora_base: str | None = None
+    gguf_file: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ShardManifest(BaseModel):
+    """One shard K of N of a run: its contract, protocol, checkpoint and the documents it evaluated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = SHARD_SCHEMA_VERSION
+    contract: str = Field(description="the contract file the shard ran (the merge loads it again)")
+    contract_name: str
+    contract_hash: str = Field(description="sha256 over every file the contract references")
+    protocol_hash: str
+    harness: str
+    role: str
+    checkpoint: ShardCheckpoint
+    shard: int = Field(ge=1, description="K of K/N, from 1")
+    shards: int = Field(ge=1, description="N of K/N")
+    tasks: list[str] = Field(description="the contract's tasks of the run (suite task names)")
+    limit: int | None = None
+    base: dict[str, int] = Field(description="leaf task -> documents of the whole run (the contract's, after limit)")
+    documents: dict[str, list[int]] = Field(description="leaf task -> document ids this shard evaluated")
+    generations: str = GENERATIONS_FILE
+
+
+def write_shard(folder: Path, manifest: ShardManifest) -> Path:
+    path = folder / SHARD_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def read_shard(folder: Path) -> ShardManifest:
+    """The shard manifest of `folder`; anything else is refused naming the file and the fix."""
+    path = folder / SHARD_FILE
+    fix = "pass folders written by `rlgate eval --shard K/N`"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{folder} is not a shard folder (no {SHARD_FILE})", file=path, fix=fix) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read the shard manifest: {exc}", file=path, fix=fix) from None
+    if isinstance(data, dict) and isinstance(data.get("schema_version"), int) \
+            and data["schema_version"] > SHARD_SCHEMA_VERSION:
+        raise InputError(f"the shard manifest has schema version {data['schema_version']}; this rlgate reads "
+                         f"{SHARD_SCHEMA_VERSION}", file=path, fix="merge with the rlgate that wrote the shards")
+    try:
+        return ShardManifest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise InputError(f"not a shard manifest: {where}: {first['msg']}", file=path, field=where, fix=fix) from None
