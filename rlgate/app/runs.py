@@ -65,10 +65,12 @@ def check_checkpoint(resolved: ResolvedContract, ref: str, *, cache_dir: Path, l
 def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *, cache_dir: Path,
              checkpoint: CheckpointInfo | None = None, responses: Path | None = None, responded_only: bool = False,
              limit: int | None = None, role: str = "candidate", progress: ProgressSink | None = None,
-             sequential_look: int | None = None, order_seed: int = 0) -> RunOutcome:
+             sequential_look: int | None = None, order_seed: int = 0, shard: tuple[int, int] | None = None,
+             cached_only: bool = False) -> RunOutcome:
     """One run (live or imported) of `tasks` into `out` by their harness: its outputs + run_manifest.json.
 
-    `sequential_look`: only the documents of looks 1..k of the seeded order (protocol.sequential)."""
+    `sequential_look`: only the documents of looks 1..k of the seeded order (protocol.sequential).
+    `shard`: shard K of N of every task's documents (plus shard.json); `cached_only`: never load the model."""
     name = _one_harness(resolved, tasks)
     harness = (importer_for(name, responses) if responses is not None and responses.exists() else None) \
         or get_harness(name)
@@ -76,17 +78,27 @@ def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *
         raise InputError(f"protocol.sequential generates documents look by look; the {name} harness runs every "
                          "sample", file=resolved.path, field="protocol.sequential",
                          fix="remove protocol.sequential, or gate stored results with `rlgate gate --sequential`")
+    if (shard is not None or cached_only) and not harness.runs_shards:
+        raise InputError(f"the {name} harness does not run shards of a task's documents", file=resolved.path,
+                         field="protocol.executor", fix="run its tasks in one process (executor kind local, no "
+                         "--shard); shards are supported for lm_eval tasks")
+    if shard is not None and (sequential_look is not None or responses is not None):
+        raise InputError("shards split a live run's documents; protocol.sequential and --responses choose their "
+                         "own", file=resolved.path, field="--shard",
+                         fix="drop --shard (or protocol.executor), or remove protocol.sequential")
     plan = harness.plan(resolved, tasks, out, cache_dir, checkpoint=checkpoint, responses=responses,
                         responded_only=responded_only, limit=limit, role=role, progress=progress or SilentProgress())
     if sequential_look is not None:
         plan = replace(plan, sequential_look=sequential_look, order_seed=order_seed)
+    if shard is not None or cached_only:
+        plan = replace(plan, shard=shard, cached_only=cached_only)
     return harness.run(plan)
 
 
 def eval_contract(contract: Path, out: Path, *, checkpoint: str | None = None, responses: Path | None = None,
                   splits: list[str] | None = None, limit: int | None = None, cache_dir: Path | None = None,
                   lora_base: str | None = None, responded_only: bool = False,
-                  progress: ProgressSink | None = None) -> RunOutcome:
+                  progress: ProgressSink | None = None, shard: tuple[int, int] | None = None) -> RunOutcome:
     """`rlgate eval`'s use case: one checkpoint (or imported responses) on the contract's public splits.
 
     A missing responses file is refused before the tasks' data loads (minutes, a download)."""
@@ -101,7 +113,7 @@ def eval_contract(contract: Path, out: Path, *, checkpoint: str | None = None, r
     for note in info.notes if info else []:
         progress.message(f"note: {note}")
     return evaluate(resolved, tasks, out, cache_dir=cache_dir, checkpoint=info, responses=responses,
-                    responded_only=responded_only, limit=limit, progress=progress)
+                    responded_only=responded_only, limit=limit, progress=progress, shard=shard)
 
 
 def _one_harness(resolved: ResolvedContract, tasks: list[ResolvedTask]) -> str:

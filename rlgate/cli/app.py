@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "check_cmd",
     "demo_cmd",
     "eval_cmd",
+    "merge_cmd",
     "import_cmd",
     "gate_cmd",
     "report_cmd",

@@ -48,6 +48,9 @@ def eval_command(
         help="with --responses: refuse a task no response answers (only answered documents are ever scored; "
         "the others are listed as missing and lower the task's coverage)")
     ] = False,
+    shard: Annotated[str | None, typer.Option(
+        help="K/N: evaluate shard K of N (every task's K-th document range) into --out with its shard.json; "
+        "`rlgate merge` joins the N folders")] = None,
 ) -> None:
     """Evaluate one checkpoint (or imported responses) on the contract's suites; writes an lm-eval output folder."""
     from rlgate.cli.progress import RichProgress, quiet_environment
@@ -61,13 +64,19 @@ def eval_command(
     if responded_only and responses is None:
         raise InputError("--responded-only applies to --responses", field="--responded-only",
                          fix="drop --responded-only or pass --responses FILE")
+    from rlgate.app.shards import parse_shard
+
+    shard_of = parse_shard(shard) if shard is not None else None
+    if shard_of is not None and responses is not None:
+        raise InputError("--shard splits a live run's documents; imported responses are scored in one run",
+                         field="--shard", fix="drop --shard, or evaluate a --checkpoint")
     output_folder(out)
     if cache is not None:
         output_folder(cache, "--cache")
     with RichProgress() as progress:
         outcome = eval_contract(contract, out, checkpoint=checkpoint, responses=responses, splits=split, limit=limit,
                                 cache_dir=cache, lora_base=lora_base, responded_only=responded_only,
-                                progress=progress)
+                                progress=progress, shard=shard_of)
     manifest = outcome.manifest
     typer.echo(metrics_table(out))
     requests = sum(t.requests for t in manifest.tasks)
@@ -96,4 +105,6 @@ def eval_command(
         if report.duplicates:
             typer.echo(f"warning: {report.duplicates} identical duplicate row{'s' if report.duplicates != 1 else ''} "
                        f"in {report.file} collapsed (each response used once)", err=True)
-    typer.echo(f"wrote {outcome.results_file} and {out / 'run_manifest.json'}")
+    typer.echo(f"wrote {outcome.results_file} and {out / 'run_manifest.json'}"
+               + (f"; shard {shard_of[0]}/{shard_of[1]}: {out / 'shard.json'} (rlgate merge joins the shards)"
+                  if shard_of else ""))

@@ -68,6 +68,11 @@ class RunPlan:
     #: the seeded order (Sequential.order with this seed) only; None: every document
     sequential_look: int | None = None
     order_seed: int = 0
+    #: (K, N): evaluate shard K (from 1) of N, a contiguous range of every leaf task's documents, and write
+    #: its shard manifest and generations beside the results (`rlgate eval --shard`, the Ray executor)
+    shard: tuple[int, int] | None = None
+    #: answer every request from the cache, never loading the model (`rlgate merge`: the shards generated)
+    cached_only: bool = False
 
 
 @dataclass
@@ -97,6 +102,8 @@ class Harness(ABC):
     scores_checked: ClassVar[bool] = False
     #: runs a seeded subset of documents per look (RunPlan.sequential_look), for protocol.sequential
     generates_in_looks: ClassVar[bool] = False
+    #: runs a shard of every task's documents (RunPlan.shard) and from the cache only (RunPlan.cached_only)
+    runs_shards: ClassVar[bool] = False
     #: its tasks are agent tasks (trajectories): the contract's agent budget and safety rules apply
     runs_agents: ClassVar[bool] = False
     #: how to get per-sample results out of this harness (shown where only aggregates were found)

@@ -195,6 +195,30 @@ class GenerationCache:
             return int(self._conn.execute("SELECT COUNT(*) FROM generations WHERE fingerprint=?",
                                           (fingerprint,)).fetchone()[0])
 
+    def export_scopes(self, scopes: Iterable[Scope], dest: Path) -> int:
+        """Copy every generation of `scopes` into a fresh cache file `dest` (a shard's generations); the count."""
+        dest.unlink(missing_ok=True)
+        copied = 0
+        with GenerationCache(dest) as out:
+            for scope in scopes:
+                with self._lock:
+                    rows = self._conn.execute(
+                        "SELECT request_hash, occurrence, response, tokens_in, tokens_out FROM generations "
+                        "WHERE fingerprint=? AND task_hash=? AND protocol_hash=?",
+                        (scope.fingerprint, scope.task_hash, scope.protocol_hash)).fetchall()
+                out.put_many(scope, [(r, o, CachedGeneration(t, _count(i), _count(n))) for r, o, t, i, n in rows])
+                copied += len(rows)
+        return copied
+
+    def import_file(self, source: Path) -> int:
+        """Add every generation of another cache file (a shard's) not stored here yet; the rows read."""
+        with GenerationCache(source) as other, other._lock:
+            rows = other._conn.execute("SELECT * FROM generations").fetchall()
+        if rows:
+            with self._tx() as conn:
+                conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", rows)
+        return len(rows)
+
     # ------------------------------------------------------------------ file digests
     def file_digest(self, path: Path, stat: os.stat_result) -> str | None:
         """A memoised sha256 of a file, valid while its size, mtime, ctime and inode are unchanged.

@@ -39,6 +39,7 @@ class LmEvalHarness(Harness):
     name = "lm_eval"
     #: runs a seeded subset of documents per look (RunPlan.sequential_look), for protocol.sequential
     generates_in_looks = True
+    runs_shards = True
     #: its reader takes every unusable score out of the samples as it reads them (samples_file), and what it
     #: derives afterwards is finite, so `read_results` spares a second pass over every score
     scores_checked = True

@@ -34,7 +34,8 @@ from rlgate.harness.lmeval.replay import ReplayLM
 from rlgate.harness.lmeval.rescore import rescore
 from rlgate.harness.lmeval.responses import match_rows, read_responses, refuse_other_formats
 from rlgate.harness.lmeval.scored_responses import write as write_scored
-from rlgate.harness.lmeval.subsets import leave_out, select_look
+from rlgate.harness.lmeval.shard_files import cache_only_factory, write_shard_files
+from rlgate.harness.lmeval.subsets import leave_out, select_look, select_shard
 from rlgate.harness.lmeval.tasks import LoadedSuite, load_suite
 from rlgate.harness.lmeval.vlm_checks import check_processor, processor_chat_loader, refuse_text_backend
 from rlgate.results.manifest import Drops, ImportReport, RunManifest, TaskRun
@@ -206,6 +207,7 @@ class LmEvalRunner:
             import_report = None
             coverage: dict[str, tuple[int, list[int]]] = {}
             unseen = select_look(suite, protocol, plan.sequential_look, plan.order_seed)
+            base_of = select_shard(suite, plan.shard)
             if plan.responses is not None:
                 lm, model_name, model_args, import_report, fingerprint, coverage = self._replay(
                     plan, suite, protocol)
@@ -263,7 +265,13 @@ class LmEvalRunner:
             results_file=results_file.relative_to(plan.out_dir).as_posix(),
             # by the names lm-eval's results file gives them (config.numpy_seed, ...), so the two read as one
             seeds={k.replace("_random_seed", "_seed"): v for k, v in lmeval_seeds(protocol).items()})
+        for run in manifest.tasks if plan.shard else []:  # a shard's folder alone covers part of each task
+            run.expected_documents = base_of.get(run.task, run.documents)
         write_manifest(plan.out_dir, manifest)
+        if plan.shard is not None:
+            write_shard_files(plan, harness=self.name, documents={k: suite.samples[k] for k in base_of},
+                              base=base_of, task_hashes=suite.task_hash, fingerprint=fingerprint,
+                              protocol_hash=protocol_hash(protocol))
         return RunOutcome(plan.out_dir, results_file, manifest, loaded)
 
     # ------------------------------------------------------------------ live backends
@@ -293,11 +301,12 @@ class LmEvalRunner:
         elif protocol.chat_template and protocol.backend in ("hf", "vllm"):
             saved = plan.cache_dir / "gguf-tokenizers" / ckpt.fingerprint[:16] if ckpt.gguf_file else None
             loader = _tokenizer_loader(ckpt.lora_base or ckpt.load_path, trust, ckpt.gguf_file, saved)
-        lm = CachingLM(_hf_factory(model_name, model_args), cache=cache, fingerprint=ckpt.fingerprint,
+        factory = cache_only_factory(ckpt.source) if plan.cached_only else _hf_factory(model_name, model_args)
+        lm = CachingLM(factory, cache=cache, fingerprint=ckpt.fingerprint,
                        protocol_hash=protocol_hash(protocol), task_hashes=suite.task_hash, progress=plan.progress,
                        chunk_size=VLLM_CHUNK if protocol.backend in ("vllm", "vllm-vlm") else None,
                        tokenizer_loader=loader,
-                       eager=protocol.backend == "openai",
+                       eager=protocol.backend == "openai" and not plan.cached_only,
                        model_info={"rlgate_checkpoint_fingerprint": ckpt.fingerprint})
         lm.MULTIMODAL = protocol.multimodal  # lm-eval checks it per image task
         return lm, model_name, model_args, ckpt.fingerprint

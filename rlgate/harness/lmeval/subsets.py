@@ -39,6 +39,25 @@ def select_look(suite: LoadedSuite, protocol: Protocol, look: int | None, seed: 
     return unseen
 
 
+def select_shard(suite: LoadedSuite, shard: tuple[int, int] | None) -> dict[str, int]:
+    """Restrict each leaf to shard K of N: the K-th of N contiguous ranges of its documents (after a limit),
+    few-shot contexts as in a full run; return each leaf's documents in the whole run. None: nothing changes."""
+    if shard is None:
+        return {}
+    k, n = shard
+    base_of: dict[str, int] = {}
+    for leaf, task in suite.leaves.items():
+        base = suite.samples.get(leaf) or list(range(len(task.eval_docs)))
+        base_of[leaf] = len(base)
+        suite.samples[leaf] = base[len(base) * (k - 1) // n:len(base) * k // n]
+        _pin_fewshot(task, suite.samples[leaf])
+    prune(suite, [leaf for leaf in suite.leaves if not suite.samples[leaf]])  # fewer documents than shards
+    if not suite.top:
+        raise InputError(f"shard {k}/{n} holds no document: every task has fewer than {n} documents",
+                         field="--shard", fix="use fewer shards (protocol.executor.shards or --shard K/N)")
+    return base_of
+
+
 def _pin_fewshot(task: Any, chosen: list[int]) -> None:
     """Few-shot contexts of `chosen` exactly as a full run builds them (one generator advanced over every
     document in order). Only tasks that draw random examples need it: first_n and zero-shot do not."""
@@ -67,19 +86,24 @@ def leave_out(suite: LoadedSuite, leaves: list[str], responses: Path) -> None:
     """Take leaf tasks out of what lm-eval evaluates (a group then scores the leaves left); a group left
     without tasks goes too. Imported responses that answer none of a leaf's documents must not be scored
     as empty answers: on multiple-choice tasks lm-eval's scorer would guess letters into the group score."""
+    prune(suite, leaves)
+    if not suite.top:
+        raise InputError("no imported response answers a document of any task in the suite", file=responses,
+                         fix="check the rows' task names and doc ids against the suite (rlgate validate lists them)")
+
+
+def prune(suite: LoadedSuite, leaves: list[str]) -> None:
+    """Take the leaf tasks `leaves` (and groups left empty) out of what lm-eval evaluates."""
     if not leaves:
         return
     gone = set(leaves)
 
-    def prune(group: Group) -> bool:
+    def keep(group: Group) -> bool:
         for child in list(group):
             name = child.name if isinstance(child, Group) else child.task_name
-            if (isinstance(child, Group) and not prune(child)) or name in gone:
+            if (isinstance(child, Group) and not keep(child)) or name in gone:
                 group.pop(name)
         return len(group) > 0
 
     suite.top = [item for item in suite.top
-                 if (prune(item) if isinstance(item, Group) else item.task_name not in gone)]
-    if not suite.top:
-        raise InputError("no imported response answers a document of any task in the suite", file=responses,
-                         fix="check the rows' task names and doc ids against the suite (rlgate validate lists them)")
+                 if (keep(item) if isinstance(item, Group) else item.task_name not in gone)]

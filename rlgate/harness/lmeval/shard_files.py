@@ -1,0 +1,46 @@
+"""A shard's own files beside its results: the shard manifest and the shard's generations.
+
+`rlgate merge` (and the Ray executor) assembles the run from them: the generations go into the merging
+cache and the whole run is evaluated from it, so N shards give the very folder one process writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rlgate._core.errors import InputError
+from rlgate.harness.base import RunPlan
+from rlgate.results.shard import GENERATIONS_FILE, ShardCheckpoint, ShardManifest, write_shard
+from rlgate.store.cache import GenerationCache, Scope
+
+
+def write_shard_files(plan: RunPlan, *, harness: str, documents: dict[str, list[int]], base: dict[str, int],
+                      task_hashes: dict[str, str], fingerprint: str, protocol_hash: str) -> Path:
+    """shard.json and generations.sqlite in the shard's folder; the manifest's path."""
+    assert plan.shard is not None and plan.checkpoint is not None
+    ckpt = plan.checkpoint
+    with GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
+        cache.export_scopes([Scope(fingerprint, task_hashes[leaf], protocol_hash) for leaf in documents],
+                            plan.out_dir / GENERATIONS_FILE)
+    manifest = ShardManifest(
+        contract=str(plan.contract.path), contract_name=plan.contract.name,
+        contract_hash=plan.contract.content_hash(), protocol_hash=protocol_hash, harness=harness, role=plan.role,
+        checkpoint=ShardCheckpoint(source=ckpt.source, kind=ckpt.kind, load_path=ckpt.load_path,
+                                   fingerprint=ckpt.fingerprint, weights_hash=ckpt.weights_hash,
+                                   lora_base=ckpt.lora_base, gguf_file=ckpt.gguf_file, notes=list(ckpt.notes)),
+        shard=plan.shard[0], shards=plan.shard[1], tasks=[t.name for t in plan.tasks], limit=plan.limit,
+        base=base, documents={leaf: list(ids) for leaf, ids in documents.items()})
+    return write_shard(plan.out_dir, manifest)
+
+
+def cache_only_factory(source: str) -> Callable[[], Any]:
+    """The model factory of a merge: every request must already be in the cache (the shards generated it)."""
+    def refuse() -> Any:
+        raise InputError(f"the shards' generations do not answer every request of the run of {source}: a "
+                         "shard was cut short or its generations.sqlite is missing",
+                         field="rlgate merge", fix="re-run the incomplete shard (rlgate eval --shard K/N, same "
+                         "cache) and merge again")
+
+    return refuse
