@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlgate.app.runs import Prefixed, baseline_override, check_checkpoint, default_cache_dir, evaluate, select_tasks
+from rlgate.app.executor import run_role
+from rlgate.app.runs import Prefixed, baseline_override, check_checkpoint, default_cache_dir, select_tasks
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.engine.models import Decision, SequentialReplay
 from rlgate.harness import ProgressSink, RunOutcome, SilentProgress
@@ -147,12 +148,12 @@ class _Runs:
         step = f" (look {k})" if k is not None else ""
         if self.baseline_info is not None:
             self.progress.message(f"baseline {self.baseline_info.source}{step}")
-            self.base_outcome = evaluate(self.resolved, self.tasks, self.out / "baseline", cache_dir=self.cache_dir,
+            self.base_outcome = run_role(self.resolved, self.tasks, self.out / "baseline", cache_dir=self.cache_dir,
                                          checkpoint=self.baseline_info, limit=self.limit, role="baseline",
                                          progress=Prefixed(self.progress, "baseline "), sequential_look=k,
                                          order_seed=self.seed)
         self.progress.message(f"candidate {self.candidate_info.source}{step}")
-        self.cand_outcome = evaluate(self.resolved, self.tasks, self.out / "candidate", cache_dir=self.cache_dir,
+        self.cand_outcome = run_role(self.resolved, self.tasks, self.out / "candidate", cache_dir=self.cache_dir,
                                      checkpoint=self.candidate_info, limit=self.limit, role="candidate",
                                      progress=Prefixed(self.progress, "candidate "), sequential_look=k,
                                      order_seed=self.seed)

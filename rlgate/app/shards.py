@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlgate._core.errors import InputError
+from rlgate.contract.loader import ResolvedContract
 from rlgate.harness import ProgressSink, RunOutcome, SilentProgress
 from rlgate.harness.checkpoint import CheckpointInfo
 from rlgate.results.shard import SHARD_FILE, ShardManifest, read_shard
@@ -97,19 +98,21 @@ def _every_document_once(folders: Sequence[Path], manifests: list[ShardManifest]
 
 
 def merge_shards(folders: Sequence[Path], out: Path, *, cache_dir: Path | None = None, contract: Path | None = None,
-                 progress: ProgressSink | None = None) -> RunOutcome:
-    """Check the shards, merge their generations into the cache, and evaluate the whole run from it into `out`."""
+                 progress: ProgressSink | None = None, resolved: ResolvedContract | None = None) -> RunOutcome:
+    """Check the shards, merge their generations into the cache, and evaluate the whole run from it into `out`.
+
+    `resolved`: the contract already loaded (the Ray executor's), else loaded from `contract` or the shards'."""
     from rlgate.app.runs import default_cache_dir, evaluate
     from rlgate.harness.vocabulary import load_contract
     from rlgate.store.cache import GenerationCache
 
     manifests = check_shards(folders)
     first = manifests[0]
-    path = contract or Path(first.contract)
-    if not path.exists():
+    path = resolved.path if resolved is not None else contract or Path(first.contract)
+    if resolved is None and not path.exists():
         raise InputError(f"the shards' contract {path} is not here", file=folders[0] / SHARD_FILE,
                          field="contract", fix="pass the contract with --contract")
-    resolved = load_contract(path)
+    resolved = resolved or load_contract(path)
     if resolved.content_hash() != first.contract_hash:
         raise InputError(f"the contract {path} changed since the shards ran (its files' sha256 differs)",
                          file=folders[0] / SHARD_FILE, field="contract_hash",

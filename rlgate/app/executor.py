@@ -1,0 +1,116 @@
+"""Where a run executes (`protocol.executor`): in this process, or as N shards, each a Ray task.
+
+kind ray plans N shards (the K-th contiguous range of every task's documents), runs each as a Ray task with
+the resources the contract gives (num_gpus=gpus_per_shard), and merges them (`rlgate.app.shards`) into the
+folder one process writes. Each shard writes only its own cache file (one SQLite writer per file, so a
+shared filesystem holds them safely), under a key of the run: a shard whose worker died is re-run by Ray
+(max_retries) and a restarted `rlgate check` re-runs its shards, both resuming from that file, so nothing
+is generated twice. Ray is imported only here, only for kind ray (the `ray` extra).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rlgate._core.errors import InputError, MissingExtraError
+from rlgate.contract.loader import ResolvedContract, ResolvedTask
+from rlgate.harness import ProgressSink, RunOutcome, SilentProgress
+from rlgate.harness.checkpoint import CheckpointInfo
+
+#: written in a shard's folder while a Ray worker runs it: which host and process (to find or stop it)
+RUNNING_FILE = "running.json"
+
+
+def run_role(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *, cache_dir: Path,
+             checkpoint: CheckpointInfo, limit: int | None, role: str, progress: ProgressSink | None = None,
+             sequential_look: int | None = None, order_seed: int = 0) -> RunOutcome:
+    """One of check's runs, by the contract's executor: `evaluate` in this process, or shards on Ray."""
+    from rlgate.app.runs import evaluate
+
+    progress = progress or SilentProgress()
+    spec = resolved.contract.protocol.executor
+    if spec.kind == "local":
+        return evaluate(resolved, tasks, out, cache_dir=cache_dir, checkpoint=checkpoint, limit=limit, role=role,
+                        progress=progress, sequential_look=sequential_look, order_seed=order_seed)
+    if sequential_look is not None:
+        raise InputError("protocol.sequential generates look by look in one process; the ray executor runs "
+                         "shards of every document", file=resolved.path, field="protocol.executor.kind",
+                         fix="remove protocol.sequential, or set protocol.executor.kind: local")
+    return _on_ray(resolved, tasks, out, cache_dir=cache_dir, checkpoint=checkpoint, limit=limit, role=role,
+                   progress=progress)
+
+
+def run_key(resolved: ResolvedContract, tasks: list[ResolvedTask], checkpoint: CheckpointInfo,
+            limit: int | None, shards: int) -> str:
+    """The run a shard belongs to (contract content, tasks, checkpoint, limit, shard count): its caches' folder."""
+    text = json.dumps([resolved.content_hash(), [t.name for t in tasks], checkpoint.fingerprint, limit, shards])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *, cache_dir: Path,
+            checkpoint: CheckpointInfo, limit: int | None, role: str, progress: ProgressSink) -> RunOutcome:
+    from rlgate.app.shards import merge_shards
+
+    ray = _ray()
+    spec = resolved.contract.protocol.executor
+    try:
+        ray.init(address=spec.address, ignore_reinit_error=True, logging_level="ERROR", log_to_driver=False,
+                 configure_logging=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise InputError(f"cannot reach the Ray cluster at '{spec.address}': {str(exc).splitlines()[0]}",
+                         file=resolved.path, field="protocol.executor.address",
+                         fix="start one (ray start --head), set $RAY_ADDRESS, or give ray://HOST:PORT") from None
+    key = run_key(resolved, tasks, checkpoint, limit, spec.shards)
+    folders = [out.parent / f"{out.name}-shards" / f"{k}-of-{spec.shards}" for k in range(1, spec.shards + 1)]
+    remote = ray.remote(num_cpus=spec.cpus_per_shard, num_gpus=spec.gpus_per_shard, max_retries=spec.max_retries,
+                        retry_exceptions=False)(run_shard)
+    job = {"contract": str(resolved.path), "tasks": [t.name for t in tasks], "checkpoint": asdict(checkpoint),
+           "limit": limit, "role": role, "shards": spec.shards}
+    refs = {remote.remote(job, k, str(folder), str(cache_dir.resolve() / "shards" / key / str(k))): k
+            for k, folder in enumerate(folders, 1)}
+    progress.message(f"{spec.shards} shard(s) on the Ray cluster ({spec.gpus_per_shard:g} GPU each)")
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        try:
+            ray.get(done[0])
+        except Exception as exc:  # a Ray error wraps the task's; bad input stays bad input (exit 2)
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, InputError):
+                raise cause from None
+            raise RuntimeError(f"shard {refs[done[0]]}/{spec.shards} failed after {spec.max_retries} retries: "
+                               f"{str(exc).splitlines()[0]}; its generations so far are cached: run the same "
+                               "command again to resume") from None
+        progress.message(f"shard {refs[done[0]]}/{spec.shards} done")
+    return merge_shards(folders, out, cache_dir=cache_dir, resolved=resolved, progress=progress)
+
+
+def run_shard(job: dict[str, Any], k: int, out: str, cache_dir: str) -> str:
+    """Shard `k` of a run, on a Ray worker: `evaluate` with the shard's own cache file; returns its folder."""
+    from rlgate.app.runs import evaluate
+    from rlgate.harness.vocabulary import load_contract
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / RUNNING_FILE).write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
+    resolved = load_contract(Path(job["contract"]))
+    by_name = {t.name: t for t in resolved.tasks}
+    evaluate(resolved, [by_name[name] for name in job["tasks"]], folder, cache_dir=Path(cache_dir),
+             checkpoint=CheckpointInfo(**job["checkpoint"]), limit=job["limit"], role=job["role"],
+             shard=(k, job["shards"]))
+    (folder / RUNNING_FILE).unlink(missing_ok=True)
+    return out
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise MissingExtraError.for_extra("protocol.executor.kind: ray", "ray", "ray") from None
+    return ray
