@@ -1,0 +1,190 @@
+"""The scale of one decision, side by side with the floor in one run. Prints; asserts nothing.
+
+1. samples: a synthetic GSM8K-format pair of `--docs` documents per run (two filters, so twice as many sample
+   lines), scored by lm-eval's own scorers: `rlgate gate` against the json.loads floor (bench_gate's).
+2. trajectories: two inspect `.eval` logs of `--trajectories` agent trajectories each (bench_agent's writer,
+   `--steps` turns): rlgate's import + agent metrics + gate against the floor, json.loads of every sample
+   record in both logs (a .eval log is a zip of JSON files).
+3. executor (with --ray-address): `rlgate check` of a three-task contract on a tiny local model, executor
+   local against executor ray (`--shards` shards) on the same work, fresh caches each.
+
+Every measurement is a fresh child process; its peak RSS (ru_maxrss) and wall time are printed beside it.
+Goals (issue 37): peak RSS < 2 GB, ratio to the floor <= 3x, executor overhead <= 1.15x.
+Run: python bench/bench_scale.py [--docs 1000000] [--trajectories 100000] [--steps 4] [--ray-address ADDR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_gate import REPO, _popen_wait  # the same child runner as bench_gate
+
+
+def build_samples(keep: Path, docs: int) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    import numpy as np
+    from fixtures.lmeval_builders import build_synthetic_folder
+
+    rng = np.random.default_rng(2)
+    correct_b = (rng.random(docs) < 0.36).tolist()
+    correct_c = [c or bool(rng.random() < 0.12) for c in correct_b]
+    folders = [str(build_synthetic_folder(keep / m, f"org/{m}", {"gsm8k": c}))
+               for m, c in (("base", correct_b), ("cand", correct_c))]
+    contracts = REPO / "tests" / "fixtures" / "contracts"
+    text = (contracts / "abel_gsm8k.yaml").read_text()
+    (keep / "contract.yaml").write_text(text.replace("gsm8k_suite.yaml", str(contracts / "gsm8k_suite.yaml")))
+    print(json.dumps(folders))
+
+
+def build_agents(keep: Path, n: int, steps: int) -> None:
+    from bench_agent import write_log
+
+    for index, name in enumerate(("baseline", "candidate")):
+        (keep / name).mkdir(parents=True, exist_ok=True)
+        write_log(keep / name / "run.eval", n, steps, seed=index, skill=0.6 + 0.05 * index)
+
+
+def agent_gate(keep: Path) -> None:
+    from bench_agent import _gates
+
+    from rlgate.contract.models import AgentBudget
+    from rlgate.engine import decide
+    from rlgate.harness import read_results
+    from rlgate.results.agent_metrics import apply_agent_rules
+
+    base, cand = (read_results(keep / name, harness="inspect") for name in ("baseline", "candidate"))
+    apply_agent_rules([*base.tasks.values(), *cand.tasks.values()], AgentBudget(max_tool_calls=30), None)
+    print(decide(_gates(), base, cand, seed=0, contract_name="bench").decision)  # type: ignore[arg-type]
+
+
+def agent_floor(keep: Path) -> None:
+    import zipfile_zstd  # noqa: F401  (inspect writes zstd members; this is how inspect itself reads them)
+
+    count = 0
+    for name in ("baseline", "candidate"):
+        with zipfile.ZipFile(keep / name / "run.eval") as log:
+            for member in log.namelist():
+                if member.endswith(".json"):
+                    json.loads(log.read(member))
+                    count += member.startswith("samples/")
+    print(count)
+
+
+def _verdict(stdout: str) -> str:
+    lines = stdout.strip().splitlines()
+    return lines[-1] if lines and not lines[-1].startswith("wrote") else "decision.json written"
+
+
+def _side_by_side(label: str, ours: list[str], floor: list[str], repeat: int) -> None:
+    runs = []
+    for _ in range(repeat):
+        mine, theirs = _popen_wait(ours), _popen_wait(floor)
+        for done, ok in ((mine[3], (0, 1, 3)), (theirs[3], (0,))):
+            if done.returncode not in ok:
+                raise SystemExit(f"{label}: a child failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+        runs.append((mine, theirs))
+    best, best_floor = min(r[0][0] for r in runs), min(r[1][0] for r in runs)
+    peak, peak_floor = min(r[0][1] for r in runs), min(r[1][1] for r in runs)
+    cpu, cpu_floor = min(r[0][2] for r in runs), min(r[1][2] for r in runs)
+    print(f"{label}")
+    print(f"  rlgate   best {best:7.2f} s wall, {cpu:7.2f} s CPU, peak RSS {peak:6.0f} MB  "
+          f"({_verdict(runs[0][0][3].stdout)})")
+    print(f"  floor    best {best_floor:7.2f} s wall, {cpu_floor:7.2f} s CPU, peak RSS {peak_floor:6.0f} MB  "
+          f"({runs[0][1][3].stdout.strip()} records)")
+    print(f"  ratio    {best / best_floor:.2f}x wall, {cpu / cpu_floor:.2f}x CPU   (goal <= 3x; peak goal < 2048 MB: "
+          f"{'met' if peak < 2048 else 'not met'})")
+
+
+def executor(keep: Path, address: str, shards: int, docs: int, repeat: int) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    from fixtures.shard_contract import write_contract
+
+    from rlgate.demo.model import build_tiny_checkpoint
+
+    shared = REPO.parent / "shared" / "data"
+    checkpoint = build_tiny_checkpoint(keep / "tiny")
+    import fixtures.shard_contract as contract_fixture
+
+    contract_fixture.DOCS = docs
+    local = write_contract(keep / "local", shared, str(checkpoint), split="private")
+    ray = write_contract(keep / "ray", shared, str(checkpoint), split="private",
+                         executor={"kind": "ray", "address": address, "shards": shards})
+    times: dict[str, list[float]] = {"local": [], "ray": []}
+    for attempt in range(repeat):
+        for name, contract in (("local", local), ("ray", ray)):
+            out = keep / f"{name}-{attempt}"
+            wall, _, _, done = _popen_wait([sys.executable, "-m", "rlgate.cli.app", "check", str(contract),
+                                            "--checkpoint", str(checkpoint), "--out", str(out / "out"),
+                                            "--cache", str(out / "cache")])
+            if done.returncode not in (0, 1, 3):
+                raise SystemExit(f"executor {name}: check failed (exit {done.returncode}):\n{done.stdout[-2000:]}")
+            times[name].append(wall)
+    best_local, best_ray = min(times["local"]), min(times["ray"])
+    print(f"executor: rlgate check, 3 tasks x {docs} documents, tiny hf model, baseline + candidate, fresh caches")
+    print(f"  local (one process)     best {best_local:6.2f} s  (runs {', '.join(f'{t:.2f}' for t in times['local'])})")
+    print(f"  ray, {shards} shards + merge   best {best_ray:6.2f} s  (runs "
+          f"{', '.join(f'{t:.2f}' for t in times['ray'])})")
+    print(f"  overhead {best_ray / best_local:.2f}x  (goal <= 1.15x on the local cluster)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--trajectories", type=int, default=100_000)
+    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--ray-address", help="a running Ray cluster for the executor's overhead")
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--executor-docs", type=int, default=40)
+    parser.add_argument("--keep", type=Path)
+    parser.add_argument("--part", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.part:
+        kind, folder, *rest = args.part
+        {"build-samples": lambda: build_samples(Path(folder), int(rest[0])),
+         "build-agents": lambda: build_agents(Path(folder), int(rest[0]), int(rest[1])),
+         "agent-gate": lambda: agent_gate(Path(folder)), "agent-floor": lambda: agent_floor(Path(folder))}[kind]()
+        return
+    with tempfile.TemporaryDirectory(prefix="rlgate-bench-scale-") as tmp:
+        keep = args.keep or Path(tmp)
+        me = [sys.executable, __file__, "--part"]
+        if args.docs:
+            samples = keep / f"samples{args.docs}"
+            start = time.perf_counter()
+            if not (samples / "contract.yaml").exists():
+                built = _popen_wait([*me, "build-samples", str(samples), str(args.docs)])[3]
+                if built.returncode:
+                    raise SystemExit(built.stderr[-2000:])
+            base, cand = (next((samples / m).glob("*/results_*.json")).parent for m in ("base", "cand"))
+            print(f"samples pair ready in {time.perf_counter() - start:.0f} s: {args.docs:,} documents per run")
+            gate = [sys.executable, "-m", "rlgate.cli.app", "gate", str(samples / "contract.yaml"), "--candidate",
+                    str(cand), "--baseline", str(base), "--out", str(samples / "out")]
+            _side_by_side(f"samples: {args.docs:,} documents per run (x2 filters x2 runs = {4 * args.docs:,} sample "
+                          "lines)", gate, [sys.executable, str(Path(__file__).parent / "bench_gate.py"), "--floor",
+                                           str(base), str(cand)], args.repeat)
+        if args.trajectories:
+            agents = keep / f"agents{args.trajectories}x{args.steps}"
+            start = time.perf_counter()
+            if not (agents / "candidate" / "run.eval").exists():
+                built = _popen_wait([*me, "build-agents", str(agents), str(args.trajectories), str(args.steps)])[3]
+                if built.returncode:
+                    raise SystemExit(built.stderr[-2000:])
+            print(f"agent logs ready in {time.perf_counter() - start:.0f} s: {args.trajectories:,} trajectories x "
+                  f"{args.steps} turns per run")
+            _side_by_side(f"trajectories: {args.trajectories:,} per run, {args.steps} turns each",
+                          [*me, "agent-gate", str(agents)], [*me, "agent-floor", str(agents)], args.repeat)
+        if args.ray_address:
+            executor(keep / "executor", args.ray_address, args.shards, args.executor_docs, max(args.repeat, 1))
+        else:
+            print("executor: skipped (give --ray-address of a running cluster, e.g. one `ray start --head` started)")
+
+
+if __name__ == "__main__":
+    main()
