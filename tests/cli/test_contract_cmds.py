@@ -109,7 +109,7 @@ def test_help_and_import_stay_light() -> None:
         "from rlgate.cli.app import app\n"
         "r = CliRunner().invoke(app, ['--help'])\n"
         "assert r.exit_code == 0, r.output\n"
-        "heavy = [m for m in ('torch', 'transformers', 'lm_eval', 'vllm', 'deepeval', 'scipy', 'tensorboard')"
+        "heavy = [m for m in ('torch', 'transformers', 'lm_eval', 'vllm', 'deepeval', 'scipy', 'tensorboard', 'ray')"
         " if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

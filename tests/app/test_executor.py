@@ -1,0 +1,61 @@
+"""protocol.executor without a Ray cluster: the model, its absence from the fingerprint, and the refusals
+(no `ray` installed, protocol.sequential) that come before any model time."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.shard_contract import write_contract
+
+from rlgate._core.errors import InputError
+from rlgate.app.executor import run_key, run_role
+from rlgate.contract.models import Protocol
+from rlgate.harness.checkpoint import CheckpointInfo
+from rlgate.harness.vocabulary import load_contract
+
+CHECKPOINT = CheckpointInfo(source="ckpt", kind="local", load_path="ckpt", fingerprint="f" * 64, weights_hash=None)
+
+
+def test_the_executor_defaults_to_local_and_forbids_unknown_fields() -> None:
+    assert Protocol().executor.kind == "local" and Protocol().executor.shards == 1
+    with pytest.raises(ValueError, match="extra"):
+        Protocol.model_validate({"executor": {"kind": "ray", "nodes": 3}})
+    with pytest.raises(ValueError, match="kind"):
+        Protocol.model_validate({"executor": {"kind": "slurm"}})
+
+
+def test_the_executor_is_not_part_of_the_run_fingerprint() -> None:
+    pytest.importorskip("lm_eval")
+    from rlgate.harness.lmeval.backends import protocol_hash
+
+    ray = Protocol.model_validate({"executor": {"kind": "ray", "shards": 8, "gpus_per_shard": 1}})
+    assert protocol_hash(ray) == protocol_hash(Protocol())
+
+
+def test_without_ray_installed_kind_ray_names_the_extra(tmp_path: Path, shared_data: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    resolved = load_contract(write_contract(tmp_path, shared_data, "ckpt", executor={"kind": "ray", "shards": 2}))
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError, as where it is not installed
+    with pytest.raises(InputError, match=r"ray") as caught:
+        run_role(resolved, resolved.tasks, tmp_path / "out", cache_dir=tmp_path / "cache", checkpoint=CHECKPOINT,
+                 limit=None, role="candidate")
+    assert "pip install" in (caught.value.fix or "") and "ray" in (caught.value.fix or "")
+    assert not (tmp_path / "out").exists()
+
+
+def test_sequential_with_kind_ray_is_refused(tmp_path: Path, shared_data: Path) -> None:
+    resolved = load_contract(write_contract(tmp_path, shared_data, "ckpt", executor={"kind": "ray"}))
+    with pytest.raises(InputError, match=r"protocol\.sequential generates look by look"):
+        run_role(resolved, resolved.tasks, tmp_path / "out", cache_dir=tmp_path / "cache", checkpoint=CHECKPOINT,
+                 limit=None, role="candidate", sequential_look=1)
+
+
+def test_the_run_key_changes_with_what_the_shards_hold(tmp_path: Path, shared_data: Path) -> None:
+    resolved = load_contract(write_contract(tmp_path, shared_data, "ckpt", executor={"kind": "ray"}))
+    key = run_key(resolved, resolved.tasks, CHECKPOINT, None, 4)
+    assert key == run_key(resolved, resolved.tasks, CHECKPOINT, None, 4)
+    assert key != run_key(resolved, resolved.tasks, CHECKPOINT, None, 2)
+    assert key != run_key(resolved, resolved.tasks[:1], CHECKPOINT, None, 4)
+    assert key != run_key(resolved, resolved.tasks, CHECKPOINT, 3, 4)
