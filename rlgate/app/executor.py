@@ -72,8 +72,9 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *,
                         retry_exceptions=False)(run_shard)
     job = {"contract": str(resolved.path), "tasks": [t.name for t in tasks], "checkpoint": asdict(checkpoint),
            "limit": limit, "role": role, "shards": spec.shards}
-    refs = {remote.remote(job, k, str(folder), str(cache_dir.resolve() / "shards" / key / str(k))): k
-            for k, folder in enumerate(folders, 1)}
+    caches = [cache_dir.resolve() / "shards" / key / str(k) for k in range(1, spec.shards + 1)]
+    _seed(cache_dir, caches, checkpoint.fingerprint)
+    refs = {remote.remote(job, k, str(folder), str(caches[k - 1])): k for k, folder in enumerate(folders, 1)}
     progress.message(f"{spec.shards} shard(s) on the Ray cluster ({spec.gpus_per_shard:g} GPU each)")
     pending = list(refs)
     while pending:
@@ -89,6 +90,20 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *,
                                "command again to resume") from None
         progress.message(f"shard {refs[done[0]]}/{spec.shards} done")
     return merge_shards(folders, out, cache_dir=cache_dir, resolved=resolved, progress=progress)
+
+
+def _seed(cache_dir: Path, caches: list[Path], fingerprint: str) -> None:
+    """A new shard cache starts with what the main cache holds for the checkpoint (a baseline cached by an
+    earlier run, one process or sharded), so a shard never generates what is already cached."""
+    from rlgate.store.cache import GenerationCache
+
+    main = cache_dir / "cache.sqlite"
+    fresh = [c for c in caches if not (c / "cache.sqlite").exists()]
+    if not fresh or not main.exists():
+        return
+    with GenerationCache(main) as cache:
+        for folder in fresh:
+            cache.export_fingerprint(fingerprint, folder / "cache.sqlite")
 
 
 def run_shard(job: dict[str, Any], k: int, out: str, cache_dir: str) -> str:

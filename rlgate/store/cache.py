@@ -210,6 +210,14 @@ class GenerationCache:
                 copied += len(rows)
         return copied
 
+    def export_fingerprint(self, fingerprint: str, dest: Path) -> int:
+        """Copy every generation of one checkpoint into the cache file `dest` (kept rows win); the rows copied."""
+        with self._lock:
+            rows = self._conn.execute("SELECT * FROM generations WHERE fingerprint=?", (fingerprint,)).fetchall()
+        with GenerationCache(dest) as out, out._tx() as conn:
+            conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", rows)
+        return len(rows)
+
     def import_file(self, source: Path) -> int:
         """Add every generation of another cache file (a shard's) not stored here yet; the rows read."""
         with GenerationCache(source) as other, other._lock:

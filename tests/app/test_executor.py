@@ -10,7 +10,7 @@ import pytest
 from fixtures.shard_contract import write_contract
 
 from rlgate._core.errors import InputError
-from rlgate.app.executor import run_key, run_role
+from rlgate.app.executor import _seed, run_key, run_role
 from rlgate.contract.models import Protocol
 from rlgate.harness.checkpoint import CheckpointInfo
 from rlgate.harness.vocabulary import load_contract
@@ -59,3 +59,22 @@ def test_the_run_key_changes_with_what_the_shards_hold(tmp_path: Path, shared_da
     assert key != run_key(resolved, resolved.tasks, CHECKPOINT, None, 2)
     assert key != run_key(resolved, resolved.tasks[:1], CHECKPOINT, None, 4)
     assert key != run_key(resolved, resolved.tasks, CHECKPOINT, 3, 4)
+
+
+def test_new_shard_caches_start_with_the_checkpoints_cached_generations(tmp_path: Path) -> None:
+    from rlgate.store.cache import CachedGeneration, GenerationCache, Scope
+
+    mine, other = Scope("f" * 64, "task", "proto"), Scope("0" * 64, "task", "proto")
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        cache.put_many(mine, [("r1", 0, CachedGeneration("a", 3, 1)), ("r2", 0, CachedGeneration("b"))])
+        cache.put_many(other, [("r1", 0, CachedGeneration("other checkpoint"))])
+    kept = tmp_path / "shards" / "2"
+    with GenerationCache(kept / "cache.sqlite") as cache:
+        cache.put_many(mine, [("r9", 0, CachedGeneration("a shard's own"))])
+    _seed(tmp_path, [tmp_path / "shards" / "1", kept], "f" * 64)
+    with GenerationCache(tmp_path / "shards" / "1" / "cache.sqlite") as cache:
+        found = cache.get_many(mine, [("r1", 0), ("r2", 0)])
+        assert found == {("r1", 0): CachedGeneration("a", 3, 1), ("r2", 0): CachedGeneration("b")}
+        assert cache.count() == 2  # the other checkpoint's generations stay out
+    with GenerationCache(kept / "cache.sqlite") as cache:
+        assert cache.count() == 1  # a shard's cache that exists is resumed as it is
