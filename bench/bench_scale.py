@@ -1,7 +1,8 @@
 """The scale of one decision, side by side with the floor in one run. Prints; asserts nothing.
 
 1. samples: a synthetic GSM8K-format pair of `--docs` documents per run (two filters, so twice as many sample
-   lines), scored by lm-eval's own scorers: `rlgate gate` against the json.loads floor (bench_gate's).
+   lines; bench_gate's documents, their records checked against lm-eval's own scoring on the first 200):
+   `rlgate gate` against the json.loads floor (bench_gate's).
 2. trajectories: two inspect `.eval` logs of `--trajectories` agent trajectories each (bench_agent's writer,
    `--steps` turns): rlgate's import + agent metrics + gate against the floor, json.loads of every sample
    record in both logs (a .eval log is a zip of JSON files).
@@ -22,21 +23,59 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_gate import REPO, _popen_wait  # the same child runner as bench_gate
 
 
+def _records(correct: list[bool], filters: list[str], gen_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    """lm-eval sample dicts of the synthetic GSM8K documents (bench_gate's), filter-major, built directly: lm-eval's
+    own scoring of a million documents takes hours on two cores, so `build_samples` checks these against
+    `score_task` (lm-eval's filters and metrics) on the first documents and stops on any difference."""
+    from lm_eval.utils import handle_non_serializable, hash_string
+
+    out = []
+    for name in filters:
+        for i, ok in enumerate(correct):
+            doc = {"question": f"What is {i}?", "answer": f"It is {i}.\n#### {i}"}
+            prompt, answer = f"Question: {doc['question']}\nAnswer:", i if ok else i + 1
+            out.append({"doc_id": i, "doc": doc, "target": doc["answer"],
+                        "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": gen_kwargs}},
+                        "resps": [[f"The value is {answer}. #### {answer}"]], "filtered_resps": [str(answer)],
+                        "filter": name, "metrics": ["exact_match"],
+                        "doc_hash": hash_string(json.dumps(doc, indent=2, default=handle_non_serializable,
+                                                           ensure_ascii=False)),
+                        "prompt_hash": hash_string(prompt), "target_hash": hash_string(doc["answer"]),
+                        "exact_match": 1.0 if ok else 0.0})
+    return out
+
+
 def build_samples(keep: Path, docs: int) -> None:
     sys.path.insert(0, str(REPO / "tests"))
     import numpy as np
-    from fixtures.lmeval_builders import build_synthetic_folder
+    from fixtures.lmeval_builders import TaskOutput, dump_config, lm_eval_task_yaml, score_task, write_lmeval_folder
 
+    raw = dict(lm_eval_task_yaml("gsm8k/gsm8k.yaml"), task="gsm8k", num_fewshot=0)
     rng = np.random.default_rng(2)
     correct_b = (rng.random(docs) < 0.36).tolist()
     correct_c = [c or bool(rng.random() < 0.12) for c in correct_b]
-    folders = [str(build_synthetic_folder(keep / m, f"org/{m}", {"gsm8k": c}))
-               for m, c in (("base", correct_b), ("cand", correct_c))]
+    check = correct_b[:200]
+    scored = score_task("gsm8k", raw, [{"question": f"What is {i}?", "answer": f"It is {i}.\n#### {i}"}
+                                       for i in range(len(check))],
+                        [f"Question: What is {i}?\nAnswer:" for i in range(len(check))],
+                        [[f"The value is {i if ok else i + 1}. #### {i if ok else i + 1}"] for i, ok in
+                         enumerate(check)])
+    gen_kwargs = scored[0]["arguments"]["gen_args_0"]["arg_1"]
+    filters = list(dict.fromkeys(s["filter"] for s in scored))
+    if _records(check, filters, gen_kwargs) != json.loads(json.dumps(scored)):
+        raise SystemExit("the direct records differ from lm-eval's scoring: fix _records")
+    folders = []
+    for model, correct in (("base", correct_b), ("cand", correct_c)):
+        samples = _records(correct, filters, gen_kwargs)
+        folders.append(str(write_lmeval_folder(keep / model, model_name=f"org/{model}",
+                                               tasks=[TaskOutput("gsm8k", dump_config(raw), samples, docs)])))
+        del samples
     contracts = REPO / "tests" / "fixtures" / "contracts"
     text = (contracts / "abel_gsm8k.yaml").read_text()
     (keep / "contract.yaml").write_text(text.replace("gsm8k_suite.yaml", str(contracts / "gsm8k_suite.yaml")))
