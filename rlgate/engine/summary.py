@@ -103,12 +103,24 @@ def summary_clauses(summary: str) -> list[str]:
     return [c for c in (*clauses, summary[start:]) if c.strip()]
 
 
+def _summary_parts(decision: Decision) -> tuple[str, list[str]]:
+    head = f"{decision.decision}: "
+    body = decision.summary[len(head):] if decision.summary.startswith(head) else decision.summary
+    return head, summary_clauses(body)
+
+
+def _summary_markdown(decision: Decision) -> list[str]:
+    """The summary as a paragraph, or `label:` and one bullet per clause when it has several."""
+    head, clauses = _summary_parts(decision)
+    if len(clauses) <= 1:
+        return [_md(decision.summary)]
+    return [_md(head.rstrip()), "", *(f"- {_md(c)}" for c in clauses)]
+
+
 def decision_lines(decision: Decision) -> list[str]:
     """`decision: LABEL`, then the summary one clause per line: a terminal reader sees each reason on its own
     line instead of one run-on sentence (decision.json keeps the sentence as it is)."""
-    head = f"{decision.decision}: "
-    body = decision.summary[len(head):] if decision.summary.startswith(head) else decision.summary
-    clauses = summary_clauses(body)
+    _, clauses = _summary_parts(decision)
     if len(clauses) <= 1 and len(decision.summary) <= 100:
         return [f"decision: {decision.decision.upper()}  ({decision.summary})"]
     return [f"decision: {decision.decision.upper()}", *(f"  - {c}" for c in clauses)]
@@ -176,7 +188,7 @@ def pairing_text(p: PairingReport) -> str:
 def decision_markdown(decision: Decision, baselines: Mapping[str, float] | None = None) -> str:
     """The plain Markdown summary: decision, gate table, reasons, pairing and warnings (`baselines` as in
     `decision_table`)."""
-    lines = [f"# rlgate decision: **{decision.decision}**", "", _md(decision.summary), "",
+    lines = [f"# rlgate decision: **{decision.decision}**", "", *_summary_markdown(decision), "",
              f"Contract {_code(decision.contract)} · alpha {decision.alpha:g} · seed {decision.seed} · "
              f"{decision.engine_version}", ""]
     lines.append("| " + " | ".join(HEADER) + " |")

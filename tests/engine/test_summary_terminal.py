@@ -29,3 +29,12 @@ def test_real_demo_terminal_names_the_monitor_value_and_one_reason_per_line() ->
     assert len(tail) == 3 and all(line.startswith("  - ") for line in tail)
     assert tail[0].startswith("  - regression gate mmlu_pro/exact_match/custom-extract inconclusive")
     assert tail[2].startswith("  - monitor gate monitor:truncation_high fail")
+
+
+def test_real_demo_summary_md_lists_one_reason_per_bullet_and_the_monitor_value() -> None:
+    from rlgate.engine.summary import decision_markdown
+
+    text = decision_markdown(_real_decision())
+    head = text.split("\n\nContract", 1)[0].splitlines()
+    assert head[2] == "research\\_only:" and [line[:2] for line in head[4:]] == ["- "] * 3
+    assert "| trunc_ratio 0.25 (steps 28–32) |" in text
