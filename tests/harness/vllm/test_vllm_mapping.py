@@ -115,5 +115,5 @@ def test_a_context_longer_than_the_model_is_refused_by_vllm(smollm2_folder: Path
     from vllm.engine.arg_utils import EngineArgs
 
     args = vllm_model_args(proto(vllm={"dtype": "float32", "max_model_len": 1_000_000}), str(smollm2_folder))
-    with pytest.raises(Exception, match="max_model_len|max_position_embeddings|longer than"):
+    with pytest.raises(Exception, match=r"max_model_len|max_position_embeddings|longer than"):
         EngineArgs(**_lm_eval_llm_kwargs(args)).create_engine_config()
