@@ -26,7 +26,7 @@ from lm_eval.api.registry import get_model
 from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.contract.models import Protocol
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.lmeval.backends import lmeval_seeds, model_spec, protocol_fields, protocol_hash
+from rlgate.harness.lmeval.backends import VLLM_CHUNK, lmeval_seeds, model_spec, protocol_fields, protocol_hash
 from rlgate.harness.lmeval.caching_lm import CachingLM, TaskStats
 from rlgate.harness.lmeval.catalog import runs_code
 from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
@@ -43,7 +43,6 @@ from rlgate.store.cache import GenerationCache
 #: lm-eval's stderr bootstrap for non-mean aggregations (its CLI default is 100000); rlgate's gate
 #: computes its own paired statistics from the samples, so lm-eval's stderr is informational.
 BOOTSTRAP_ITERS = 1000
-VLLM_CHUNK = 512
 _LIBRARIES = ("rlgate", "lm_eval", "torch", "transformers", "tokenizers", "datasets", "vllm", "accelerate", "peft")
 
 
