@@ -13,7 +13,6 @@ Both vLLM runs are cached: the re-run loads no model and sends the server nothin
 from __future__ import annotations
 
 import json
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -96,14 +95,6 @@ def hf_answers(smollm2_folder: Path, shared_data: Path,
     return answers(root / "out")
 
 
-def server_requests(server: VllmServer) -> float:
-    """vLLM's own count of finished requests (Prometheus /metrics), so an external server is counted too."""
-    with urllib.request.urlopen(server.base_url.removesuffix("/v1") + "/metrics", timeout=10) as response:
-        text = response.read().decode()
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith("vllm:request_success_total"))
-
-
 def test_in_process_vllm_backend_on_smollm2(smollm2_folder: Path, shared_data: Path, tmp_path: Path,
                                             hf_answers: dict[tuple[str, int], tuple[str, str]]) -> None:
     contract = write_contract(tmp_path / "c", shared_data, {
@@ -125,16 +116,16 @@ def test_served_vllm_through_the_openai_backend(vllm_server: VllmServer, shared_
     contract = write_contract(tmp_path / "c", shared_data, {
         "backend": "openai", "openai": {"base_url": vllm_server.base_url, "model": vllm_server.model,
                                         "concurrency": 2, "max_retries": 1, "timeout_s": 300}})
-    before = server_requests(vllm_server)
+    before = vllm_server.finished_requests()
     first = run(contract, vllm_server.model, tmp_path / "first", tmp_path / "cache")
     assert_generated(first)
     assert first["model_spec"]["lm_eval_model"] == "local-chat-completions"
-    assert server_requests(vllm_server) - before == LIMIT * len(TASKS)
+    assert vllm_server.finished_requests() - before == LIMIT * len(TASKS)
     served = answers(tmp_path / "first")
     assert_same_as_hf(served, hf_answers, chat_messages=True)
     again = run(contract, vllm_server.model, tmp_path / "second", tmp_path / "cache")
     assert_cached(again)
-    assert server_requests(vllm_server) - before == LIMIT * len(TASKS)  # the re-run sent nothing
+    assert vllm_server.finished_requests() - before == LIMIT * len(TASKS)  # the re-run sent nothing
     assert answers(tmp_path / "second") == served
 
 
