@@ -8,7 +8,7 @@ names, which are escaped for Markdown tables.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rlgate._core.text import visible_controls
 from rlgate.engine import fmt
@@ -32,6 +32,25 @@ def _n(gate: GateVerdict) -> str:
     return f"{gate.n}×{units.get('epochs_per_sample') or units.get('responses_per_sample')}"
 
 
+def monitor_observed(gate: GateVerdict, number: Callable[[float], str] = lambda v: f"{v:.4g}") -> str:
+    """A monitor finding's observed values (as its rule measured them) and the steps they were measured over;
+    empty for a gate without values (read errors, the all-clear gate). `number` formats each value."""
+    details = gate.details if isinstance(gate.details, dict) else {}
+    values = details.get("values")
+    shown = [f"{k} {number(v)}" if isinstance(v, int | float) and not isinstance(v, bool) else f"{k} {v}"
+             for k, v in (values.items() if isinstance(values, dict) else []) if v is not None]
+    start, end = details.get("step_start"), details.get("step_end")
+    if shown and start is not None and end is not None:
+        shown[-1] += f" (steps {start}–{end})" if start != end else f" (step {start})"
+    return ", ".join(shown)
+
+
+def _candidate(gate: GateVerdict, metric: str, bounds: list[float]) -> str:
+    if gate.candidate is not None:
+        return fmt.value(gate.candidate, metric, bounds)
+    return (monitor_observed(gate) or "-") if gate.kind == "monitor" else "-"
+
+
 def _row(gate: GateVerdict, alpha: float, baselines: Mapping[str, float] | None = None) -> list[str]:
     metric = gate.metric.split("/")[1] if gate.metric.count("/") >= 1 else gate.metric
     moves = fmt.change_limits(gate.threshold, gate.higher_is_better)
@@ -44,7 +63,7 @@ def _row(gate: GateVerdict, alpha: float, baselines: Mapping[str, float] | None 
         gate.kind,
         gate.name,
         fmt.value(base, metric) if base is not None else "-",
-        fmt.value(gate.candidate, metric, bounds) if gate.candidate is not None else "-",
+        _candidate(gate, metric, bounds),
         fmt.delta(gate.delta, metric, moves) if gate.delta is not None else "-",
         ci or "-",
         _p(gate, alpha),
@@ -69,8 +88,42 @@ def decision_table(decision: Decision, baselines: Mapping[str, float] | None = N
     lines.append("")
     lines += judge_lines(decision)
     lines += scoped_lines(decision)
-    lines.append(f"decision: {decision.decision.upper()}  ({decision.summary})")
+    lines += decision_lines(decision)
     return "\n".join(lines)
+
+
+def summary_clauses(summary: str) -> list[str]:
+    """The decision summary cut at its top-level `; ` (one clause per gate or check; parentheses kept whole)."""
+    clauses, depth, start = [], 0, 0
+    for i, ch in enumerate(summary):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if depth == 0 and summary.startswith("; ", i):
+            clauses.append(summary[start:i])
+            start = i + 2
+    return [c for c in (*clauses, summary[start:]) if c.strip()]
+
+
+def _summary_parts(decision: Decision) -> tuple[str, list[str]]:
+    head = f"{decision.decision}: "
+    body = decision.summary[len(head):] if decision.summary.startswith(head) else decision.summary
+    return head, summary_clauses(body)
+
+
+def _summary_markdown(decision: Decision) -> list[str]:
+    """The summary as a paragraph, or `label:` and one bullet per clause when it has several."""
+    head, clauses = _summary_parts(decision)
+    if len(clauses) <= 1:
+        return [_md(decision.summary)]
+    return [_md(head.rstrip()), "", *(f"- {_md(c)}" for c in clauses)]
+
+
+def decision_lines(decision: Decision) -> list[str]:
+    """`decision: LABEL`, then the summary one clause per line: a terminal reader sees each reason on its own
+    line instead of one run-on sentence (decision.json keeps the sentence as it is)."""
+    _, clauses = _summary_parts(decision)
+    if len(clauses) <= 1 and len(decision.summary) <= 100:
+        return [f"decision: {decision.decision.upper()}  ({decision.summary})"]
+    return [f"decision: {decision.decision.upper()}", *(f"  - {c}" for c in clauses)]
 
 
 def judge_trust_text(gate: GateVerdict) -> str | None:
@@ -135,7 +188,7 @@ def pairing_text(p: PairingReport) -> str:
 def decision_markdown(decision: Decision, baselines: Mapping[str, float] | None = None) -> str:
     """The plain Markdown summary: decision, gate table, reasons, pairing and warnings (`baselines` as in
     `decision_table`)."""
-    lines = [f"# rlgate decision: **{decision.decision}**", "", _md(decision.summary), "",
+    lines = [f"# rlgate decision: **{decision.decision}**", "", *_summary_markdown(decision), "",
              f"Contract {_code(decision.contract)} · alpha {decision.alpha:g} · seed {decision.seed} · "
              f"{decision.engine_version}", ""]
     lines.append("| " + " | ".join(HEADER) + " |")

@@ -16,7 +16,7 @@ from rlgate.contract.metrics import MetricRef
 from rlgate.engine import fmt as engine_fmt
 from rlgate.engine.coverage import shortfalls
 from rlgate.engine.models import GateVerdict
-from rlgate.engine.summary import judge_trust_text
+from rlgate.engine.summary import judge_trust_text, monitor_observed
 from rlgate.report import fmt
 from rlgate.report.builder import gate_ref
 from rlgate.report.model import SUCCESS_ONLY, ReportModel, RunCard, paired_basis
@@ -48,18 +48,9 @@ def _metric_name(ref: str) -> str:
 
 
 def monitor_values(gate: GateVerdict) -> str:
-    """A monitor finding's observed values (as its rule measured them, in the threshold's units) and the steps
-    they were measured over; empty for a gate without values (read errors, the all-clear gate)."""
-    details = gate.details if isinstance(gate.details, dict) else {}
-    values = details.get("values")
+    """A monitor finding's observed values in the threshold's units (the terminal shows the same values)."""
     limits = fmt.gate_value_limits(gate)
-    shown = [f"{k} {fmt.value(v, False, limits)}" if isinstance(v, int | float) and not isinstance(v, bool)
-             else f"{k} {v}"
-             for k, v in (values.items() if isinstance(values, dict) else []) if v is not None]
-    start, end = details.get("step_start"), details.get("step_end")
-    if shown and start is not None and end is not None:
-        shown[-1] += f" (steps {start}–{end})" if start != end else f" (step {start})"
-    return ", ".join(shown)
+    return monitor_observed(gate, lambda v: fmt.value(v, False, limits))
 
 
 def _threshold(gate: GateVerdict, bounded: bool) -> str:

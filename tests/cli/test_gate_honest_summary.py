@@ -13,6 +13,7 @@ from fixtures.lmeval_builders import cached_folder
 from typer.testing import CliRunner
 
 from rlgate.cli.app import app
+from rlgate.engine.summary import summary_clauses
 
 pytest.importorskip("lm_eval")
 CONTRACTS = Path(__file__).resolve().parents[1] / "fixtures" / "contracts"
@@ -67,7 +68,8 @@ def test_policy_two_use_hops_away_that_releases_failures_is_named_in_the_summary
     assert f"[regression_fail -> release: {lines['regression_fail']}]" in out  # the terminal's decision line
     assert "FAIL (regression_fail -> release)" in out and "FAIL (primary_regression -> release)" in out
     shown_md = (tmp_path / "out" / "summary.md").read_text()
-    assert summary in shown_md.replace("\\", "").replace("&lt;", "<").replace("&gt;", ">")  # escaped, whole
+    unescaped = shown_md.replace("\\", "").replace("&lt;", "<").replace("&gt;", ">")
+    assert all(f"- {clause}\n" in unescaped for clause in summary_clauses(summary.split(": ", 1)[1]))  # escaped, whole
     first_screen = (tmp_path / "out" / "report.md").read_text().split("### What changed")[0]
     for key, line in lines.items():  # the report's first screen: the summary and each gate's line
         assert f"{key.replace('_', ' ')} → release by {line}" in first_screen

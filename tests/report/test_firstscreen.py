@@ -30,7 +30,7 @@ def _kinds(node: Node) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("name", ["text", "agent", "agent_unsafe", "vlm"])
+@pytest.mark.parametrize("name", ["text", "agent", "agent_unsafe", "vlm", "monitor", "real"])
 def test_every_section_is_designed_not_a_key_value_dump(name: str) -> None:
     for key, _, tree in report_sections(_demo(name)):
         assert tree.kind == "stack" and tree.children[0].kind == "verdict", key
@@ -70,7 +70,7 @@ def test_unsafe_action_that_decided_is_named_with_tool_arguments_and_sample() ->
 
 
 def test_runs_are_told_apart_in_the_title() -> None:
-    for name in ("text", "agent", "agent_unsafe", "vlm"):
+    for name in ("text", "agent", "agent_unsafe", "vlm", "monitor", "real"):
         names = _demo(name).title.split(": ", 1)[1].split(" vs ")
         assert len(names) == 2 and names[0] != names[1], names
 
