@@ -62,7 +62,7 @@ def test_vllm_model_args_from_the_contract(tmp_path: Path, monkeypatch: pytest.M
     assert name == "vllm"
     # 8 GPUs, 2 data-parallel replicas: 4 per replica, and 4 divides 12 heads.
     assert args == {"pretrained": str(tmp_path), "tensor_parallel_size": 4, "data_parallel_size": 2,
-                    "gpu_memory_utilization": 0.8, "dtype": "bfloat16", "seed": 7, "batch_size": "auto",
+                    "gpu_memory_utilization": 0.8, "dtype": "bfloat16", "seed": 7, "batch_size": 512,
                     "max_model_len": 4096, "enforce_eager": True}
     fixed = backends.vllm_model_args(proto(backend="vllm", vllm={"tensor_parallel_size": 2}), "m", lora_base="base")
     assert (fixed["tensor_parallel_size"], fixed["pretrained"], fixed["lora_local_path"]) == (2, "base", "m")

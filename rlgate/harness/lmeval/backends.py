@@ -19,6 +19,8 @@ from rlgate.contract.models import Protocol
 #: lm-eval model names per backend.
 LMEVAL_MODEL = {"hf": "hf", "vllm": "vllm", "openai": "local-completions", "openai-chat": "local-chat-completions",
                 "hf-multimodal": "hf-multimodal", "vllm-vlm": "vllm-vlm"}
+#: requests the runner hands the vllm backend per call; also its batch_size (see vllm_model_args)
+VLLM_CHUNK = 512
 
 
 def canonical_json(value: Any) -> str:
@@ -158,7 +160,10 @@ def vllm_model_args(protocol: Protocol, checkpoint: str, lora_base: str | None =
         "gpu_memory_utilization": opts.gpu_memory_utilization,
         "dtype": opts.dtype,
         "seed": protocol.sampling.seed,
-        "batch_size": "auto",
+        # not "auto": lm-eval then asks vLLM for its progress bar, whose speed postfix divides by the bar's elapsed
+        # time, 0 when tqdm is disabled (TQDM_DISABLE=1, as rlgate's CLI sets it): ZeroDivisionError on every
+        # request (vllm 0.32). One batch of the runner's chunk is what "auto" did with it, without the bar.
+        "batch_size": VLLM_CHUNK,
     }
     if opts.max_model_len is not None:
         args["max_model_len"] = opts.max_model_len

