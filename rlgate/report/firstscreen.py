@@ -124,15 +124,18 @@ def shown_warnings(model: ReportModel) -> list[str]:
 
 def protocol_rows(model: ReportModel) -> list[tuple[str, str]]:
     """The contract protocol's settings, without the agent.* rows of a run with no agent task and the image.*
-    rows of a run with no image task (defaults of a kind of task the run does not have)."""
+    rows of a run with no image task (defaults of a kind of task the run does not have), and without the
+    executor.* rows of a run made in one process (where the shards ran never changes a result)."""
     from rlgate.report.nodes import flatten
 
     agent = any(s.trajectories or s.trajectories_total for s in model.tasks)
     image = any(any("image" in str(k) or "multimodal" in str(v) for k, v in p.items())
                 for p in model.rollout.task_protocols.values())
     rows = flatten(model.rollout.protocol)
+    local = dict(rows).get("executor.kind", "local") == "local"
     out = [(k, v) for k, v in rows
-           if not (k.startswith("agent.") and not agent) and not (k.startswith("image.") and not image)]
+           if not (k.startswith("agent.") and not agent) and not (k.startswith("image.") and not image)
+           and not (k.startswith("executor.") and local)]
     runs = model.rollout.runs
     if runs and all((r.checkpoint_fingerprint or "").startswith("scripted:") for r in runs):
         # scripted policies answered (harness.checkpoint): no model ran, so the contract's backend went unused

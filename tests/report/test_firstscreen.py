@@ -95,3 +95,15 @@ def test_protocol_card_leaves_out_agent_and_image_rows_of_a_text_run() -> None:
     rows = dict(firstscreen.protocol_rows(_demo("text")))
     assert rows and not any(k.startswith(("agent.", "image.")) for k in rows)
     assert rows.get("sampling.seed") == "1234"
+
+
+def test_protocol_card_names_the_executor_only_when_shards_ran_elsewhere() -> None:
+    model = _demo("text")
+
+    def rows(kind: str) -> dict[str, str]:
+        protocol = {**model.rollout.protocol, "executor": {"kind": kind, "shards": 4}}
+        rollout = model.rollout.model_copy(update={"protocol": protocol})
+        return dict(firstscreen.protocol_rows(model.model_copy(update={"rollout": rollout})))
+
+    assert not any(k.startswith("executor.") for k in rows("local"))
+    assert rows("ray")["executor.kind"] == "ray" and rows("ray")["executor.shards"] == "4"
