@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
 
 SHARD_SCHEMA_VERSION: Literal[1] = 1
 SHARD_FILE = "shard.json"
@@ -60,11 +61,7 @@ class ShardManifest(BaseModel):
 
 
 def write_shard(folder: Path, manifest: ShardManifest) -> Path:
-    path = folder / SHARD_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(folder / SHARD_FILE, manifest.model_dump_json(indent=1))
 
 
 def read_shard(folder: Path) -> ShardManifest:

@@ -12,6 +12,7 @@ from typing import Any
 
 from lm_eval.loggers import EvaluationTracker
 
+from rlgate._core.files import write_text_atomic
 from rlgate.results.manifest import MANIFEST_FILE, RunManifest
 
 
@@ -60,9 +61,5 @@ def write_run(out_dir: Path, tracker: EvaluationTracker, results: dict[str, Any]
 
 
 def write_manifest(out_dir: Path, manifest: RunManifest) -> Path:
-    path = out_dir / MANIFEST_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(out_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2))
 
