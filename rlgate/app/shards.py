@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlgate._core.errors import InputError
+from rlgate._core.files import write_text_atomic
 from rlgate.contract.loader import ResolvedContract
 from rlgate.harness import ProgressSink, RunOutcome, SilentProgress
 from rlgate.harness.checkpoint import CheckpointInfo
@@ -32,10 +33,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def checkpoint_of(manifest: ShardManifest) -> CheckpointInfo:
-    c = manifest.checkpoint
-    return CheckpointInfo(source=c.source, kind=c.kind, load_path=c.load_path, fingerprint=c.fingerprint,
-                          weights_hash=c.weights_hash, lora_base=c.lora_base, notes=list(c.notes),
-                          gguf_file=c.gguf_file)
+    return CheckpointInfo(**manifest.checkpoint.model_dump())
 
 
 def check_shards(folders: Sequence[Path]) -> list[ShardManifest]:
@@ -154,8 +152,5 @@ def _as_the_shards_ran(outcome: RunOutcome, folders: Sequence[Path]) -> RunOutco
     manifest = manifest.model_copy(update={
         "model_loaded": any(s.model_loaded for s in shards),
         "wall_time_s": round(max(s.wall_time_s for s in shards) + manifest.wall_time_s, 3)})
-    path = outcome.out_dir / MANIFEST_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(outcome.out_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2))
     return replace(outcome, manifest=manifest, model_loaded=manifest.model_loaded)

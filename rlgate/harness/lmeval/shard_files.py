@@ -7,6 +7,7 @@ cache and the whole run is evaluated from it, so N shards give the very folder o
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,7 @@ def write_shard_files(plan: RunPlan, *, harness: str, documents: dict[str, list[
     manifest = ShardManifest(
         contract=str(plan.contract.path), contract_name=plan.contract.name,
         contract_hash=plan.contract.content_hash(), protocol_hash=protocol_hash, harness=harness, role=plan.role,
-        checkpoint=ShardCheckpoint(source=ckpt.source, kind=ckpt.kind, load_path=ckpt.load_path,
-                                   fingerprint=ckpt.fingerprint, weights_hash=ckpt.weights_hash,
-                                   lora_base=ckpt.lora_base, gguf_file=ckpt.gguf_file, notes=list(ckpt.notes)),
+        checkpoint=ShardCheckpoint(**asdict(ckpt)),
         shard=plan.shard[0], shards=plan.shard[1], tasks=[t.name for t in plan.tasks], limit=plan.limit,
         base=base, documents={leaf: list(ids) for leaf, ids in documents.items()})
     return write_shard(plan.out_dir, manifest)
