@@ -131,7 +131,9 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     from rlgate.engine.private import private_leaf_tasks
     from rlgate.engine.references import with_references, with_suite_health
     from rlgate.engine.summary import decision_markdown
-    from rlgate.report.io import stored_baselines, write_reports
+    from rlgate.report.builder import build_report
+    from rlgate.report.io import write_model
+    from rlgate.report.views import known_baselines
     from rlgate.results.drops import drops_manifest
     from rlgate.results.expected import cached_documents
 
@@ -173,9 +175,9 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
         "extensions": {**decision.extensions, **extensions},
         "warnings": [*decision.warnings, *notes],
     })
-    reports = write_reports(out, decision, contract=resolved, baseline=baseline, candidate=candidate,
-                            manifests=manifests)
-    baselines = stored_baselines(out)  # one-run gates' baselines, as the reports show them
+    model = build_report(decision, contract=resolved, baseline=baseline, candidate=candidate, manifests=manifests)
+    reports = write_model(out, model)
+    baselines = known_baselines(model)  # one-run gates' baselines, as the reports show them
     reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decision, baselines))  # CI summaries
     return GateOutcome(decision, reports, baselines)
 

@@ -201,16 +201,3 @@ def rerender(out_dir: str | Path, *, template_dir: str | Path | None = None, htm
     """Write every format again from what the run folder stores."""
     return write_model(out_dir, load_model(out_dir), template_dir=template_dir, html_url=html_url,
                        step_summary=step_summary)
-
-
-def stored_baselines(out_dir: str | Path) -> dict[str, float]:
-    """Gate metric -> the baseline run's value for one-run gates, from the report model a run folder stores,
-    so the terminal table shows the baseline the reports show; {} where the folder stores none."""
-    from rlgate.report.views import known_baselines
-
-    if not (Path(out_dir) / FILES["model"]).is_file():
-        return {}
-    try:
-        return known_baselines(load_model(out_dir))
-    except InputError:
-        return {}

@@ -10,7 +10,7 @@ sample is kept.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -108,6 +108,32 @@ class MetricRange(_Model):
 
     low: float
     high: float
+
+
+_M = TypeVar("_M", bound=BaseModel)
+_GIVEN_SETS: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
+
+
+def construct_compact(cls: type[_M], state: dict[str, Any], given: frozenset[str]) -> _M:
+    """What `cls.model_construct(**values given)` builds from `state` (every field, in declaration order, each
+    already of its declared type), in a fraction of the memory: readers make one per sample, 10^6 a run.
+
+    The instance dict is filled key by key, so CPython keeps it a key-sharing dict of the class (~170 bytes
+    for SampleRecord's 12 fields instead of ~460: assigning or `update`-ing a whole dict makes a dict of its
+    own), and instances with the same given fields share one fields-set (~730 bytes each otherwise). Sharing
+    is sound because read records are never assigned to (their containers are filled before this), and
+    pydantic's model_copy copies the set before adding to it."""
+    obj = cls.__new__(cls)
+    values = obj.__dict__
+    for name, value in state.items():
+        values[name] = value
+    fields_set = _GIVEN_SETS.get((cls, given))
+    if fields_set is None:
+        fields_set = _GIVEN_SETS[(cls, given)] = set(given)
+    object.__setattr__(obj, "__pydantic_fields_set__", fields_set)
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
 
 
 _NO_SCORES: dict[str, SampleValue] = {}  # never written: what `score` looks in for a filter the sample lacks

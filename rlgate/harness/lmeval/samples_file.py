@@ -14,9 +14,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from collections import deque
-from collections.abc import Callable, Iterable
-from itertools import repeat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple, cast
 
@@ -34,7 +32,7 @@ from rlgate.harness.lmeval.samples_decode import (
     settle,
 )
 from rlgate.results.integrity import SampleLines, classify, shown
-from rlgate.results.models import CorruptScore, SampleRecord, doc_order
+from rlgate.results.models import CorruptScore, SampleRecord, construct_compact, doc_order
 
 _FIX_CONFLICT = ("two lines for the same document and filter disagree, so neither can be trusted; "
                  "re-run lm_eval for this task (or delete the line that is wrong)")
@@ -67,8 +65,8 @@ def _responses(resps: Any) -> list[str]:
 _BASE_SET = frozenset(("doc_id", "doc_hash", "prompt", "target", "responses", "filtered", "scores", "doc", "extra"))
 
 
-def _record(row: Any) -> dict[str, Any]:
-    """A SampleRecord's state, every field in declaration order (`_construct_all` makes the object from it).
+def _record(row: Any) -> SampleRecord:
+    """A document's SampleRecord, made at its first line (`construct_compact`: its lines fill its containers).
 
     A fast row's prompt and document stay raw slices here (`_decode_deferred` decodes them for all records).
     The usual line (no per-response details, string hash and target, responses a list of lists) is built
@@ -77,17 +75,18 @@ def _record(row: Any) -> dict[str, Any]:
     if tokens is not UNSET or truncated is not UNSET:
         return _detailed_record(row)
     target, doc_hash, resps, arguments, doc = row.target, row.doc_hash, row.resps, row.arguments, row.doc
-    return {"doc_id": row.doc_id,
+    return construct_compact(SampleRecord, {
+            "doc_id": row.doc_id,
             "doc_hash": doc_hash if type(doc_hash) is str else "" if doc_hash is UNSET else str(doc_hash or ""),
             "prompt": arguments if type(arguments) is _RAW else prompt(arguments),
             "target": target if type(target) is str else None if target is None or target is UNSET else str(target),
             "responses": list(map(str, resps[0])) if type(resps) is list and resps and type(resps[0]) is list
             else _responses(resps),
             "filtered": {}, "scores": {}, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
-            "response_tokens": None, "truncated": None, "extra": {}, "trajectory": None}
+            "response_tokens": None, "truncated": None, "extra": {}, "trajectory": None}, _BASE_SET)
 
 
-def _detailed_record(row: Any) -> dict[str, Any]:
+def _detailed_record(row: Any) -> SampleRecord:
     """`_record` of a line that carries response_tokens or truncated (a runner's per-response details)."""
     target = None if row.target is UNSET else row.target
     doc_hash = None if row.doc_hash is UNSET else row.doc_hash
@@ -102,11 +101,13 @@ def _detailed_record(row: Any) -> dict[str, Any]:
     else:
         truncated = None
     arguments, doc = row.arguments, row.doc
-    return {"doc_id": row.doc_id, "doc_hash": str(doc_hash or ""),
+    given = _BASE_SET | {name for name, value in (("response_tokens", tokens), ("truncated", truncated))
+                         if value is not None}
+    return construct_compact(SampleRecord, {"doc_id": row.doc_id, "doc_hash": str(doc_hash or ""),
             "prompt": arguments if type(arguments) is _RAW else prompt(arguments),
             "target": None if target is None else str(target), "responses": _responses(row.resps),
             "filtered": {}, "scores": {}, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
-            "response_tokens": tokens, "truncated": truncated, "extra": {}, "trajectory": None}
+            "response_tokens": tokens, "truncated": truncated, "extra": {}, "trajectory": None}, frozenset(given))
 
 
 _RAW = msgspec.Raw
@@ -123,27 +124,6 @@ def _decode_deferred(lazy: list[dict[str, Any]]) -> None:
             record["doc"] = doc
 
 
-_drain: Callable[[Iterable[Any]], None] = deque(maxlen=0).extend  # runs an iterator to its end in C, keeping nothing
-
-
-def _construct_all(states: list[dict[str, Any]]) -> list[SampleRecord]:
-    """What `SampleRecord.model_construct(**given)` builds for each state, without its per-field default
-    machinery: the same `__dict__` (every field, declaration order) and the same fields-set (the fields the
-    reader gave). Each step is one C-level `map` over all records rather than a Python call per record."""
-    count = len(states)
-    records: list[SampleRecord] = list(map(object.__new__, repeat(SampleRecord, count)))
-    put = object.__setattr__
-    _drain(map(put, records, repeat("__dict__"), states))
-    _drain(map(put, records, repeat("__pydantic_fields_set__"), map(set, repeat(_BASE_SET, count))))
-    _drain(map(put, records, repeat("__pydantic_extra__"), repeat(None)))
-    _drain(map(put, records, repeat("__pydantic_private__"), repeat(None)))
-    for record, state in zip(records, states, strict=True):
-        if state["response_tokens"] is not None or state["truncated"] is not None:
-            given = record.__pydantic_fields_set__
-            given.update(name for name in ("response_tokens", "truncated") if state[name] is not None)
-    return records
-
-
 def read_samples_file(file: Path) -> SamplesRead:
     """Merge a samples_<task>_<ts>.jsonl (one line per filter and document) into records by doc_id.
 
@@ -154,7 +134,7 @@ def read_samples_file(file: Path) -> SamplesRead:
     """
     try:
         with _lines(file) as lines:
-            records, lazy, corrupt, odd, seen = _merge(file, lines)
+            samples, records, lazy, corrupt, odd, seen = _merge(file, lines)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=file,
                          fix="restore the file (a compressed one may be truncated)") from None
@@ -176,8 +156,6 @@ def read_samples_file(file: Path) -> SamplesRead:
             corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem="wrong_type",
                                         value=shown(value), where=f"{file.name}:{number}"))
     corrupt.sort(key=lambda c: (doc_order(c.doc_id), c.filter, c.metric))
-    # Every field was built above with its declared type, so validation would only cost time.
-    samples = _construct_all(list(records.values()))
     return SamplesRead(samples, corrupt, seen.collapsed)
 
 
@@ -227,14 +205,17 @@ def _not_utf8(raw: bytes) -> bool:
     return False
 
 
-def _merge(file: Path, lines: Iterable[bytes]
-           ) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
-    """Records by doc_id from the lines: filtered answers and scores merged, repeats collapsed or refused.
+def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
+        list[SampleRecord], dict[int, dict[str, Any]], list[dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
+    """Records from the lines, in first-line order, and their states by doc_id (each record's own `__dict__`):
+    filtered answers and scores merged, repeats collapsed or refused. Every field is built with its declared
+    type, so validation would only cost time.
 
     One loop decodes and merges every line (the hot path of reading a run: no generator, no call per line
     but msgspec's); lines the fast type refuses, and changes of metric names, go through `settle`. The lines
     come straight from the file, each freed once merged (reading the whole file and splitting it touched
     twice its size in fresh memory, whose page faults cost more than the reading)."""
+    samples: list[SampleRecord] = []
     records: dict[int, dict[str, Any]] = {}
     lazy: list[dict[str, Any]] = []  # records whose prompt and doc are still raw slices (or None)
     seen = SampleLines(file, fix=_FIX_CONFLICT, fields=_agreeing)
@@ -280,7 +261,9 @@ def _merge(file: Path, lines: Iterable[bytes]
             if not _first(seen, doc_id, filt, number, raw):
                 continue
         if record is None:
-            record = records[doc_id] = _record(row)
+            sample = _record(row)
+            samples.append(sample)
+            record = records[doc_id] = sample.__dict__
             if type(record["prompt"]) is _RAW or type(record["doc"]) is _RAW:
                 lazy.append(record)
         filtered = row.filtered_resps
@@ -308,4 +291,4 @@ def _merge(file: Path, lines: Iterable[bytes]
                                             value=shown(value), where=f"{where}:{number}"))
             else:
                 odd.append((doc_id, number, _text(filt), metric, value))
-    return records, lazy, corrupt, odd, seen
+    return samples, records, lazy, corrupt, odd, seen
