@@ -21,6 +21,7 @@ keyed by the import path and the modification times of its folders and of every 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import hashlib
 import importlib
@@ -166,7 +167,14 @@ class Registry(Generic[T]):
         if target is None:
             target = self.plugins().get(name)
         if target is None:
-            raise InputError(f"unknown {self.kind} '{name}'", field=self.field,
-                             fix=f"known {self.kind}s: {', '.join(sorted(self.names()))}")
+            known = sorted(self.names())
+            close = difflib.get_close_matches(name, known, n=1)
+            raise InputError(f"unknown {self.kind} '{name}'" + (f" (did you mean '{close[0]}'?)" if close else ""),
+                             field=self.field, fix=f"known {_plural(self.kind)}: {', '.join(known)}")
         found: T = load_target(target)  # type: ignore[assignment]
         return found
+
+
+def _plural(kind: str) -> str:
+    """harness -> harnesses, log_format -> log_formats (the registries' kinds are English nouns)."""
+    return f"{kind}es" if kind.endswith(("s", "x", "sh", "ch")) else f"{kind}s"

@@ -74,3 +74,13 @@ def test_no_cache_when_turned_off_or_unwritable(site: Path, monkeypatch: pytest.
     assert registry.PluginPoint("harness.cached", "rlgate_cached:H") in _points()
     assert blocked.read_text() == "a file where the cache folder would be"
     assert str(site) in sys.path
+
+
+def test_an_unknown_name_lists_the_known_ones_under_their_plural() -> None:
+    from rlgate._core.errors import InputError
+    from rlgate.harness.registry import get_harness
+
+    with pytest.raises(InputError) as caught:
+        get_harness("lmeval")
+    assert caught.value.fix is not None and caught.value.fix.startswith("known harnesses: ")
+    assert "lm_eval" in caught.value.fix and "did you mean 'lm_eval'" in caught.value.message
