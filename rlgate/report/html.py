@@ -29,6 +29,9 @@ from rlgate.report.template_cache import template_cache
 
 #: The page refuses to grow past this; the text budget is halved until it fits.
 HTML_LIMIT = 9_500_000
+_LAST_BUDGET = 10_000  # the halving stops below this many bytes of sample text
+#: bytes a smaller budget may add to a page without texts (the count of texts left out has more digits)
+_COUNT_SLACK = 1_000
 
 
 def environment(template_dir: str | Path | None = None, *, autoescape: bool = True,
@@ -162,14 +165,19 @@ def _csp_hash(text: str) -> str:
 
 def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
                 text_budget: int | None = None, field_cap: int | None = None) -> str:
-    """The report page; if it would pass HTML_LIMIT, the sample text is budgeted (halving) until it fits."""
+    """The report page; if it would pass HTML_LIMIT, the sample text is budgeted (halving) until it fits.
+
+    A page whose rows alone pass the limit (10^5-10^6 documents) cannot fit at any budget: after one page
+    with every text left out shows it, the last budget of the halving is rendered at once (the same page the
+    halving would end in, in three renders rather than a dozen of tens of MB each)."""
     env = environment(template_dir)
     css = env.get_template("report.css").render()
     js = env.get_template("report.js").render()
     csp = (f"default-src 'none'; img-src data:; style-src {_csp_hash(css)}; script-src {_csp_hash(js)}; "
            "base-uri 'none'; form-action 'none'")
     page = env.get_template("report.html.j2")
-    while True:
+
+    def rendered(text_budget: int | None) -> tuple[str, int]:
         payload = drilldown_payload(model, text_budget, field_cap)
         html = page.render(
             m=model, d=model.decision, css=Markup(css), js=Markup(js), csp=csp,
@@ -185,7 +193,15 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             flags=firstscreen.gate_flags(model), unsafe=firstscreen.unsafe_actions(model),
             warnings=firstscreen.shown_warnings(model), protocol_rows=firstscreen.protocol_rows(model),
             task_groups=firstscreen.task_groups(model))
-        size = len(html) if html.isascii() else len(html.encode())
-        if size <= HTML_LIMIT or (text_budget is not None and text_budget < 10_000):
+        return html, len(html) if html.isascii() else len(html.encode())
+
+    while True:
+        html, size = rendered(text_budget)
+        if size <= HTML_LIMIT or (text_budget is not None and text_budget < _LAST_BUDGET):
             return html
+        if text_budget is None and rendered(0)[1] - _COUNT_SLACK > HTML_LIMIT:
+            text_budget = TEXT_BUDGET
+            while text_budget >= _LAST_BUDGET:
+                text_budget //= 2
+            continue
         text_budget = TEXT_BUDGET if text_budget is None else text_budget // 2

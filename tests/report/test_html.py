@@ -8,11 +8,12 @@ import json
 import re
 from html import unescape
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rlgate.report import html as html_module
-from rlgate.report.budget import factor_prefixes
+from rlgate.report.budget import TEXT_BUDGET, factor_prefixes
 from rlgate.report.builder import build_report
 from rlgate.report.html import drilldown_payload, render_html
 from rlgate.report.model import ReportModel
@@ -126,6 +127,30 @@ def test_page_never_exceeds_the_size_limit(tmp_path: Path, monkeypatch: pytest.M
     html = render_html(model)
     assert len(html.encode()) <= limit
     assert "was left out to keep this" in html and "was left out" not in full
+
+
+def test_a_page_over_the_limit_at_any_budget_is_the_halvings_last_page_in_three_renders(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows alone over the limit (10^6 documents): the page the halving would end in, without the dozen
+    renders between."""
+    model = _model(tmp_path, n=200)
+    bare_size = len(render_html(model, text_budget=0).encode())
+    monkeypatch.setattr(html_module, "HTML_LIMIT", bare_size - 5_000)  # no budget can fit
+    budgets: list[int | None] = []
+    real = html_module.drilldown_payload
+
+    def counted(m: Any, text_budget: int | None = None, field_cap: int | None = None) -> dict:
+        budgets.append(text_budget)
+        return real(m, text_budget, field_cap)
+
+    monkeypatch.setattr(html_module, "drilldown_payload", counted)
+    page = render_html(model)
+    last = TEXT_BUDGET
+    while last >= 10_000:
+        last //= 2
+    assert budgets == [None, 0, last]
+    monkeypatch.setattr(html_module, "drilldown_payload", real)
+    assert page == render_html(model, text_budget=last)
 
 
 def test_user_template_overrides_by_name(tmp_path: Path) -> None:
