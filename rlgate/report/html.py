@@ -167,9 +167,9 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
                 text_budget: int | None = None, field_cap: int | None = None) -> str:
     """The report page; if it would pass HTML_LIMIT, the sample text is budgeted (halving) until it fits.
 
-    A page whose rows alone pass the limit (10^5-10^6 documents) cannot fit at any budget: after one page
-    with every text left out shows it, the last budget of the halving is rendered at once (the same page the
-    halving would end in, in three renders rather than a dozen of tens of MB each)."""
+    A page whose rows alone pass the limit (10^6 documents) cannot fit at any budget: when the first page is
+    over twice the limit and one with every text left out shows it, the last budget of the halving is
+    rendered at once (the page the halving would end in, in three renders rather than a dozen of tens of MB)."""
     env = environment(template_dir)
     css = env.get_template("report.css").render()
     js = env.get_template("report.js").render()
@@ -199,7 +199,7 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
         html, size = rendered(text_budget)
         if size <= HTML_LIMIT or (text_budget is not None and text_budget < _LAST_BUDGET):
             return html
-        if text_budget is None and rendered(0)[1] - _COUNT_SLACK > HTML_LIMIT:
+        if text_budget is None and size > 2 * HTML_LIMIT and rendered(0)[1] - _COUNT_SLACK > HTML_LIMIT:
             text_budget = TEXT_BUDGET
             while text_budget >= _LAST_BUDGET:
                 text_budget //= 2

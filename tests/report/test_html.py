@@ -135,7 +135,8 @@ def test_a_page_over_the_limit_at_any_budget_is_the_halvings_last_page_in_three_
     renders between."""
     model = _model(tmp_path, n=200)
     bare_size = len(render_html(model, text_budget=0).encode())
-    monkeypatch.setattr(html_module, "HTML_LIMIT", bare_size - 5_000)  # no budget can fit
+    full_size = len(render_html(model).encode())
+    monkeypatch.setattr(html_module, "HTML_LIMIT", min(bare_size - 5_000, full_size // 2 - 1))  # no budget fits
     budgets: list[int | None] = []
     real = html_module.drilldown_payload
 
