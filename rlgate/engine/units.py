@@ -18,7 +18,7 @@ import numpy as np
 
 from rlgate.engine.models import PairingReport
 from rlgate.results.models import RunResult, TaskResult
-from rlgate.results.units import unit_of
+from rlgate.results.units import SAMPLE_KEY, unit_of
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,9 @@ class Units:
 
 def unit_codes(task: TaskResult) -> np.ndarray | None:
     """An integer sample code per record, or None when every record is its own sample (the common case)."""
+    if not any(SAMPLE_KEY in s.extra for s in task.samples if s.extra) and \
+            len({s.doc_id for s in task.samples}) == len(task.samples):  # each record its own id: one pass less
+        return None
     codes: dict[Any, int] = {}
     out = np.fromiter((codes.setdefault(unit_of(s), len(codes)) for s in task.samples), dtype=np.int64,
                       count=len(task.samples))
