@@ -134,10 +134,11 @@ def _leaf(ctx: GateContext, role: str, leaf: str, limit: int | None, count: _Cou
                 dropped = min(stopped, theirs)
                 theirs, union = theirs - dropped, union - dropped
             assert other is not None
+            # the examples are looked for only where there is something to show (each is a pass over the run)
             count.add("changed between the runs (the document's hash differs)", r.document_mismatch,
-                      _changed(task, other, leaf))
+                      _changed(task, other, leaf) if r.document_mismatch > 0 else [])
             count.add(f"answered by the {'baseline' if role == 'candidate' else 'candidate'} run only", theirs,
-                      _never_answered(task, max(expected, union), leaf))
+                      _never_answered(task, max(expected, union), leaf) if theirs > 0 else [])
         else:
             union = answered = len(task.samples)
         expected = max(expected, union)
