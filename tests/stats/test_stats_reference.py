@@ -132,6 +132,26 @@ def test_continuous_bootstrap_exact_and_normal_limit() -> None:
     assert none is None and method.startswith("normal")
 
 
+def test_a_sparse_skewed_difference_is_resampled_as_value_counts_with_the_index_bootstraps_distribution() -> None:
+    """Zero but for a handful of pairs: too skewed for the normal limit, and n x B index draws would be 10^10
+    at 10^6 pairs. Drawn as counts of each distinct value, the bootstrap means have the index bootstrap's
+    distribution (checked against index resampling itself on the same difference)."""
+    n = 4_000
+    d = np.zeros(n)
+    d[:6] = [3.0, 3.0, -1.0, 7.0, 2.0, 3.0]
+    counts, method = bootstrap_paired_mean(d, 20_000, np.random.default_rng(0), budget=1_000_000)
+    assert counts is not None and "counts of the 5 distinct differences" in method
+    index, index_method = bootstrap_paired_mean(d, 20_000, np.random.default_rng(1), budget=10**12)
+    assert index is not None and "counts" not in index_method
+    assert counts.mean() == pytest.approx(d.mean(), rel=0.02)
+    assert counts.std() == pytest.approx(d.std() / math.sqrt(n), rel=0.03)
+    assert counts.std() == pytest.approx(index.std(), rel=0.03)
+    for q in (0.025, 0.5, 0.975):  # the same percentiles: a discrete distribution, so equal grid points
+        assert np.quantile(counts, q) == pytest.approx(np.quantile(index, q), abs=1.5 / n)
+    again, _ = bootstrap_paired_mean(d, 20_000, np.random.default_rng(0), budget=1_000_000)
+    assert np.array_equal(counts, again)  # seeded
+
+
 def test_mde_hand_values() -> None:
     z = stats.norm.ppf(0.95) + stats.norm.ppf(0.8)  # 1.6449 + 0.8416
     assert mde_paired(1000, 0.05, 0.8, binary=True, discordant_rate=0.2) == pytest.approx(z * math.sqrt(0.2 / 1000))
