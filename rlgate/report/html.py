@@ -32,6 +32,8 @@ HTML_LIMIT = 9_500_000
 _LAST_BUDGET = 10_000  # the halving stops below this many bytes of sample text
 #: bytes a smaller budget may add to a page without texts (the count of texts left out has more digits)
 _COUNT_SLACK = 1_000
+#: the fewest bytes a drill-down row can take in the page: `[0,0,0,"",0,"","",0,"",0,"",0,"",0],`
+_MIN_ROW_BYTES = 36
 
 
 def environment(template_dir: str | Path | None = None, *, autoescape: bool = True,
@@ -163,13 +165,22 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
+def _last_budget() -> int:
+    """The budget the halving from TEXT_BUDGET ends at (the first below _LAST_BUDGET)."""
+    budget = TEXT_BUDGET
+    while budget >= _LAST_BUDGET:
+        budget //= 2
+    return budget
+
+
 def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
                 text_budget: int | None = None, field_cap: int | None = None) -> str:
     """The report page; if it would pass HTML_LIMIT, the sample text is budgeted (halving) until it fits.
 
-    A page whose rows alone pass the limit (10^6 documents) cannot fit at any budget: when the first page is
-    over twice the limit and one with every text left out shows it, the last budget of the halving is
-    rendered at once (the page the halving would end in, in three renders rather than a dozen of tens of MB)."""
+    A page whose rows alone pass the limit (10^6 documents) cannot fit at any budget: when even the shortest
+    rows would pass it, or the first page is over twice the limit and one with every text left out shows it,
+    the last budget of the halving is rendered at once (the page the halving would end in, in one or three
+    renders rather than a dozen of tens of MB)."""
     env = environment(template_dir)
     css = env.get_template("report.css").render()
     js = env.get_template("report.js").render()
@@ -195,13 +206,14 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             task_groups=firstscreen.task_groups(model))
         return html, len(html) if html.isascii() else len(html.encode())
 
+    rows = sum(len(section.samples.doc_id) for section in model.tasks if section.samples)
+    if text_budget is None and rows * _MIN_ROW_BYTES > HTML_LIMIT:  # no budget can fit: the halving's last page
+        text_budget = _last_budget()
     while True:
         html, size = rendered(text_budget)
         if size <= HTML_LIMIT or (text_budget is not None and text_budget < _LAST_BUDGET):
             return html
         if text_budget is None and size > 2 * HTML_LIMIT and rendered(0)[1] - _COUNT_SLACK > HTML_LIMIT:
-            text_budget = TEXT_BUDGET
-            while text_budget >= _LAST_BUDGET:
-                text_budget //= 2
+            text_budget = _last_budget()
             continue
         text_budget = TEXT_BUDGET if text_budget is None else text_budget // 2

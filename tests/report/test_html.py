@@ -149,9 +149,28 @@ def test_a_page_over_the_limit_at_any_budget_is_the_halvings_last_page_in_three_
     last = TEXT_BUDGET
     while last >= 10_000:
         last //= 2
+    assert last == html_module._last_budget()
     assert budgets == [None, 0, last]
     monkeypatch.setattr(html_module, "drilldown_payload", real)
     assert page == render_html(model, text_budget=last)
+
+
+def test_a_page_whose_shortest_rows_pass_the_limit_renders_the_halvings_last_page_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _model(tmp_path, n=200)
+    rows = sum(len(t.samples.doc_id) for t in model.tasks if t.samples)
+    monkeypatch.setattr(html_module, "HTML_LIMIT", rows * 36 - 1)
+    budgets: list[int | None] = []
+    real = html_module.drilldown_payload
+
+    def counted(m: Any, text_budget: int | None = None, field_cap: int | None = None) -> dict:
+        budgets.append(text_budget)
+        return real(m, text_budget, field_cap)
+
+    monkeypatch.setattr(html_module, "drilldown_payload", counted)
+    page = render_html(model)
+    assert budgets == [html_module._last_budget()]
+    assert len(page.encode()) > rows * 36 - 1  # indeed over the limit, as every budget would be
 
 
 def test_user_template_overrides_by_name(tmp_path: Path) -> None:
