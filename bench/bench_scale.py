@@ -3,8 +3,9 @@
 1. samples: a synthetic GSM8K-format pair of `--docs` documents per run (two filters, so twice as many sample
    lines; bench_gate's documents, their records checked against lm-eval's own scoring on the first 200):
    `rlgate gate` against the json.loads floor (bench_gate's).
-2. trajectories: two inspect `.eval` logs of `--trajectories` agent trajectories each (bench_agent's writer,
-   `--steps` turns): rlgate's import + agent metrics + gate against the floor, json.loads of every sample
+2. trajectories: two inspect `.eval` logs of `--trajectories` agent trajectories each (agent_logs: inspect's
+   writer for 256 of bench_agent's samples, their records with new ids for the rest; `--steps` turns):
+   rlgate's import + agent metrics + gate against the floor, json.loads of every sample
    record in both logs (a .eval log is a zip of JSON files).
 3. executor (with --ray-address): `rlgate check` of a three-task contract on a tiny local model, executor
    local against executor ray (`--shards` shards) on the same work, fresh caches each.
@@ -83,11 +84,13 @@ def build_samples(keep: Path, docs: int) -> None:
 
 
 def build_agents(keep: Path, n: int, steps: int) -> None:
-    from bench_agent import write_log
+    """The two logs, built by `agent_logs.write_scaled_log` (inspect's writer for 256 samples, their records with
+    new ids for the rest): inspect's writer alone did not finish 2 x 100,000 in 15 CPU minutes."""
+    from agent_logs import write_scaled_log
 
     for index, name in enumerate(("baseline", "candidate")):
         (keep / name).mkdir(parents=True, exist_ok=True)
-        write_log(keep / name / "run.eval", n, steps, seed=index, skill=0.6 + 0.05 * index)
+        write_scaled_log(keep / name / "run.eval", n, steps, seed=index, skill=0.6 + 0.05 * index)
 
 
 def agent_gate(keep: Path) -> None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from rlgate._core.errors import InputError
 from rlgate._core.gcpause import collector_paused
 from rlgate.harness.inspect import is_json_log
+from rlgate.harness.inspect.members import LogSamples, read_samples
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,
@@ -279,12 +280,17 @@ def _records(samples: list[Any], epochs: int) -> list[SampleRecord]:
         return [sample_record(s, epochs) for s in samples]
 
 
-def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
-    """A log's samples as one TaskResult, with missing (sample, epoch) pairs as failed placeholders."""
+def epochs_of(log: Any) -> int:
+    return int(getattr(log.eval.config, "epochs", None) or 1)
+
+
+def task_result(log: Any, path: Path, *, samples: bool = True, read: LogSamples | None = None) -> TaskResult:
+    """A log's samples as one TaskResult, with missing (sample, epoch) pairs as failed placeholders. `read`: the
+    samples already read member by member (`members.read_samples`; `log` is then the header alone)."""
     spec = log.eval
-    epochs = int(getattr(spec.config, "epochs", None) or 1)
+    epochs = epochs_of(log)
     name = task_name(log)
-    records = _records(log.samples or [], epochs)
+    records = read.records if read is not None else _records(log.samples or [], epochs)
     expected_ids = list(getattr(spec.dataset, "sample_ids", None) or [])
     if expected_ids:
         have = {(r.extra["sample_id"], r.trajectory.epoch if r.trajectory else 1) for r in records}
@@ -297,7 +303,8 @@ def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     config = spec.config
     agent = {"epochs": epochs, "message_limit": getattr(config, "message_limit", None),
              "token_limit": getattr(config, "token_limit", None), "time_limit": getattr(config, "time_limit", None),
-             "task_args": {k: v for k, v in (spec.task_args or {}).items()}, "tools": _tools(log),
+             "task_args": {k: v for k, v in (spec.task_args or {}).items()},
+             "tools": _tools(log) if read is None or read.tools is None else read.tools,
              "solver": _solver(log)}
     generate = log.plan.config.model_dump(exclude_none=True) if log.plan is not None else {}
     task = TaskResult(task=name, n_samples=len(records), samples=records,
@@ -353,8 +360,9 @@ def log_files(path: Path) -> list[Path]:
                      fix="point at an .eval file, or a folder of them (inspect eval --log-dir DIR)")
 
 
-def _finished(log: Any, file: Path) -> None:
-    """Refuse a log that is not a finished, scored run: its missing or unscored samples are unknown, never 0."""
+def _finished(log: Any, file: Path, scored: bool | None = None) -> None:
+    """Refuse a log that is not a finished, scored run: its missing or unscored samples are unknown, never 0.
+    `scored`: whether some sample has a score, when the samples were read member by member (`log.samples` None)."""
     status = str(getattr(log, "status", "") or "unknown")
     if status != "success":
         raise InputError(f"the log's status is '{status}', not 'success': the run did not finish, so what it lacks "
@@ -362,24 +370,38 @@ def _finished(log: Any, file: Path) -> None:
                          fix=f"resume it with `inspect eval-retry {file}` (or re-run the task), then point rlgate "
                              "at the finished log")
     logged = log.samples or []
-    if logged and not any(sample.scores for sample in logged):
+    if scored is False or (scored is None and logged and not any(sample.scores for sample in logged)):
         raise InputError(f"no sample of this log has a score (status '{status}'; saved before scoring?): an "
                          "unscored sample is unknown, not a failure", file=file,
                          fix=f"score it with `inspect score {file}`, then point rlgate at the scored log")
 
 
-def read_logs(path: Path, version: str | None, *, samples: bool = True) -> RunResult:
+def _read(file: Path, fast: bool) -> tuple[Any, LogSamples | None]:
+    """(the log, its samples read member by member) of an `.eval` log (`members`); (inspect's whole log, None) for
+    a JSON log, with `fast` False, or where the member by member read hands the log back to inspect's reader."""
+    if fast and file.suffix == ".eval":
+        header = read_log(file, header_only=True)
+        read = read_samples(file, epochs_of(header), sample_record)
+        if read is not None:
+            if header.eval.dataset.sample_ids is None:  # what read_eval_log fills in when the header lacks them
+                header.eval.dataset.sample_ids = read.ids
+            return header, read
+    return read_log(file), None
+
+
+def read_logs(path: Path, version: str | None, *, samples: bool = True, fast: bool = True) -> RunResult:
     """Every log at `path` as one RunResult (one task per log; two logs of one task are an error). A log that
-    did not finish or holds no score is refused (`_finished`)."""
+    did not finish or holds no score is refused (`_finished`). `fast` False: every log through inspect's
+    `read_eval_log` (the exact path the member by member read must agree with)."""
     files = log_files(path)
     tasks: dict[str, TaskResult] = {}
     first: Any = None
     origin: dict[str, Path] = {}
     for file in files:
-        log = read_log(file)
-        _finished(log, file)
+        log, read = _read(file, fast)
+        _finished(log, file, None if read is None else read.scored or not read.records)
         first = first or log
-        task = task_result(log, file, samples=samples)
+        task = task_result(log, file, samples=samples, read=read)
         if task.task in tasks:
             raise InputError(f"two logs of task '{task.task}': {origin[task.task].name} and {file.name}",
                              file=path, fix="keep one log per task (e.g. the completed retry) in the folder")
