@@ -101,9 +101,15 @@ def agent_gate(keep: Path) -> None:
     from rlgate.harness import read_results
     from rlgate.results.agent_metrics import apply_agent_rules
 
-    base, cand = (read_results(keep / name, harness="inspect") for name in ("baseline", "candidate"))
-    apply_agent_rules([*base.tasks.values(), *cand.tasks.values()], AgentBudget(max_tool_calls=30), None)
-    print(decide(_gates(), base, cand, seed=0, contract_name="bench").decision)  # type: ignore[arg-type]
+    from rlgate._core.gcpause import collector_paused, command_policy, executable
+
+    # the collector policy of the `rlgate gate` process (cli/gate_cmd.py, app/decide.py): a pause ends in a
+    # freeze, the engine runs paused
+    with executable(), command_policy():
+        base, cand = (read_results(keep / name, harness="inspect") for name in ("baseline", "candidate"))
+        apply_agent_rules([*base.tasks.values(), *cand.tasks.values()], AgentBudget(max_tool_calls=30), None)
+        with collector_paused():
+            print(decide(_gates(), base, cand, seed=0, contract_name="bench").decision)  # type: ignore[arg-type]
 
 
 def agent_floor(keep: Path) -> None:

@@ -77,13 +77,22 @@ def _text(content: Any) -> str:
 _M = TypeVar("_M", bound=BaseModel)
 
 
+_ALL_FIELDS: dict[type, set[str]] = {}
+
+
 def _built(cls: type[_M], values: dict[str, Any]) -> _M:
     """A model from values already of the right types with every field given: what `model_construct` does,
     without its per-field default handling, which is most of the reading time at 10^5-10^6 steps a run
-    (bench/bench_agent.py). Only for rlgate's own models filled here field by field."""
+    (bench/bench_agent.py). Only for rlgate's own models filled here field by field.
+
+    With every field given, the models of a class share one fields-set (pydantic only ever adds a field name
+    to it, which is there already; a copy copies it): a set per step was half the memory of a trajectory."""
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    every = _ALL_FIELDS.get(cls)
+    if every is None:
+        every = _ALL_FIELDS[cls] = set(cls.model_fields)
+    object.__setattr__(obj, "__pydantic_fields_set__", every if values.keys() == every else set(values))
     object.__setattr__(obj, "__pydantic_extra__", None)
     object.__setattr__(obj, "__pydantic_private__", None)
     return obj
@@ -223,10 +232,10 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
     target = _target(sample.target)
     limits = [sample.limit.type] if getattr(sample, "limit", None) is not None else []
     error = sample.error.message if sample.error is not None else None
-    trajectory = Trajectory.model_construct(
-        steps=_steps(sample.messages or []), epoch=int(sample.epoch), limits_hit=limits, error=error,
-        total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None),
-        final_state=_final_state(sample), explanation=_explanation(sample))
+    trajectory = _built(Trajectory, {
+        "steps": _steps(sample.messages or []), "epoch": int(sample.epoch), "limits_hit": limits, "error": error,
+        "total_tokens": _tokens(sample), "working_time_s": getattr(sample, "working_time", None),
+        "final_state": _final_state(sample), "explanation": _explanation(sample)})
     success, state, numeric, raw = _scores(sample)
     completion = sample.output.completion if sample.output is not None else ""
     # an unreadable score string stays as written, so the quarantine lists it (wrong type) instead of a number
@@ -235,10 +244,10 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
                              AGENT_KEY: scorer_outcome(success, state, completion, numeric)}
     if sample.metadata:
         extra["metadata"] = {k: v for k, v in sample.metadata.items() if isinstance(v, (str, int, float, bool))}
-    return SampleRecord.model_construct(
-        doc_id=_doc_id(sample.id, int(sample.epoch), epochs), doc_hash=_doc_hash(sample.id),
-        prompt=prompt, target=target, responses=[completion], filtered={}, scores=scores, doc=None,
-        response_tokens=None, truncated=None, extra=extra, trajectory=trajectory)
+    return _built(SampleRecord, {
+        "doc_id": _doc_id(sample.id, int(sample.epoch), epochs), "doc_hash": _doc_hash(sample.id),
+        "prompt": prompt, "target": target, "responses": [completion], "filtered": {}, "scores": scores, "doc": None,
+        "response_tokens": None, "truncated": None, "extra": extra, "trajectory": trajectory})
 
 
 def _placeholder(sample_id: Any, epoch: int, epochs: int, reason: str) -> SampleRecord:
