@@ -12,7 +12,7 @@
 
 Every measurement is a fresh child process; its peak RSS (ru_maxrss) and wall time are printed beside it.
 Goals (issue 37): peak RSS < 2 GB, ratio to the floor <= 3x, executor overhead <= 1.15x.
-Run: python bench/bench_scale.py [--docs 1000000] [--trajectories 100000] [--steps 4] [--ray-address ADDR]
+Run: python bench/bench_scale.py [--docs 1000000] [--trajectories 10000 100000] [--steps 4] [--ray-address ADDR]
 """
 
 from __future__ import annotations
@@ -96,12 +96,11 @@ def build_agents(keep: Path, n: int, steps: int) -> None:
 def agent_gate(keep: Path) -> None:
     from bench_agent import _gates
 
+    from rlgate._core.gcpause import collector_paused, command_policy, executable
     from rlgate.contract.models import AgentBudget
     from rlgate.engine import decide
     from rlgate.harness import read_results
     from rlgate.results.agent_metrics import apply_agent_rules
-
-    from rlgate._core.gcpause import collector_paused, command_policy, executable
 
     # the collector policy of the `rlgate gate` process (cli/gate_cmd.py, app/decide.py): a pause ends in a
     # freeze, the engine runs paused
@@ -185,7 +184,8 @@ def executor(keep: Path, address: str, shards: int, docs: int, repeat: int) -> N
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=1_000_000)
-    parser.add_argument("--trajectories", type=int, default=100_000)
+    parser.add_argument("--trajectories", type=int, nargs="+", default=[100_000],
+                        help="trajectories per log; several sizes are measured one after the other in this run")
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--ray-address", help="a running Ray cluster for the executor's overhead")
@@ -217,16 +217,16 @@ def main() -> None:
             _side_by_side(f"samples: {args.docs:,} documents per run (x2 filters x2 runs = {4 * args.docs:,} sample "
                           "lines)", gate, [sys.executable, str(Path(__file__).parent / "bench_gate.py"), "--floor",
                                            str(base), str(cand)], args.repeat)
-        if args.trajectories:
-            agents = keep / f"agents{args.trajectories}x{args.steps}"
+        for trajectories in [n for n in args.trajectories if n]:
+            agents = keep / f"agents{trajectories}x{args.steps}"
             start = time.perf_counter()
             if not (agents / "candidate" / "run.eval").exists():
-                built = _popen_wait([*me, "build-agents", str(agents), str(args.trajectories), str(args.steps)])[3]
+                built = _popen_wait([*me, "build-agents", str(agents), str(trajectories), str(args.steps)])[3]
                 if built.returncode:
                     raise SystemExit(built.stderr[-2000:])
-            print(f"agent logs ready in {time.perf_counter() - start:.0f} s: {args.trajectories:,} trajectories x "
+            print(f"agent logs ready in {time.perf_counter() - start:.0f} s: {trajectories:,} trajectories x "
                   f"{args.steps} turns per run")
-            _side_by_side(f"trajectories: {args.trajectories:,} per run, {args.steps} turns each",
+            _side_by_side(f"trajectories: {trajectories:,} per run, {args.steps} turns each",
                           [*me, "agent-gate", str(agents)], [*me, "agent-floor", str(agents)], args.repeat)
         if args.ray_address:
             executor(keep / "executor", args.ray_address, args.shards, args.executor_docs, max(args.repeat, 1))

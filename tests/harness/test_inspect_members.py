@@ -132,6 +132,21 @@ def test_odd_samples_read_the_same_both_ways(tmp_path: Path, epochs: int, sample
     assert task["n_samples"] == (8 if epochs > 1 else 4)
 
 
+def test_records_give_every_field_of_their_models(tmp_path: Path) -> None:
+    """`_built` models share a fields-set only when given every field: a field added to a model shows here."""
+    from rlgate.results.models import SampleRecord, ToolCall, Trajectory, TrajectoryStep
+
+    read = read_samples(_write(tmp_path / "odd.eval", 1, sample_ids=True), 1, sample_record)
+    assert read is not None
+    record = read.records[0]
+    assert set(record.__dict__) == set(SampleRecord.model_fields) == record.model_fields_set
+    assert record.trajectory is not None and set(record.trajectory.__dict__) == set(Trajectory.model_fields)
+    step = next(s for s in record.trajectory.steps if s.tool_calls)
+    assert set(step.__dict__) == set(TrajectoryStep.model_fields)
+    assert set(step.tool_calls[0].__dict__) == set(ToolCall.model_fields)
+    assert Trajectory.model_validate(record.trajectory.model_dump()) == record.trajectory  # a valid model
+
+
 def _rewrite(source: Path, target: Path, member: str, data: bytes) -> Path:
     import inspect_ai._util.zipfile as inspect_zip
 
