@@ -3,15 +3,16 @@
 1. samples: a synthetic GSM8K-format pair of `--docs` documents per run (two filters, so twice as many sample
    lines; bench_gate's documents, their records checked against lm-eval's own scoring on the first 200):
    `rlgate gate` against the json.loads floor (bench_gate's).
-2. trajectories: two inspect `.eval` logs of `--trajectories` agent trajectories each (bench_agent's writer,
-   `--steps` turns): rlgate's import + agent metrics + gate against the floor, json.loads of every sample
+2. trajectories: two inspect `.eval` logs of `--trajectories` agent trajectories each (agent_logs: inspect's
+   writer for 256 of bench_agent's samples, their records with new ids for the rest; `--steps` turns):
+   rlgate's import + agent metrics + gate against the floor, json.loads of every sample
    record in both logs (a .eval log is a zip of JSON files).
 3. executor (with --ray-address): `rlgate check` of a three-task contract on a tiny local model, executor
    local against executor ray (`--shards` shards) on the same work, fresh caches each.
 
 Every measurement is a fresh child process; its peak RSS (ru_maxrss) and wall time are printed beside it.
 Goals (issue 37): peak RSS < 2 GB, ratio to the floor <= 3x, executor overhead <= 1.15x.
-Run: python bench/bench_scale.py [--docs 1000000] [--trajectories 100000] [--steps 4] [--ray-address ADDR]
+Run: python bench/bench_scale.py [--docs 1000000] [--trajectories 10000 100000] [--steps 4] [--ray-address ADDR]
 """
 
 from __future__ import annotations
@@ -83,24 +84,31 @@ def build_samples(keep: Path, docs: int) -> None:
 
 
 def build_agents(keep: Path, n: int, steps: int) -> None:
-    from bench_agent import write_log
+    """The two logs, built by `agent_logs.write_scaled_log` (inspect's writer for 256 samples, their records with
+    new ids for the rest): inspect's writer alone did not finish 2 x 100,000 in 15 CPU minutes."""
+    from agent_logs import write_scaled_log
 
     for index, name in enumerate(("baseline", "candidate")):
         (keep / name).mkdir(parents=True, exist_ok=True)
-        write_log(keep / name / "run.eval", n, steps, seed=index, skill=0.6 + 0.05 * index)
+        write_scaled_log(keep / name / "run.eval", n, steps, seed=index, skill=0.6 + 0.05 * index)
 
 
 def agent_gate(keep: Path) -> None:
     from bench_agent import _gates
 
+    from rlgate._core.gcpause import collector_paused, command_policy, executable
     from rlgate.contract.models import AgentBudget
     from rlgate.engine import decide
     from rlgate.harness import read_results
     from rlgate.results.agent_metrics import apply_agent_rules
 
-    base, cand = (read_results(keep / name, harness="inspect") for name in ("baseline", "candidate"))
-    apply_agent_rules([*base.tasks.values(), *cand.tasks.values()], AgentBudget(max_tool_calls=30), None)
-    print(decide(_gates(), base, cand, seed=0, contract_name="bench").decision)  # type: ignore[arg-type]
+    # the collector policy of the `rlgate gate` process (cli/gate_cmd.py, app/decide.py): a pause ends in a
+    # freeze, the engine runs paused
+    with executable(), command_policy():
+        base, cand = (read_results(keep / name, harness="inspect") for name in ("baseline", "candidate"))
+        apply_agent_rules([*base.tasks.values(), *cand.tasks.values()], AgentBudget(max_tool_calls=30), None)
+        with collector_paused():
+            print(decide(_gates(), base, cand, seed=0, contract_name="bench").decision)  # type: ignore[arg-type]
 
 
 def agent_floor(keep: Path) -> None:
@@ -176,7 +184,8 @@ def executor(keep: Path, address: str, shards: int, docs: int, repeat: int) -> N
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=1_000_000)
-    parser.add_argument("--trajectories", type=int, default=100_000)
+    parser.add_argument("--trajectories", type=int, nargs="+", default=[100_000],
+                        help="trajectories per log; several sizes are measured one after the other in this run")
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--ray-address", help="a running Ray cluster for the executor's overhead")
@@ -208,16 +217,16 @@ def main() -> None:
             _side_by_side(f"samples: {args.docs:,} documents per run (x2 filters x2 runs = {4 * args.docs:,} sample "
                           "lines)", gate, [sys.executable, str(Path(__file__).parent / "bench_gate.py"), "--floor",
                                            str(base), str(cand)], args.repeat)
-        if args.trajectories:
-            agents = keep / f"agents{args.trajectories}x{args.steps}"
+        for trajectories in [n for n in args.trajectories if n]:
+            agents = keep / f"agents{trajectories}x{args.steps}"
             start = time.perf_counter()
             if not (agents / "candidate" / "run.eval").exists():
-                built = _popen_wait([*me, "build-agents", str(agents), str(args.trajectories), str(args.steps)])[3]
+                built = _popen_wait([*me, "build-agents", str(agents), str(trajectories), str(args.steps)])[3]
                 if built.returncode:
                     raise SystemExit(built.stderr[-2000:])
-            print(f"agent logs ready in {time.perf_counter() - start:.0f} s: {args.trajectories:,} trajectories x "
+            print(f"agent logs ready in {time.perf_counter() - start:.0f} s: {trajectories:,} trajectories x "
                   f"{args.steps} turns per run")
-            _side_by_side(f"trajectories: {args.trajectories:,} per run, {args.steps} turns each",
+            _side_by_side(f"trajectories: {trajectories:,} per run, {args.steps} turns each",
                           [*me, "agent-gate", str(agents)], [*me, "agent-floor", str(agents)], args.repeat)
         if args.ray_address:
             executor(keep / "executor", args.ray_address, args.shards, args.executor_docs, max(args.repeat, 1))

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 from pathlib import Path
+from sys import intern
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -19,6 +20,8 @@ from pydantic import BaseModel
 from rlgate._core.errors import InputError
 from rlgate._core.gcpause import collector_paused
 from rlgate.harness.inspect import is_json_log
+from rlgate.harness.inspect.members import LogSamples, read_samples
+from rlgate.harness.inspect.scores import sample_scores
 from rlgate.results.agent_metrics import AGENT_KEY, score_task, scorer_outcome
 from rlgate.results.models import (
     NO_FILTER,
@@ -36,8 +39,6 @@ from rlgate.results.models import (
 
 #: metadata key rlgate writes into logs it runs: the contract's name for the task
 TASK_NAME_KEY = "rlgate_task"
-STATE_SUCCESS = "state_success"
-SUCCESS_KEYS = ("task_success", "success")
 CORRUPT_FIX = ("the log is corrupt or truncated (a killed run?): re-run the task, or resume it with "
                "`inspect eval-retry LOG`, then point rlgate at the complete log")
 
@@ -76,107 +77,51 @@ def _text(content: Any) -> str:
 _M = TypeVar("_M", bound=BaseModel)
 
 
+_ALL_FIELDS: dict[type, set[str]] = {}
+
+
 def _built(cls: type[_M], values: dict[str, Any]) -> _M:
     """A model from values already of the right types with every field given: what `model_construct` does,
     without its per-field default handling, which is most of the reading time at 10^5-10^6 steps a run
-    (bench/bench_agent.py). Only for rlgate's own models filled here field by field."""
+    (bench/bench_agent.py). Only for rlgate's own models filled here field by field.
+
+    With every field given, the models of a class share one fields-set (pydantic only ever adds a field name
+    to it, which is there already; a copy copies it): a set per step was half the memory of a trajectory."""
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    every = _ALL_FIELDS.get(cls)
+    if every is None:
+        every = _ALL_FIELDS[cls] = set(cls.model_fields)
+    object.__setattr__(obj, "__pydantic_fields_set__", every if values.keys() == every else set(values))
     object.__setattr__(obj, "__pydantic_extra__", None)
     object.__setattr__(obj, "__pydantic_private__", None)
     return obj
 
 
 def _steps(messages: list[Any]) -> list[TrajectoryStep]:
+    """The trajectory's steps. Tool names are interned and a tool result's call id is its call's own string:
+    equal strings, one object each (the memory of 10^5 trajectories)."""
     steps: list[TrajectoryStep] = []
+    ids: dict[str, str] = {}
     for message in messages:
         role = message.role
         if role == "assistant":
-            calls = [_built(ToolCall, {"id": c.id, "function": c.function, "arguments": dict(c.arguments or {}),
-                                       "parse_error": c.parse_error}) for c in (message.tool_calls or [])]
+            calls = [_built(ToolCall, {"id": ids.setdefault(c.id, c.id) if type(c.id) is str else c.id,
+                                       "function": intern(c.function) if type(c.function) is str else c.function,
+                                       "arguments": dict(c.arguments or {}), "parse_error": c.parse_error})
+                     for c in (message.tool_calls or [])]
             steps.append(_built(TrajectoryStep, {"role": "assistant", "content": _text(message.content),
                                                  "tool_calls": calls, "tool_call_id": None, "error": None}))
         elif role == "tool":
             error = message.error
             steps.append(_built(TrajectoryStep, {
                 "role": "tool", "content": _text(message.content), "tool_calls": [],
-                "tool_call_id": message.tool_call_id,
+                "tool_call_id": ids.get(message.tool_call_id, message.tool_call_id),
                 "error": f"{error.type}: {error.message}" if error is not None else None}))
         else:
             steps.append(_built(TrajectoryStep, {"role": role, "content": _text(message.content), "tool_calls": [],
                                                  "tool_call_id": None, "error": None}))
     return steps
-
-
-#: the strings inspect's scorers write for a verdict (value_to_float's defaults), as numbers
-_VERDICTS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
-
-
-def _unreadable(value: Any) -> bool:
-    """A score string that is neither a verdict (C / I / P / N, yes / no, true / false) nor a finite number.
-
-    inspect's `value_to_float` turns such a string ("unsafe", "NaN") into 0.0 with a log warning, which
-    would read an unknown safety verdict as "safe": rlgate keeps it as it was written, so it is corrupt."""
-    if not isinstance(value, str):
-        return False
-    if value in _VERDICTS or value.lower() in _VERDICTS:
-        return False
-    try:
-        return not math.isfinite(float(value))
-    except ValueError:
-        return True
-
-
-def _float(value: Any) -> float | None:
-    """inspect's own `value_to_float`, except that a value it cannot map (a free-text string such as
-    "G:50.0 : T:100.0", a list) is unreadable (NaN: corrupt), never the 0.0 it falls back to with a warning."""
-    from inspect_ai.scorer import value_to_float
-
-    if _unreadable(value) or isinstance(value, list | dict):  # value_to_float would give 0.0 with a warning
-        return math.nan
-    try:
-        return float(value_to_float()(value))
-    except (TypeError, ValueError):
-        return None
-
-
-def _scores(sample: Any) -> tuple[float | None, float | None, dict[str, float], dict[str, Any]]:
-    """(success, state success, every numeric score by name, score strings that are no number) from a sample's
-    scores (first scorer decides). An unreadable string is NaN in the numbers (corrupt, never 0.0)."""
-    numeric: dict[str, float] = {}
-    raw: dict[str, Any] = {}
-    success: float | None = None
-    state: float | None = None
-    for index, (name, score) in enumerate((sample.scores or {}).items()):
-        value = score.value
-        if isinstance(value, dict):
-            for key, item in value.items():
-                number = _float(item)
-                if _unreadable(item):
-                    raw[str(key)] = item
-                if number is not None:
-                    numeric[str(key)] = number
-            if success is None:
-                found = next((numeric[k] for k in SUCCESS_KEYS if k in numeric), None)
-                success = found if found is not None else (
-                    min(numeric.values()) if numeric else None) if index == 0 else None
-        else:
-            number = _float(value)
-            if _unreadable(value):
-                raw[name] = value
-            if number is not None:
-                numeric[name] = number
-                if index == 0 or name in SUCCESS_KEYS:
-                    success = number if success is None or name in SUCCESS_KEYS else success
-        meta = score.metadata or {}
-        if STATE_SUCCESS in meta and state is None:
-            state = _float(meta[STATE_SUCCESS])
-    if STATE_SUCCESS in numeric:
-        state = numeric[STATE_SUCCESS]
-    if success is None and sample.error is None:
-        success = math.nan  # no scorer, or none whose value is a number: unknown (corrupt), never a failure
-    return success, state, numeric, raw
 
 
 def _tokens(sample: Any) -> int | None:
@@ -222,11 +167,11 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
     target = _target(sample.target)
     limits = [sample.limit.type] if getattr(sample, "limit", None) is not None else []
     error = sample.error.message if sample.error is not None else None
-    trajectory = Trajectory.model_construct(
-        steps=_steps(sample.messages or []), epoch=int(sample.epoch), limits_hit=limits, error=error,
-        total_tokens=_tokens(sample), working_time_s=getattr(sample, "working_time", None),
-        final_state=_final_state(sample), explanation=_explanation(sample))
-    success, state, numeric, raw = _scores(sample)
+    trajectory = _built(Trajectory, {
+        "steps": _steps(sample.messages or []), "epoch": int(sample.epoch), "limits_hit": limits, "error": error,
+        "total_tokens": _tokens(sample), "working_time_s": getattr(sample, "working_time", None),
+        "final_state": _final_state(sample), "explanation": _explanation(sample)})
+    success, state, numeric, raw = sample_scores(sample)
     completion = sample.output.completion if sample.output is not None else ""
     # an unreadable score string stays as written, so the quarantine lists it (wrong type) instead of a number
     scores: dict[str, dict[str, SampleValue]] = {NO_FILTER: {**numeric, **raw} if raw else dict(numeric)}
@@ -234,10 +179,10 @@ def sample_record(sample: Any, epochs: int) -> SampleRecord:
                              AGENT_KEY: scorer_outcome(success, state, completion, numeric)}
     if sample.metadata:
         extra["metadata"] = {k: v for k, v in sample.metadata.items() if isinstance(v, (str, int, float, bool))}
-    return SampleRecord.model_construct(
-        doc_id=_doc_id(sample.id, int(sample.epoch), epochs), doc_hash=_doc_hash(sample.id),
-        prompt=prompt, target=target, responses=[completion], filtered={}, scores=scores, doc=None,
-        response_tokens=None, truncated=None, extra=extra, trajectory=trajectory)
+    return _built(SampleRecord, {
+        "doc_id": _doc_id(sample.id, int(sample.epoch), epochs), "doc_hash": _doc_hash(sample.id),
+        "prompt": prompt, "target": target, "responses": [completion], "filtered": {}, "scores": scores, "doc": None,
+        "response_tokens": None, "truncated": None, "extra": extra, "trajectory": trajectory})
 
 
 def _placeholder(sample_id: Any, epoch: int, epochs: int, reason: str) -> SampleRecord:
@@ -279,12 +224,17 @@ def _records(samples: list[Any], epochs: int) -> list[SampleRecord]:
         return [sample_record(s, epochs) for s in samples]
 
 
-def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
-    """A log's samples as one TaskResult, with missing (sample, epoch) pairs as failed placeholders."""
+def epochs_of(log: Any) -> int:
+    return int(getattr(log.eval.config, "epochs", None) or 1)
+
+
+def task_result(log: Any, path: Path, *, samples: bool = True, read: LogSamples | None = None) -> TaskResult:
+    """A log's samples as one TaskResult, with missing (sample, epoch) pairs as failed placeholders. `read`: the
+    samples already read member by member (`members.read_samples`; `log` is then the header alone)."""
     spec = log.eval
-    epochs = int(getattr(spec.config, "epochs", None) or 1)
+    epochs = epochs_of(log)
     name = task_name(log)
-    records = _records(log.samples or [], epochs)
+    records = read.records if read is not None else _records(log.samples or [], epochs)
     expected_ids = list(getattr(spec.dataset, "sample_ids", None) or [])
     if expected_ids:
         have = {(r.extra["sample_id"], r.trajectory.epoch if r.trajectory else 1) for r in records}
@@ -297,7 +247,8 @@ def task_result(log: Any, path: Path, *, samples: bool = True) -> TaskResult:
     config = spec.config
     agent = {"epochs": epochs, "message_limit": getattr(config, "message_limit", None),
              "token_limit": getattr(config, "token_limit", None), "time_limit": getattr(config, "time_limit", None),
-             "task_args": {k: v for k, v in (spec.task_args or {}).items()}, "tools": _tools(log),
+             "task_args": {k: v for k, v in (spec.task_args or {}).items()},
+             "tools": _tools(log) if read is None or read.tools is None else read.tools,
              "solver": _solver(log)}
     generate = log.plan.config.model_dump(exclude_none=True) if log.plan is not None else {}
     task = TaskResult(task=name, n_samples=len(records), samples=records,
@@ -353,8 +304,9 @@ def log_files(path: Path) -> list[Path]:
                      fix="point at an .eval file, or a folder of them (inspect eval --log-dir DIR)")
 
 
-def _finished(log: Any, file: Path) -> None:
-    """Refuse a log that is not a finished, scored run: its missing or unscored samples are unknown, never 0."""
+def _finished(log: Any, file: Path, scored: bool | None = None) -> None:
+    """Refuse a log that is not a finished, scored run: its missing or unscored samples are unknown, never 0.
+    `scored`: whether some sample has a score, when the samples were read member by member (`log.samples` None)."""
     status = str(getattr(log, "status", "") or "unknown")
     if status != "success":
         raise InputError(f"the log's status is '{status}', not 'success': the run did not finish, so what it lacks "
@@ -362,24 +314,38 @@ def _finished(log: Any, file: Path) -> None:
                          fix=f"resume it with `inspect eval-retry {file}` (or re-run the task), then point rlgate "
                              "at the finished log")
     logged = log.samples or []
-    if logged and not any(sample.scores for sample in logged):
+    if scored is False or (scored is None and logged and not any(sample.scores for sample in logged)):
         raise InputError(f"no sample of this log has a score (status '{status}'; saved before scoring?): an "
                          "unscored sample is unknown, not a failure", file=file,
                          fix=f"score it with `inspect score {file}`, then point rlgate at the scored log")
 
 
-def read_logs(path: Path, version: str | None, *, samples: bool = True) -> RunResult:
+def _read(file: Path, fast: bool) -> tuple[Any, LogSamples | None]:
+    """(the log, its samples read member by member) of an `.eval` log (`members`); (inspect's whole log, None) for
+    a JSON log, with `fast` False, or where the member by member read hands the log back to inspect's reader."""
+    if fast and file.suffix == ".eval":
+        header = read_log(file, header_only=True)
+        read = read_samples(file, epochs_of(header), sample_record)
+        if read is not None:
+            if header.eval.dataset.sample_ids is None:  # what read_eval_log fills in when the header lacks them
+                header.eval.dataset.sample_ids = read.ids
+            return header, read
+    return read_log(file), None
+
+
+def read_logs(path: Path, version: str | None, *, samples: bool = True, fast: bool = True) -> RunResult:
     """Every log at `path` as one RunResult (one task per log; two logs of one task are an error). A log that
-    did not finish or holds no score is refused (`_finished`)."""
+    did not finish or holds no score is refused (`_finished`). `fast` False: every log through inspect's
+    `read_eval_log` (the exact path the member by member read must agree with)."""
     files = log_files(path)
     tasks: dict[str, TaskResult] = {}
     first: Any = None
     origin: dict[str, Path] = {}
     for file in files:
-        log = read_log(file)
-        _finished(log, file)
+        log, read = _read(file, fast)
+        _finished(log, file, None if read is None else read.scored or not read.records)
         first = first or log
-        task = task_result(log, file, samples=samples)
+        task = task_result(log, file, samples=samples, read=read)
         if task.task in tasks:
             raise InputError(f"two logs of task '{task.task}': {origin[task.task].name} and {file.name}",
                              file=path, fix="keep one log per task (e.g. the completed retry) in the folder")
