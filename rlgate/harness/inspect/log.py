@@ -35,6 +35,7 @@ from rlgate.results.models import (
     ToolCall,
     Trajectory,
     TrajectoryStep,
+    construct_compact,
 )
 
 #: metadata key rlgate writes into logs it runs: the contract's name for the task
@@ -77,25 +78,12 @@ def _text(content: Any) -> str:
 _M = TypeVar("_M", bound=BaseModel)
 
 
-_ALL_FIELDS: dict[type, set[str]] = {}
-
-
 def _built(cls: type[_M], values: dict[str, Any]) -> _M:
-    """A model from values already of the right types with every field given: what `model_construct` does,
-    without its per-field default handling, which is most of the reading time at 10^5-10^6 steps a run
-    (bench/bench_agent.py). Only for rlgate's own models filled here field by field.
-
-    With every field given, the models of a class share one fields-set (pydantic only ever adds a field name
-    to it, which is there already; a copy copies it): a set per step was half the memory of a trajectory."""
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", values)
-    every = _ALL_FIELDS.get(cls)
-    if every is None:
-        every = _ALL_FIELDS[cls] = set(cls.model_fields)
-    object.__setattr__(obj, "__pydantic_fields_set__", every if values.keys() == every else set(values))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
+    """A model from values already of the right types with every field given, in declaration order: what
+    `model_construct` does, without its per-field default handling (most of the reading time at 10^5-10^6
+    steps a run), in key-sharing instance dicts with one shared fields-set (`construct_compact`: a dict and a
+    set of its own per step were over half the memory of a trajectory). Only for rlgate's own models."""
+    return construct_compact(cls, values, frozenset(values))
 
 
 def _steps(messages: list[Any]) -> list[TrajectoryStep]:
