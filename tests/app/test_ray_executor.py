@@ -72,6 +72,11 @@ def test_ray_shards_give_the_single_process_decision(tmp_path: Path, shared_data
     shards = sorted((tmp_path / "out" / "baseline-shards").iterdir())
     assert [s.name for s in shards] == [f"{k}-of-4" for k in range(1, 5)]
     assert all(not (s / "running.json").exists() for s in shards)  # every shard finished
+    # the candidate has the baseline's weights (its requests are the baseline's): evaluated from the merged
+    # cache, as one process finds it cached, not sharded again
+    assert not (tmp_path / "out" / "candidate-shards").exists()
+    candidate = json.loads((tmp_path / "out" / "candidate" / "run_manifest.json").read_text())
+    assert all(t["generated"] == 0 and t["cached"] == t["documents"] for t in candidate["tasks"])
     # a restarted check resumes from the shards' caches: nothing is generated again
     result = _check(contract, tiny_checkpoint, tmp_path / "again", tmp_path / "cache")
     assert result.exit_code == 3, result.output
