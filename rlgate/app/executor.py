@@ -4,7 +4,7 @@ kind ray plans N shards (the K-th contiguous range of every task's documents), r
 the resources the contract gives (num_gpus=gpus_per_shard), and merges them (`rlgate.app.shards`) into the
 folder one process writes. check's roles go to the cluster together (`run_roles`): no role waits for the
 other's shards and merge, a role whose checkpoint another role already shards is not sharded again, and the
-merges run on a worker that has lm-eval imported, so the check process itself never imports it.
+merges run on a worker (as a rule one that ran a shard: lm-eval imported), so the check process never imports it.
 
 Each shard writes only its own cache file (one SQLite writer per file, so a shared filesystem holds them
 safely), under a key of the run: a shard whose worker died is re-run by Ray (max_retries) and a restarted
