@@ -8,11 +8,13 @@
    rlgate's import + agent metrics + gate against the floor, json.loads of every sample
    record in both logs (a .eval log is a zip of JSON files).
 3. executor (with --ray-address): `rlgate check` of a three-task contract on a tiny local model, executor
-   local against executor ray (`--shards` shards) on the same work, fresh caches each.
+   local against executor ray (`--shards` shards) on the same work, fresh caches each, at each
+   `--executor-docs` size (40 and 200 documents per task by default).
 
 Every measurement is a fresh child process; its peak RSS (ru_maxrss) and wall time are printed beside it.
 Goals (issue 37): peak RSS < 2 GB, ratio to the floor <= 3x, executor overhead <= 1.15x.
 Run: python bench/bench_scale.py [--docs 1000000] [--trajectories 10000 100000] [--steps 4] [--ray-address ADDR]
+     [--executor-docs 40 200]
 """
 
 from __future__ import annotations
@@ -149,36 +151,41 @@ def _side_by_side(label: str, ours: list[str], floor: list[str], repeat: int) ->
           f"{'met' if peak < 2048 else 'not met'})")
 
 
-def executor(keep: Path, address: str, shards: int, docs: int, repeat: int) -> None:
+def executor(keep: Path, address: str, shards: int, sizes: list[int], repeat: int) -> None:
+    """Local against ray on the same work, at each size (documents per task): the fixed cost of the shards'
+    processes and the merge weighs most on the smallest, the parallel generation more on the larger."""
     sys.path.insert(0, str(REPO / "tests"))
+    import fixtures.shard_contract as contract_fixture
     from fixtures.shard_contract import write_contract
 
     from rlgate.demo.model import build_tiny_checkpoint
 
     shared = REPO.parent / "shared" / "data"
     checkpoint = build_tiny_checkpoint(keep / "tiny")
-    import fixtures.shard_contract as contract_fixture
-
-    contract_fixture.DOCS = docs
-    local = write_contract(keep / "local", shared, str(checkpoint), split="private")
-    ray = write_contract(keep / "ray", shared, str(checkpoint), split="private",
-                         executor={"kind": "ray", "address": address, "shards": shards})
-    times: dict[str, list[float]] = {"local": [], "ray": []}
-    for attempt in range(repeat):
-        for name, contract in (("local", local), ("ray", ray)):
-            out = keep / f"{name}-{attempt}"
-            wall, _, _, done = _popen_wait([sys.executable, "-m", "rlgate.cli.app", "check", str(contract),
-                                            "--checkpoint", str(checkpoint), "--out", str(out / "out"),
-                                            "--cache", str(out / "cache")])
-            if done.returncode not in (0, 1, 3):
-                raise SystemExit(f"executor {name}: check failed (exit {done.returncode}):\n{done.stdout[-2000:]}")
-            times[name].append(wall)
-    best_local, best_ray = min(times["local"]), min(times["ray"])
-    print(f"executor: rlgate check, 3 tasks x {docs} documents, tiny hf model, baseline + candidate, fresh caches")
-    print(f"  local (one process)     best {best_local:6.2f} s  (runs {', '.join(f'{t:.2f}' for t in times['local'])})")
-    print(f"  ray, {shards} shards + merge   best {best_ray:6.2f} s  (runs "
-          f"{', '.join(f'{t:.2f}' for t in times['ray'])})")
-    print(f"  overhead {best_ray / best_local:.2f}x  (goal <= 1.15x on the local cluster)")
+    for docs in sizes:
+        contract_fixture.DOCS = docs
+        local = write_contract(keep / f"local{docs}", shared, str(checkpoint), split="private")
+        ray = write_contract(keep / f"ray{docs}", shared, str(checkpoint), split="private",
+                             executor={"kind": "ray", "address": address, "shards": shards})
+        times: dict[str, list[float]] = {"local": [], "ray": []}
+        for attempt in range(repeat):
+            for name, contract in (("local", local), ("ray", ray)):
+                out = keep / f"{name}{docs}-{attempt}"
+                wall, _, _, done = _popen_wait([sys.executable, "-m", "rlgate.cli.app", "check", str(contract),
+                                                "--checkpoint", str(checkpoint), "--out", str(out / "out"),
+                                                "--cache", str(out / "cache")])
+                if done.returncode not in (0, 1, 3):
+                    raise SystemExit(f"executor {name}: check failed (exit {done.returncode}):\n"
+                                     f"{done.stdout[-2000:]}")
+                times[name].append(wall)
+        best_local, best_ray = min(times["local"]), min(times["ray"])
+        print(f"executor: rlgate check, 3 tasks x {docs} documents, tiny hf model, baseline + candidate, "
+              "fresh caches")
+        print(f"  local (one process)     best {best_local:6.2f} s  (runs "
+              f"{', '.join(f'{t:.2f}' for t in times['local'])})")
+        print(f"  ray, {shards} shards + merge   best {best_ray:6.2f} s  (runs "
+              f"{', '.join(f'{t:.2f}' for t in times['ray'])})")
+        print(f"  overhead {best_ray / best_local:.2f}x  (goal <= 1.15x on the local cluster)")
 
 
 def main() -> None:
@@ -190,7 +197,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--ray-address", help="a running Ray cluster for the executor's overhead")
     parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--executor-docs", type=int, default=40)
+    parser.add_argument("--executor-docs", type=int, nargs="+", default=[40, 200],
+                        help="documents per task of the executor's contract, one measurement per size")
     parser.add_argument("--keep", type=Path)
     parser.add_argument("--part", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlgate.app.executor import run_role
+from rlgate.app.executor import RoleRun, run_role, run_roles
 from rlgate.app.runs import Prefixed, baseline_override, check_checkpoint, default_cache_dir, select_tasks
 from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.engine.models import Decision, SequentialReplay
@@ -145,7 +145,17 @@ class _Runs:
 
     def look(self, k: int | None) -> None:
         self._read = None
-        step = f" (look {k})" if k is not None else ""
+        if k is None:  # every role at once where the executor can (Ray: both roles' shards together)
+            runs = [RoleRun("candidate", self.candidate_info, self.out / "candidate",
+                            Prefixed(self.progress, "candidate "))]
+            if self.baseline_info is not None:
+                runs.insert(0, RoleRun("baseline", self.baseline_info, self.out / "baseline",
+                                       Prefixed(self.progress, "baseline ")))
+            *base, self.cand_outcome = run_roles(self.resolved, self.tasks, runs, cache_dir=self.cache_dir,
+                                                 limit=self.limit, progress=self.progress)
+            self.base_outcome = base[0] if base else None
+            return
+        step = f" (look {k})"
         if self.baseline_info is not None:
             self.progress.message(f"baseline {self.baseline_info.source}{step}")
             self.base_outcome = run_role(self.resolved, self.tasks, self.out / "baseline", cache_dir=self.cache_dir,

@@ -2,10 +2,14 @@
 
 kind ray plans N shards (the K-th contiguous range of every task's documents), runs each as a Ray task with
 the resources the contract gives (num_gpus=gpus_per_shard), and merges them (`rlgate.app.shards`) into the
-folder one process writes. Each shard writes only its own cache file (one SQLite writer per file, so a
-shared filesystem holds them safely), under a key of the run: a shard whose worker died is re-run by Ray
-(max_retries) and a restarted `rlgate check` re-runs its shards, both resuming from that file, so nothing
-is generated twice. Ray is imported only here, only for kind ray (the `ray` extra).
+folder one process writes. check's roles go to the cluster together (`run_roles`): no role waits for the
+other's shards and merge, a role whose checkpoint another role already shards is not sharded again, and the
+merges run on a worker (as a rule one that ran a shard: lm-eval imported), so the check process never imports it.
+
+Each shard writes only its own cache file (one SQLite writer per file, so a shared filesystem holds them
+safely), under a key of the run: a shard whose worker died is re-run by Ray (max_retries) and a restarted
+`rlgate check` re-runs its shards, both resuming from that file, so nothing is generated twice. Ray is
+imported only here, only for kind ray (the `ray` extra).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import hashlib
 import json
 import os
 import socket
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +46,8 @@ def run_role(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *
         raise InputError("protocol.sequential generates look by look in one process; the ray executor runs "
                          "shards of every document", file=resolved.path, field="protocol.executor.kind",
                          fix="remove protocol.sequential, or set protocol.executor.kind: local")
-    return _on_ray(resolved, tasks, out, cache_dir=cache_dir, checkpoint=checkpoint, limit=limit, role=role,
-                   progress=progress)
+    return _on_ray(resolved, tasks, [RoleRun(role, checkpoint, out, progress)], cache_dir=cache_dir, limit=limit,
+                   progress=progress)[0]
 
 
 def run_key(resolved: ResolvedContract, tasks: list[ResolvedTask], checkpoint: CheckpointInfo,
@@ -53,10 +57,38 @@ def run_key(resolved: ResolvedContract, tasks: list[ResolvedTask], checkpoint: C
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *, cache_dir: Path,
-            checkpoint: CheckpointInfo, limit: int | None, role: str, progress: ProgressSink) -> RunOutcome:
-    from rlgate.app.shards import merge_shards
+@dataclass(frozen=True)
+class RoleRun:
+    """One of check's runs: its role, checkpoint, folder and progress."""
 
+    role: str
+    checkpoint: CheckpointInfo
+    out: Path
+    progress: ProgressSink
+
+
+def run_roles(resolved: ResolvedContract, tasks: list[ResolvedTask], runs: list[RoleRun], *, cache_dir: Path,
+              limit: int | None, progress: ProgressSink | None = None) -> list[RunOutcome]:
+    """check's runs (baseline, candidate), by the contract's executor: in this process one after another, or on
+    Ray all at once (every role's shards submitted together, then merged on a worker)."""
+    progress = progress or SilentProgress()
+    if resolved.contract.protocol.executor.kind == "local":
+        outcomes = []
+        for run in runs:
+            progress.message(f"{run.role} {run.checkpoint.source}")
+            outcomes.append(run_role(resolved, tasks, run.out, cache_dir=cache_dir, checkpoint=run.checkpoint,
+                                     limit=limit, role=run.role, progress=run.progress))
+        return outcomes
+    for run in runs:
+        progress.message(f"{run.role} {run.checkpoint.source}")
+    return _on_ray(resolved, tasks, runs, cache_dir=cache_dir, limit=limit, progress=progress)
+
+
+def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], runs: list[RoleRun], *, cache_dir: Path,
+            limit: int | None, progress: ProgressSink) -> list[RunOutcome]:
+    """Every role's shards at once; a role whose checkpoint an earlier role shards (same fingerprint: the same
+    requests) is evaluated from the merged cache, as one process finds it cached. The merges run on a worker
+    that ran a shard (lm-eval already imported there), so this process never imports lm-eval."""
     ray = _ray()
     spec = resolved.contract.protocol.executor
     try:
@@ -66,30 +98,78 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *,
         raise InputError(f"cannot reach the Ray cluster at '{spec.address}': {str(exc).splitlines()[0]}",
                          file=resolved.path, field="protocol.executor.address",
                          fix="start one (ray start --head), set $RAY_ADDRESS, or give ray://HOST:PORT") from None
-    key = run_key(resolved, tasks, checkpoint, limit, spec.shards)
-    folders = [out.parent / f"{out.name}-shards" / f"{k}-of-{spec.shards}" for k in range(1, spec.shards + 1)]
     remote = ray.remote(num_cpus=spec.cpus_per_shard, num_gpus=spec.gpus_per_shard, max_retries=spec.max_retries,
                         retry_exceptions=False)(run_shard)
-    job = {"contract": str(resolved.path), "tasks": [t.name for t in tasks], "checkpoint": asdict(checkpoint),
-           "limit": limit, "role": role, "shards": spec.shards}
-    caches = [cache_dir.resolve() / "shards" / key / str(k) for k in range(1, spec.shards + 1)]
-    _seed(cache_dir, caches, checkpoint.fingerprint)
-    refs = {remote.remote(job, k, str(folder), str(caches[k - 1])): k for k, folder in enumerate(folders, 1)}
-    progress.message(f"{spec.shards} shard(s) on the Ray cluster ({spec.gpus_per_shard:g} GPU each)")
+    cache_dir = cache_dir.resolve()
+    refs: dict[Any, str] = {}
+    steps: list[dict[str, Any]] = []
+    sharded: set[str] = set()
+    for run in runs:
+        out = run.out.resolve()
+        step: dict[str, Any] = {"role": run.role, "out": str(out), "checkpoint": asdict(run.checkpoint),
+                                "shards": None}
+        steps.append(step)
+        if run.checkpoint.fingerprint in sharded:
+            continue  # evaluated from the cache once the earlier role's shards are merged into it
+        sharded.add(run.checkpoint.fingerprint)
+        key = run_key(resolved, tasks, run.checkpoint, limit, spec.shards)
+        folders = [out.parent / f"{out.name}-shards" / f"{k}-of-{spec.shards}" for k in range(1, spec.shards + 1)]
+        step["shards"] = [str(f) for f in folders]
+        job = {"contract": str(resolved.path), "tasks": [t.name for t in tasks], "checkpoint": asdict(run.checkpoint),
+               "limit": limit, "role": run.role, "shards": spec.shards}
+        caches = [cache_dir / "shards" / key / str(k) for k in range(1, spec.shards + 1)]
+        _seed(cache_dir, caches, run.checkpoint.fingerprint)
+        for k, folder in enumerate(folders, 1):
+            refs[remote.remote(job, k, str(folder), str(caches[k - 1]))] = f"{run.role} shard {k}/{spec.shards}"
+    progress.message(f"{len(refs)} shard(s) of {', '.join(r.role for r in runs)} on the Ray cluster "
+                     f"({spec.gpus_per_shard:g} GPU each)")
+    _wait(ray, refs, spec.max_retries, progress)
+    merge = ray.remote(num_cpus=spec.cpus_per_shard, num_gpus=0, max_retries=spec.max_retries,
+                       retry_exceptions=False)(merge_runs)
+    ref = merge.remote(str(resolved.path), [t.name for t in tasks], steps, str(cache_dir), limit)
+    outcomes: list[RunOutcome] = _wait(ray, {ref: "the merge"}, spec.max_retries, progress)[0]
+    return [replace(o, out_dir=run.out, results_file=run.out / o.results_file.relative_to(o.out_dir))
+            for o, run in zip(outcomes, runs, strict=True)]
+
+
+def _wait(ray: Any, refs: dict[Any, str], retries: int, progress: ProgressSink) -> list[Any]:
+    """The tasks' results in the order given; a failed one stops the run (its shards' caches stay for a re-run)."""
+    results: dict[Any, Any] = {}
     pending = list(refs)
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
         try:
-            ray.get(done[0])
+            results[done[0]] = ray.get(done[0])
         except Exception as exc:  # a Ray error wraps the task's; bad input stays bad input (exit 2)
             cause = getattr(exc, "cause", None)
             if isinstance(cause, InputError):
                 raise cause from None
-            raise RuntimeError(f"shard {refs[done[0]]}/{spec.shards} failed after {spec.max_retries} retries: "
-                               f"{str(exc).splitlines()[0]}; its generations so far are cached: run the same "
-                               "command again to resume") from None
-        progress.message(f"shard {refs[done[0]]}/{spec.shards} done")
-    return merge_shards(folders, out, cache_dir=cache_dir, resolved=resolved, progress=progress)
+            raise RuntimeError(f"{refs[done[0]]} failed after {retries} retries: {str(exc).splitlines()[0]}; its "
+                               "generations so far are cached: run the same command again to resume") from None
+        progress.message(f"{refs[done[0]]} done")
+    return [results[ref] for ref in refs]
+
+
+def merge_runs(contract: str, task_names: list[str], steps: list[dict[str, Any]], cache_dir: str,
+               limit: int | None) -> list[RunOutcome]:
+    """On a Ray worker: each role's shards merged into its folder (one after another: one cache writer), and a
+    role without shards of its own evaluated from the cache the merges filled."""
+    from rlgate.app.runs import evaluate
+    from rlgate.app.shards import merge_shards
+    from rlgate.harness.vocabulary import load_contract
+
+    resolved = load_contract(Path(contract))
+    by_name = {t.name: t for t in resolved.tasks}
+    outcomes = []
+    for step in steps:
+        if step["shards"] is not None:
+            outcomes.append(merge_shards([Path(f) for f in step["shards"]], Path(step["out"]),
+                                         cache_dir=Path(cache_dir), resolved=resolved))
+        else:
+            outcomes.append(evaluate(resolved, [by_name[name] for name in task_names], Path(step["out"]),
+                                     cache_dir=Path(cache_dir), checkpoint=CheckpointInfo(**step["checkpoint"]),
+                                     limit=limit, role=step["role"], cached_only=True))
+    return outcomes
 
 
 def _seed(cache_dir: Path, caches: list[Path], fingerprint: str) -> None:

@@ -72,6 +72,11 @@ def test_ray_shards_give_the_single_process_decision(tmp_path: Path, shared_data
     shards = sorted((tmp_path / "out" / "baseline-shards").iterdir())
     assert [s.name for s in shards] == [f"{k}-of-4" for k in range(1, 5)]
     assert all(not (s / "running.json").exists() for s in shards)  # every shard finished
+    # the candidate has the baseline's weights (its requests are the baseline's): evaluated from the merged
+    # cache, as one process finds it cached, not sharded again
+    assert not (tmp_path / "out" / "candidate-shards").exists()
+    candidate = json.loads((tmp_path / "out" / "candidate" / "run_manifest.json").read_text())
+    assert all(t["generated"] == 0 and t["cached"] == t["documents"] for t in candidate["tasks"])
     # a restarted check resumes from the shards' caches: nothing is generated again
     result = _check(contract, tiny_checkpoint, tmp_path / "again", tmp_path / "cache")
     assert result.exit_code == 3, result.output
@@ -106,3 +111,23 @@ def test_a_worker_killed_mid_run_still_gives_every_sample_once(tmp_path: Path, s
     assert process.returncode == 3, output
     assert not (killed / "running.json").exists()  # the killed shard was run again to its end
     _same_run(out, single)
+
+
+def test_a_candidate_of_other_weights_is_sharded_beside_the_baseline(tmp_path: Path, shared_data: Path,
+                                                                     tiny_checkpoint: Path) -> None:
+    """Both roles' shards go to the cluster together (six tasks on the cluster's slots): each role's folder is
+    still the one-process one, and so is the decision."""
+    from rlgate.demo.model import build_tiny_checkpoint
+
+    other = build_tiny_checkpoint(tmp_path / "other", seed=1, steps=10)
+    runs = {}
+    for name, executor in (("one", None), ("ray", {**RAY, "shards": 3})):
+        contract = write_contract(tmp_path / name, shared_data, str(tiny_checkpoint), executor=executor,
+                                  split="private")
+        result = _check(contract, other, tmp_path / name / "out", tmp_path / name / "cache")
+        assert result.exit_code in (0, 1, 3), result.output
+        runs[name] = tmp_path / name / "out"
+    for role in ("baseline", "candidate"):
+        assert sample_records(runs["ray"] / role) == sample_records(runs["one"] / role)
+        assert sorted(p.name for p in (runs["ray"] / f"{role}-shards").iterdir()) == [f"{k}-of-3" for k in (1, 2, 3)]
+    assert comparable_decision(runs["ray"] / "decision.json") == comparable_decision(runs["one"] / "decision.json")
