@@ -129,6 +129,19 @@ def test_page_never_exceeds_the_size_limit(tmp_path: Path, monkeypatch: pytest.M
     assert "was left out to keep this" in html and "was left out" not in full
 
 
+def _budgets_asked(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """The text budgets render_html builds a page payload for, in order (one per render)."""
+    budgets: list[int | None] = []
+    real = html_module.drilldown_payload
+
+    def counted(m: Any, text_budget: int | None = None, field_cap: int | None = None) -> dict:
+        budgets.append(text_budget)
+        return real(m, text_budget, field_cap)
+
+    monkeypatch.setattr(html_module, "drilldown_payload", counted)
+    return budgets
+
+
 def test_a_page_over_the_limit_at_any_budget_is_the_halvings_last_page_in_three_renders(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows alone over the limit (10^6 documents): the page the halving would end in, without the dozen
@@ -137,21 +150,14 @@ def test_a_page_over_the_limit_at_any_budget_is_the_halvings_last_page_in_three_
     bare_size = len(render_html(model, text_budget=0).encode())
     full_size = len(render_html(model).encode())
     monkeypatch.setattr(html_module, "HTML_LIMIT", min(bare_size - 5_000, full_size // 2 - 1))  # no budget fits
-    budgets: list[int | None] = []
-    real = html_module.drilldown_payload
-
-    def counted(m: Any, text_budget: int | None = None, field_cap: int | None = None) -> dict:
-        budgets.append(text_budget)
-        return real(m, text_budget, field_cap)
-
-    monkeypatch.setattr(html_module, "drilldown_payload", counted)
+    budgets = _budgets_asked(monkeypatch)
     page = render_html(model)
     last = TEXT_BUDGET
     while last >= 10_000:
         last //= 2
     assert last == html_module._last_budget()
     assert budgets == [None, 0, last]
-    monkeypatch.setattr(html_module, "drilldown_payload", real)
+    monkeypatch.undo()
     assert page == render_html(model, text_budget=last)
 
 
@@ -160,14 +166,7 @@ def test_a_page_whose_shortest_rows_pass_the_limit_renders_the_halvings_last_pag
     model = _model(tmp_path, n=200)
     rows = sum(len(t.samples.doc_id) for t in model.tasks if t.samples)
     monkeypatch.setattr(html_module, "HTML_LIMIT", rows * 36 - 1)
-    budgets: list[int | None] = []
-    real = html_module.drilldown_payload
-
-    def counted(m: Any, text_budget: int | None = None, field_cap: int | None = None) -> dict:
-        budgets.append(text_budget)
-        return real(m, text_budget, field_cap)
-
-    monkeypatch.setattr(html_module, "drilldown_payload", counted)
+    budgets = _budgets_asked(monkeypatch)
     page = render_html(model)
     assert budgets == [html_module._last_budget()]
     assert len(page.encode()) > rows * 36 - 1  # indeed over the limit, as every budget would be
