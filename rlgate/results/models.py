@@ -120,9 +120,10 @@ def construct_compact(cls: type[_M], state: dict[str, Any], given: frozenset[str
 
     The instance dict is filled key by key, so CPython keeps it a key-sharing dict of the class (~170 bytes
     for SampleRecord's 12 fields instead of ~460: assigning or `update`-ing a whole dict makes a dict of its
-    own), and instances with the same given fields share one fields-set (~730 bytes each otherwise). Sharing
-    is sound because read records are never assigned to (their containers are filled before this), and
-    pydantic's model_copy copies the set before adding to it."""
+    own; as long as the class keeps its shared keys, which CPython drops for good once some instance gets an
+    attribute out of their order), and instances with the same given fields share one fields-set (~730
+    bytes each otherwise). Sharing the set is sound because read records are never assigned to (their
+    containers are filled before this), and pydantic's model_copy copies the set before adding to it."""
     obj = cls.__new__(cls)
     values = obj.__dict__
     for name, value in state.items():
