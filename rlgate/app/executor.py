@@ -102,19 +102,17 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], runs: list[Ro
                         retry_exceptions=False)(run_shard)
     cache_dir = cache_dir.resolve()
     refs: dict[Any, str] = {}
-    steps: list[dict[str, Any]] = []
+    steps: list[MergeStep] = []
     sharded: set[str] = set()
     for run in runs:
         out = run.out.resolve()
-        step: dict[str, Any] = {"role": run.role, "out": str(out), "checkpoint": asdict(run.checkpoint),
-                                "shards": None}
-        steps.append(step)
-        if run.checkpoint.fingerprint in sharded:
-            continue  # evaluated from the cache once the earlier role's shards are merged into it
+        if run.checkpoint.fingerprint in sharded:  # evaluated from the cache once the earlier role's are merged
+            steps.append(MergeStep(run.role, out, run.checkpoint, None))
+            continue
         sharded.add(run.checkpoint.fingerprint)
         key = run_key(resolved, tasks, run.checkpoint, limit, spec.shards)
         folders = [out.parent / f"{out.name}-shards" / f"{k}-of-{spec.shards}" for k in range(1, spec.shards + 1)]
-        step["shards"] = [str(f) for f in folders]
+        steps.append(MergeStep(run.role, out, run.checkpoint, folders))
         job = {"contract": str(resolved.path), "tasks": [t.name for t in tasks], "checkpoint": asdict(run.checkpoint),
                "limit": limit, "role": run.role, "shards": spec.shards}
         caches = [cache_dir / "shards" / key / str(k) for k in range(1, spec.shards + 1)]
@@ -150,7 +148,18 @@ def _wait(ray: Any, refs: dict[Any, str], retries: int, progress: ProgressSink) 
     return [results[ref] for ref in refs]
 
 
-def merge_runs(contract: str, task_names: list[str], steps: list[dict[str, Any]], cache_dir: str,
+@dataclass(frozen=True)
+class MergeStep:
+    """What the merging worker does for one role: merge its shards' folders, or (`shards` None) evaluate it
+    from the cache the other role's merge filled (the same checkpoint)."""
+
+    role: str
+    out: Path
+    checkpoint: CheckpointInfo
+    shards: list[Path] | None
+
+
+def merge_runs(contract: str, task_names: list[str], steps: list[MergeStep], cache_dir: str,
                limit: int | None) -> list[RunOutcome]:
     """On a Ray worker: each role's shards merged into its folder (one after another: one cache writer), and a
     role without shards of its own evaluated from the cache the merges filled."""
@@ -162,13 +171,12 @@ def merge_runs(contract: str, task_names: list[str], steps: list[dict[str, Any]]
     by_name = {t.name: t for t in resolved.tasks}
     outcomes = []
     for step in steps:
-        if step["shards"] is not None:
-            outcomes.append(merge_shards([Path(f) for f in step["shards"]], Path(step["out"]),
-                                         cache_dir=Path(cache_dir), resolved=resolved))
+        if step.shards is not None:
+            outcomes.append(merge_shards(step.shards, step.out, cache_dir=Path(cache_dir), resolved=resolved))
         else:
-            outcomes.append(evaluate(resolved, [by_name[name] for name in task_names], Path(step["out"]),
-                                     cache_dir=Path(cache_dir), checkpoint=CheckpointInfo(**step["checkpoint"]),
-                                     limit=limit, role=step["role"], cached_only=True))
+            outcomes.append(evaluate(resolved, [by_name[name] for name in task_names], step.out,
+                                     cache_dir=Path(cache_dir), checkpoint=step.checkpoint, limit=limit,
+                                     role=step.role, cached_only=True))
     return outcomes
 
 
