@@ -19,6 +19,7 @@ from rlgate.registry import Registry
 from rlgate.results.integrity import quarantine, quarantine_out_of_range
 from rlgate.results.manifest import MANIFEST_FILE
 from rlgate.results.models import RunResult
+from rlgate.results.shared_scores import share_scores
 
 #: harness name -> "module:Class" (imported on first use) or a factory.
 REGISTRY: Registry[Harness] = Registry("harness", {
@@ -116,5 +117,6 @@ def read_results(path: str | Path, *, harness: str | None = None, samples: bool 
         run = reader.read(Path(path), samples=samples)
         if not reader.scores_checked:
             quarantine(run)
-        return quarantine_out_of_range(run, lambda task: reader.vocabulary_of(task).ranges())
+        quarantine_out_of_range(run, lambda task: reader.vocabulary_of(task).ranges())
+        return share_scores(run)
 
