@@ -55,6 +55,10 @@ def check_shards(folders: Sequence[Path]) -> list[ShardManifest]:
                              file=folder / SHARD_FILE, field="checkpoint.fingerprint", fix=_FIX)
     seen: dict[int, Path] = {}
     for folder, m in zip(folders, manifests, strict=True):
+        if m.unanswered:
+            raise InputError(f"shard {m.shard}/{m.shards} did not answer {m.unanswered} of its requests (they "
+                             "failed)", file=folder / SHARD_FILE, field="unanswered",
+                             fix=f"run shard {m.shard}/{m.shards} again with the same --cache, then merge")
         if m.shard > m.shards:
             raise InputError(f"shard {m.shard}/{m.shards} is out of range", file=folder / SHARD_FILE,
                              field="shard", fix=_FIX)
@@ -121,13 +125,15 @@ def merge_shards(folders: Sequence[Path], out: Path, *, cache_dir: Path | None =
         raise InputError(f"task '{unknown[0]}' of the shards is not in {path}", file=folders[0] / SHARD_FILE,
                          field="tasks", fix="merge with the contract the shards ran")
     cache_dir = cache_dir or default_cache_dir()
+    files = []
+    for folder, m in sorted(zip(folders, manifests, strict=True), key=lambda pair: pair[1].shard):
+        generations = folder / m.generations
+        if not generations.is_file():
+            raise InputError(f"{generations} is missing: the shard's generations", file=folder / SHARD_FILE,
+                             field="generations", fix="copy the whole shard folder, or re-run the shard")
+        files.append(generations)
     with GenerationCache(cache_dir / "cache.sqlite") as cache:
-        for folder, m in zip(folders, manifests, strict=True):
-            generations = folder / m.generations
-            if not generations.is_file():
-                raise InputError(f"{generations} is missing: the shard's generations", file=folder / SHARD_FILE,
-                                 field="generations", fix="copy the whole shard folder, or re-run the shard")
-            cache.import_file(generations)
+        cache.import_shards(files)  # in shard order: identical requests numbered as one process numbers them
     outcome = evaluate(resolved, [by_name[name] for name in first.tasks], out, cache_dir=cache_dir,
                        checkpoint=checkpoint_of(first), limit=first.limit, role=first.role,
                        progress=progress or SilentProgress(), cached_only=True)

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rlgate._core.errors import InputError
 from rlgate._core.files import write_text_atomic
 
-SHARD_SCHEMA_VERSION: Literal[1] = 1
+#: 2: the generations file holds exactly the shard's requests, numbered among the shard's own documents
+SHARD_SCHEMA_VERSION: Literal[2] = 2
 SHARD_FILE = "shard.json"
 #: the shard's generations (a GenerationCache file holding only this shard's tasks), merged into the cache
 GENERATIONS_FILE = "generations.sqlite"
@@ -43,7 +44,7 @@ class ShardManifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = SHARD_SCHEMA_VERSION
+    schema_version: Literal[2] = SHARD_SCHEMA_VERSION
     contract: str = Field(description="the contract file the shard ran (the merge loads it again)")
     contract_name: str
     contract_hash: str = Field(description="sha256 over every file the contract references")
@@ -58,6 +59,7 @@ class ShardManifest(BaseModel):
     base: dict[str, int] = Field(description="leaf task -> documents of the whole run (the contract's, after limit)")
     documents: dict[str, list[int]] = Field(description="leaf task -> document ids this shard evaluated")
     generations: str = GENERATIONS_FILE
+    unanswered: int = Field(0, ge=0, description="requests of the shard its generations do not answer (failed)")
 
 
 def write_shard(folder: Path, manifest: ShardManifest) -> Path:
@@ -75,9 +77,12 @@ def read_shard(folder: Path) -> ShardManifest:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read the shard manifest: {exc}", file=path, fix=fix) from None
     if isinstance(data, dict) and isinstance(data.get("schema_version"), int) \
-            and data["schema_version"] > SHARD_SCHEMA_VERSION:
+            and data["schema_version"] != SHARD_SCHEMA_VERSION:
+        newer = data["schema_version"] > SHARD_SCHEMA_VERSION
         raise InputError(f"the shard manifest has schema version {data['schema_version']}; this rlgate reads "
-                         f"{SHARD_SCHEMA_VERSION}", file=path, fix="merge with the rlgate that wrote the shards")
+                         f"{SHARD_SCHEMA_VERSION}", file=path, field="schema_version",
+                         fix="merge with the rlgate that wrote the shards" if newer else
+                         "re-run the shard with this rlgate (its cache answers what it already generated)")
     try:
         return ShardManifest.model_validate(data)
     except ValidationError as exc:

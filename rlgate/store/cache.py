@@ -15,7 +15,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,19 +196,16 @@ class GenerationCache:
             return int(self._conn.execute("SELECT COUNT(*) FROM generations WHERE fingerprint=?",
                                           (fingerprint,)).fetchone()[0])
 
-    def export_scopes(self, scopes: Iterable[Scope], dest: Path) -> int:
-        """Copy every generation of `scopes` into a fresh cache file `dest` (a shard's generations); the count."""
+    def export_requests(self, requested: Mapping[Scope, Sequence[tuple[str, int]]], dest: Path) -> int:
+        """Copy the generations of exactly these (request hash, occurrence) keys into a fresh cache file `dest`
+        (a shard's generations: what it asked, not whatever else its cache holds); the rows copied."""
         dest.unlink(missing_ok=True)
         copied = 0
         with GenerationCache(dest) as out:
-            for scope in scopes:
-                with self._lock:
-                    rows = self._conn.execute(
-                        "SELECT request_hash, occurrence, response, tokens_in, tokens_out FROM generations "
-                        "WHERE fingerprint=? AND task_hash=? AND protocol_hash=?",
-                        (scope.fingerprint, scope.task_hash, scope.protocol_hash)).fetchall()
-                out.put_many(scope, [(r, o, CachedGeneration(t, _count(i), _count(n))) for r, o, t, i, n in rows])
-                copied += len(rows)
+            for scope, keys in requested.items():
+                found = self.get_many(scope, keys)
+                out.put_many(scope, [(req, occ, found[(req, occ)]) for req, occ in keys if (req, occ) in found])
+                copied += len(found)
         return copied
 
     def export_fingerprint(self, fingerprint: str, dest: Path) -> int:
@@ -218,14 +216,31 @@ class GenerationCache:
             conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", rows)
         return len(rows)
 
-    def import_file(self, source: Path) -> int:
-        """Add every generation of another cache file (a shard's) not stored here yet; the rows read."""
-        with GenerationCache(source) as other, other._lock:
-            rows = other._conn.execute("SELECT * FROM generations").fetchall()
-        if rows:
-            with self._tx() as conn:
-                conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", rows)
-        return len(rows)
+    def import_shards(self, sources: Sequence[Path]) -> int:
+        """Add the generations of shards 1..N (their files, in shard order) not stored here yet; the rows read.
+
+        A shard numbers identical requests (one prompt in two documents) from 0 among its own documents; one
+        process numbers them over the whole task in document order. Shards hold contiguous document ranges in
+        order and every request a shard made is in its file (`export_requests`, `ShardManifest.unanswered`),
+        so shard K's occurrence i of a request is the run's occurrence (its count in shards 1..K-1) + i."""
+        offsets: dict[tuple[str, str, str, str], int] = defaultdict(int)
+        read = 0
+        for source in sources:
+            with GenerationCache(source) as other, other._lock:
+                rows = other._conn.execute("SELECT * FROM generations").fetchall()
+            counts: dict[tuple[str, str, str, str], int] = defaultdict(int)
+            renumbered = []
+            for row in rows:
+                key = (row[0], row[1], row[2], row[3])
+                renumbered.append((*key, offsets[key] + row[4], *row[5:]))
+                counts[key] = max(counts[key], row[4] + 1)
+            for key, count in counts.items():
+                offsets[key] += count
+            if renumbered:
+                with self._tx() as conn:
+                    conn.executemany("INSERT OR IGNORE INTO generations VALUES (?,?,?,?,?,?,?,?,?)", renumbered)
+            read += len(rows)
+        return read
 
     # ------------------------------------------------------------------ file digests
     def file_digest(self, path: Path, stat: os.stat_result) -> str | None:

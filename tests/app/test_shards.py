@@ -66,7 +66,7 @@ def test_each_shard_holds_a_contiguous_range_and_says_it_is_partial(runs: dict[s
     seen: dict[str, list[int]] = {t: [] for t in TASKS}
     for k in range(1, N + 1):
         shard = json.loads((runs[f"s{k}"] / "shard.json").read_text())
-        assert shard["schema_version"] == 1 and (shard["shard"], shard["shards"]) == (k, N)
+        assert shard["schema_version"] == 2 and (shard["shard"], shard["shards"]) == (k, N)
         assert shard["base"] == {t: DOCS for t in TASKS}
         for task, ids in shard["documents"].items():
             assert ids == list(range(ids[0], ids[0] + len(ids))) if ids else True

@@ -156,7 +156,7 @@ class CachingLM(LM):
     def __init__(self, factory: Callable[[], LM], *, cache: GenerationCache, fingerprint: str, protocol_hash: str,
                  task_hashes: dict[str, str], progress: ProgressSink | None = None, chunk_size: int | None = None,
                  tokenizer_loader: Callable[[], Any] | None = None, eager: bool = False,
-                 model_info: dict[str, Any] | None = None) -> None:
+                 model_info: dict[str, Any] | None = None, record_requests: bool = False) -> None:
         super().__init__()
         self._factory = factory
         self._inner: LM | None = None
@@ -172,6 +172,9 @@ class CachingLM(LM):
         self.stats: dict[str, TaskStats] = defaultdict(TaskStats)
         self.model_loaded = False
         self._hook = _Hook(self)
+        #: with `record_requests` (a shard), every (request hash, occurrence) asked, per scope: the shard's
+        #: generations file holds exactly these (its cache may hold more, seeded from the main cache)
+        self.requested: dict[Scope, list[tuple[str, int]]] | None = defaultdict(list) if record_requests else None
         if eager:
             self.inner  # noqa: B018  (cheap backends, e.g. an HTTP client, are built up front)
 
@@ -273,6 +276,8 @@ class CachingLM(LM):
             key = request_hash(reqtype, inst.args)
             keyed.append((inst, key, seen[key]))
             seen[key] += 1
+        if self.requested is not None:
+            self.requested[scope].extend((key, occ) for _, key, occ in keyed)
         found = self.cache.get_many(scope, [(k, o) for _, k, o in keyed])
         stats = self.stats[task]
         stats.requests += len(insts)

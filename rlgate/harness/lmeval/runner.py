@@ -269,9 +269,9 @@ class LmEvalRunner:
             run.expected_documents = base_of.get(run.task, run.documents)
         write_manifest(plan.out_dir, manifest)
         if plan.shard is not None:
+            assert isinstance(lm, CachingLM) and lm.requested is not None  # a shard never replays responses
             write_shard_files(plan, harness=self.name, documents={k: suite.samples[k] for k in base_of},
-                              base=base_of, task_hashes=suite.task_hash, fingerprint=fingerprint,
-                              protocol_hash=protocol_hash(protocol))
+                              base=base_of, requested=lm.requested, protocol_hash=protocol_hash(protocol))
         return RunOutcome(plan.out_dir, results_file, manifest, loaded)
 
     # ------------------------------------------------------------------ live backends
@@ -307,7 +307,8 @@ class LmEvalRunner:
                        chunk_size=VLLM_CHUNK if protocol.backend in ("vllm", "vllm-vlm") else None,
                        tokenizer_loader=loader,
                        eager=protocol.backend == "openai" and not plan.cached_only,
-                       model_info={"rlgate_checkpoint_fingerprint": ckpt.fingerprint})
+                       model_info={"rlgate_checkpoint_fingerprint": ckpt.fingerprint},
+                       record_requests=plan.shard is not None)
         lm.MULTIMODAL = protocol.multimodal  # lm-eval checks it per image task
         return lm, model_name, model_args, ckpt.fingerprint
 

@@ -18,19 +18,20 @@ from rlgate.store.cache import GenerationCache, Scope
 
 
 def write_shard_files(plan: RunPlan, *, harness: str, documents: dict[str, list[int]], base: dict[str, int],
-                      task_hashes: dict[str, str], fingerprint: str, protocol_hash: str) -> Path:
-    """shard.json and generations.sqlite in the shard's folder; the manifest's path."""
+                      requested: dict[Scope, list[tuple[str, int]]], protocol_hash: str) -> Path:
+    """shard.json and generations.sqlite (the answers to exactly the requests the shard made, numbered as
+    the shard numbered them) in the shard's folder; the manifest's path."""
     assert plan.shard is not None and plan.checkpoint is not None
     ckpt = plan.checkpoint
     with GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
-        cache.export_scopes([Scope(fingerprint, task_hashes[leaf], protocol_hash) for leaf in documents],
-                            plan.out_dir / GENERATIONS_FILE)
+        answered = cache.export_requests(requested, plan.out_dir / GENERATIONS_FILE)
     manifest = ShardManifest(
         contract=str(plan.contract.path), contract_name=plan.contract.name,
         contract_hash=plan.contract.content_hash(), protocol_hash=protocol_hash, harness=harness, role=plan.role,
         checkpoint=ShardCheckpoint(**asdict(ckpt)),
         shard=plan.shard[0], shards=plan.shard[1], tasks=[t.name for t in plan.tasks], limit=plan.limit,
-        base=base, documents={leaf: list(ids) for leaf, ids in documents.items()})
+        base=base, documents={leaf: list(ids) for leaf, ids in documents.items()},
+        unanswered=sum(map(len, requested.values())) - answered)
     return write_shard(plan.out_dir, manifest)
 
 
