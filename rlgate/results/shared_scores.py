@@ -68,8 +68,12 @@ def _share(samples: Iterable[SampleRecord], inner: dict[tuple[Any, ...], FrozenS
             continue
         tables = []
         for filt, metrics in scores.items():
-            key = tuple((metric, _key(value)) for metric, value in metrics.items())
-            table = inner.get(key)
+            try:  # the values' types beside them: 1.0, 1 and True are equal as keys, not as scores
+                key: tuple[Any, ...] = (*metrics.items(), *map(type, metrics.values()))
+                table = inner.get(key)
+            except TypeError:  # a list value (unhashable)
+                key = tuple((metric, _key(value)) for metric, value in metrics.items())
+                table = inner.get(key)
             if table is None:
                 table = inner[key] = FrozenScores(metrics)
             tables.append((filt, table))
