@@ -198,15 +198,15 @@ class GenerationCache:
 
     def export_requests(self, requested: Mapping[Scope, Sequence[tuple[str, int]]], dest: Path) -> int:
         """Copy the generations of exactly these (request hash, occurrence) keys into a fresh cache file `dest`
-        (a shard's generations: what it asked, not whatever else its cache holds); the rows copied."""
+        (a shard's generations: what it asked, not whatever else its cache holds); the keys with no answer."""
         dest.unlink(missing_ok=True)
-        copied = 0
+        unanswered = 0
         with GenerationCache(dest) as out:
             for scope, keys in requested.items():
                 found = self.get_many(scope, keys)
-                out.put_many(scope, [(req, occ, found[(req, occ)]) for req, occ in keys if (req, occ) in found])
-                copied += len(found)
-        return copied
+                out.put_many(scope, [(req, occ, gen) for (req, occ), gen in found.items()])
+                unanswered += len(set(keys)) - len(found)
+        return unanswered
 
     def export_fingerprint(self, fingerprint: str, dest: Path) -> int:
         """Copy every generation of one checkpoint into the cache file `dest` (kept rows win); the rows copied."""

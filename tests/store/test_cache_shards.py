@@ -22,8 +22,8 @@ def test_a_shard_exports_exactly_the_requests_it_made(tmp_path: Path) -> None:
     with GenerationCache(tmp_path / "cache.sqlite") as cache:  # seeded with a whole earlier run, and more
         cache.put_many(TASK, [("p", 0, CachedGeneration("a")), ("p", 1, CachedGeneration("b")),
                               ("q", 0, CachedGeneration("c"))])
-        copied = cache.export_requests({TASK: [("p", 0), ("r", 0)]}, tmp_path / "generations.sqlite")
-    assert copied == 1  # ("r", 0) was never answered: the manifest counts it as unanswered
+        unanswered = cache.export_requests({TASK: [("p", 0), ("r", 0)]}, tmp_path / "generations.sqlite")
+    assert unanswered == 1  # ("r", 0) was never answered: the manifest counts it
     with GenerationCache(tmp_path / "generations.sqlite") as out:
         assert out.count() == 1 and out.get_many(TASK, [("p", 0)]) == {("p", 0): CachedGeneration("a")}
 

@@ -24,14 +24,14 @@ def write_shard_files(plan: RunPlan, *, harness: str, documents: dict[str, list[
     assert plan.shard is not None and plan.checkpoint is not None
     ckpt = plan.checkpoint
     with GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
-        answered = cache.export_requests(requested, plan.out_dir / GENERATIONS_FILE)
+        unanswered = cache.export_requests(requested, plan.out_dir / GENERATIONS_FILE)
     manifest = ShardManifest(
         contract=str(plan.contract.path), contract_name=plan.contract.name,
         contract_hash=plan.contract.content_hash(), protocol_hash=protocol_hash, harness=harness, role=plan.role,
         checkpoint=ShardCheckpoint(**asdict(ckpt)),
         shard=plan.shard[0], shards=plan.shard[1], tasks=[t.name for t in plan.tasks], limit=plan.limit,
         base=base, documents={leaf: list(ids) for leaf, ids in documents.items()},
-        unanswered=sum(map(len, requested.values())) - answered)
+        unanswered=unanswered)
     return write_shard(plan.out_dir, manifest)
 
 
