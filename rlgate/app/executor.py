@@ -3,7 +3,8 @@
 kind ray plans N shards (the K-th contiguous range of every task's documents), runs each as a Ray task with
 the resources the contract gives (num_gpus=gpus_per_shard), and merges them (`rlgate.app.shards`) into the
 folder one process writes. check's roles go to the cluster together (`run_roles`): no role waits for the
-other's shards and merge, a role whose checkpoint another role already shards is not sharded again, and the
+other's shards and merge, a role whose checkpoint another role already shards is not sharded again (where the
+harness answers runs from the cache: lm-eval; inspect runs each role live, as one process does), and the
 merges run on a worker (as a rule one that ran a shard: lm-eval imported), so the check process never imports it.
 
 Each shard writes only its own cache file (one SQLite writer per file, so a shared filesystem holds them
@@ -89,6 +90,9 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], runs: list[Ro
     """Every role's shards at once; a role whose checkpoint an earlier role shards (same fingerprint: the same
     requests) is evaluated from the merged cache, as one process finds it cached. The merges run on a worker
     that ran a shard (lm-eval already imported there), so this process never imports lm-eval."""
+    from rlgate.app.runs import one_harness
+    from rlgate.harness import get_harness
+
     ray = _ray()
     spec = resolved.contract.protocol.executor
     try:
@@ -104,9 +108,10 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], runs: list[Ro
     refs: dict[Any, str] = {}
     steps: list[MergeStep] = []
     sharded: set[str] = set()
+    from_cache = get_harness(one_harness(resolved, tasks)).answers_from_cache  # inspect: every role runs live
     for run in runs:
         out = run.out.resolve()
-        if run.checkpoint.fingerprint in sharded:  # evaluated from the cache once the earlier role's are merged
+        if from_cache and run.checkpoint.fingerprint in sharded:  # from the cache the earlier role's merge fills
             steps.append(MergeStep(run.role, out, run.checkpoint, None))
             continue
         sharded.add(run.checkpoint.fingerprint)

@@ -71,17 +71,20 @@ def evaluate(resolved: ResolvedContract, tasks: list[ResolvedTask], out: Path, *
 
     `sequential_look`: only the documents of looks 1..k of the seeded order (protocol.sequential).
     `shard`: shard K of N of every task's documents (plus shard.json); `cached_only`: never load the model."""
-    name = _one_harness(resolved, tasks)
+    name = one_harness(resolved, tasks)
     harness = (importer_for(name, responses) if responses is not None and responses.exists() else None) \
         or get_harness(name)
     if sequential_look is not None and not harness.generates_in_looks:
         raise InputError(f"protocol.sequential generates documents look by look; the {name} harness runs every "
                          "sample", file=resolved.path, field="protocol.sequential",
                          fix="remove protocol.sequential, or gate stored results with `rlgate gate --sequential`")
-    if (shard is not None or cached_only) and not harness.runs_shards:
+    if shard is not None and not harness.runs_shards:
         raise InputError(f"the {name} harness does not run shards of a task's documents", file=resolved.path,
                          field="protocol.executor", fix="run its tasks in one process (executor kind local, no "
-                         "--shard); shards are supported for lm_eval tasks")
+                         "--shard); shards are supported for lm_eval and inspect tasks")
+    if cached_only and not harness.answers_from_cache:
+        raise InputError(f"the {name} harness cannot answer a run from the cache alone", file=resolved.path,
+                         field="protocol.executor", fix="run its tasks live (no cached-only replay)")
     if shard is not None and (sequential_look is not None or responses is not None):
         raise InputError("shards split a live run's documents; protocol.sequential and --responses choose their "
                          "own", file=resolved.path, field="--shard",
@@ -116,7 +119,7 @@ def eval_contract(contract: Path, out: Path, *, checkpoint: str | None = None, r
                     responded_only=responded_only, limit=limit, progress=progress, shard=shard)
 
 
-def _one_harness(resolved: ResolvedContract, tasks: list[ResolvedTask]) -> str:
+def one_harness(resolved: ResolvedContract, tasks: list[ResolvedTask]) -> str:
     """The harness of the run's tasks; one run folder holds one harness's outputs."""
     names = sorted({t.harness for t in tasks})
     if len(names) > 1:

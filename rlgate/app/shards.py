@@ -1,9 +1,10 @@
 """Shards of one run, and `rlgate merge`: N shards' generations become the folder one process writes.
 
 A shard (`rlgate eval --shard K/N`, or a Ray task of `protocol.executor`) evaluates the K-th contiguous
-range of every task's documents and leaves its generations beside its results. The merge refuses shards
-that cannot be one run, then evaluates the whole run from the merged generations without loading the
-model: every sample comes from exactly one shard, and the results folder is the single-process one.
+range of every task's documents and leaves what it generated beside its results. The merge refuses shards
+that cannot be one run, then the harness assembles the whole run without loading the model (lm-eval
+evaluates it from the merged generations, inspect joins the shards' logs): every sample comes from exactly
+one shard, and the results folder is the single-process one.
 """
 
 from __future__ import annotations
@@ -101,12 +102,13 @@ def _every_document_once(folders: Sequence[Path], manifests: list[ShardManifest]
 
 def merge_shards(folders: Sequence[Path], out: Path, *, cache_dir: Path | None = None, contract: Path | None = None,
                  progress: ProgressSink | None = None, resolved: ResolvedContract | None = None) -> RunOutcome:
-    """Check the shards, merge their generations into the cache, and evaluate the whole run from it into `out`.
+    """Check the shards, then let their harness assemble the whole run into `out` (lm-eval: from the shards'
+    generations through the cache; inspect: the shards' logs as one log per task).
 
     `resolved`: the contract already loaded (the Ray executor's), else loaded from `contract` or the shards'."""
-    from rlgate.app.runs import default_cache_dir, evaluate
+    from rlgate.app.runs import default_cache_dir
+    from rlgate.harness.registry import get_harness
     from rlgate.harness.vocabulary import load_contract
-    from rlgate.store.cache import GenerationCache
 
     manifests = check_shards(folders)
     first = manifests[0]
@@ -124,19 +126,11 @@ def merge_shards(folders: Sequence[Path], out: Path, *, cache_dir: Path | None =
     if unknown:
         raise InputError(f"task '{unknown[0]}' of the shards is not in {path}", file=folders[0] / SHARD_FILE,
                          field="tasks", fix="merge with the contract the shards ran")
-    cache_dir = cache_dir or default_cache_dir()
-    files = []
-    for folder, m in sorted(zip(folders, manifests, strict=True), key=lambda pair: pair[1].shard):
-        generations = folder / m.generations
-        if not generations.is_file():
-            raise InputError(f"{generations} is missing: the shard's generations", file=folder / SHARD_FILE,
-                             field="generations", fix="copy the whole shard folder, or re-run the shard")
-        files.append(generations)
-    with GenerationCache(cache_dir / "cache.sqlite") as cache:
-        cache.import_shards(files)  # in shard order: identical requests numbered as one process numbers them
-    outcome = evaluate(resolved, [by_name[name] for name in first.tasks], out, cache_dir=cache_dir,
-                       checkpoint=checkpoint_of(first), limit=first.limit, role=first.role,
-                       progress=progress or SilentProgress(), cached_only=True)
+    harness = get_harness(first.harness)
+    plan = harness.plan(resolved, [by_name[name] for name in first.tasks], out, cache_dir or default_cache_dir(),
+                        checkpoint=checkpoint_of(first), limit=first.limit, role=first.role,
+                        progress=progress or SilentProgress())
+    outcome = harness.merge(plan, sorted(zip(folders, manifests, strict=True), key=lambda pair: pair[1].shard))
     return _as_the_shards_ran(outcome, folders)
 
 

@@ -20,6 +20,7 @@ from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, TaskVocabulary, ope
 from rlgate.harness.checkpoint import CheckpointInfo
 from rlgate.results.manifest import RunManifest
 from rlgate.results.models import RunResult
+from rlgate.results.shard import ShardManifest
 
 
 class ProgressSink(TypingProtocol):
@@ -102,8 +103,11 @@ class Harness(ABC):
     scores_checked: ClassVar[bool] = False
     #: runs a seeded subset of documents per look (RunPlan.sequential_look), for protocol.sequential
     generates_in_looks: ClassVar[bool] = False
-    #: runs a shard of every task's documents (RunPlan.shard) and from the cache only (RunPlan.cached_only)
+    #: runs a shard of every task's documents (RunPlan.shard) and merges shards into one run (`merge`)
     runs_shards: ClassVar[bool] = False
+    #: answers every request from the cache, never loading the model (RunPlan.cached_only): a second role of an
+    #: already-sharded checkpoint is evaluated from the merged cache instead of sharded again
+    answers_from_cache: ClassVar[bool] = False
     #: its tasks are agent tasks (trajectories): the contract's agent budget and safety rules apply
     runs_agents: ClassVar[bool] = False
     #: how to get per-sample results out of this harness (shown where only aggregates were found)
@@ -164,6 +168,12 @@ class Harness(ABC):
     def run(self, plan: RunPlan) -> RunOutcome:
         """Evaluate the plan into `plan.out_dir`; cached generations are never generated twice."""
         raise self._read_only()
+
+    def merge(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:
+        """The whole run of `plan` into `plan.out_dir` from its shards (folder, manifest; in shard order), already
+        checked to be shards 1..N of this run with every document in exactly one (`rlgate.app.shards`)."""
+        raise InputError(f"the {self.name} harness does not merge shards", field="suites.tasks.harness",
+                         fix="run its tasks in one process (executor kind local, no --shard)")
 
     def _read_only(self) -> InputError:
         return InputError(f"the {self.name} harness only reads stored results; it cannot run tasks",

@@ -2,8 +2,9 @@
 
 `rlgate merge` reads it to refuse shards that cannot be one run (another contract, protocol, checkpoint or
 shard count), a missing shard, or a document in two shards, before it assembles the run from the shards'
-generations. The documents are lm-eval's document ids of each leaf task, counted against the contract's
-own documents (`base`), never against what the shards claim to have produced.
+outputs. The documents are lm-eval's document ids of each leaf task, or the dataset positions (from 0) of each
+inspect task, counted against the contract's own documents (`base`), never against what the shards claim to
+have produced.
 """
 
 from __future__ import annotations
@@ -56,10 +57,19 @@ class ShardManifest(BaseModel):
     shards: int = Field(ge=1, description="N of K/N")
     tasks: list[str] = Field(description="the contract's tasks of the run (suite task names)")
     limit: int | None = None
-    base: dict[str, int] = Field(description="leaf task -> documents of the whole run (the contract's, after limit)")
-    documents: dict[str, list[int]] = Field(description="leaf task -> document ids this shard evaluated")
-    generations: str = GENERATIONS_FILE
+    base: dict[str, int] = Field(description="task (lm-eval: leaf task) -> documents of the whole run (the "
+                                 "contract's, after limit)")
+    documents: dict[str, list[int]] = Field(description="task -> documents this shard evaluated (lm-eval doc ids, "
+                                            "inspect dataset positions)")
+    generations: str = Field(GENERATIONS_FILE, description="what the shard generated, beside shard.json: lm-eval's "
+                             "generations file, inspect's logs folder")
     unanswered: int = Field(0, ge=0, description="requests of the shard its generations do not answer (failed)")
+
+
+def shard_range(count: int, shard: tuple[int, int]) -> range:
+    """The positions of shard K of N among `count` documents: the K-th of N contiguous, near-equal ranges."""
+    k, n = shard
+    return range(count * (k - 1) // n, count * k // n)
 
 
 def write_shard(folder: Path, manifest: ShardManifest) -> Path:

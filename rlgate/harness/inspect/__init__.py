@@ -16,6 +16,7 @@ from rlgate.contract.loader import ResolvedContract, ResolvedTask
 from rlgate.harness.base import Harness, RunOutcome, RunPlan, TaskRequirements
 from rlgate.results.manifest import MANIFEST_FILE, load_manifest
 from rlgate.results.models import RunResult
+from rlgate.results.shard import ShardManifest
 
 _HEAVY = ("inspect_ai", "inspect_evals")
 
@@ -45,6 +46,8 @@ class InspectHarness(Harness):
 
     name = "inspect"
     runs_agents = True
+    #: shard K of N runs the K-th range of each dataset; the merge joins the shards' logs (`inspect.shards`)
+    runs_shards = True
     samples_hint = "give the .eval log itself (inspect logs every sample unless run with --no-log-samples)"
 
     def version(self) -> str | None:
@@ -97,6 +100,12 @@ class InspectHarness(Harness):
         from rlgate.harness.inspect.runner import InspectRunner
 
         return InspectRunner().run(plan)
+
+    def merge(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:
+        _require_inspect("merging shards of agent tasks")
+        from rlgate.harness.inspect.runner import InspectRunner
+
+        return InspectRunner().merge(plan, shards)
 
 
 __all__ = ["InspectHarness", "is_json_log"]

@@ -40,6 +40,8 @@ from rlgate.results.models import (
 
 #: metadata key rlgate writes into logs it runs: the contract's name for the task
 TASK_NAME_KEY = "rlgate_task"
+#: ... and the run's agent protocol fields and checkpoint fingerprint (a log is reused only under both)
+PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
 CORRUPT_FIX = ("the log is corrupt or truncated (a killed run?): re-run the task, or resume it with "
                "`inspect eval-retry LOG`, then point rlgate at the complete log")
 

@@ -23,12 +23,11 @@ from rlgate._core.files import write_text_atomic
 from rlgate.contract.loader import ResolvedTask, local_task_file
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
-from rlgate.harness.inspect.log import TASK_NAME_KEY, read_log, task_name, task_result
+from rlgate.harness.inspect.log import CHECKPOINT_KEY, PROTOCOL_KEY, TASK_NAME_KEY, read_log, task_name, task_result
+from rlgate.harness.inspect.shards import LOGS, SHARD_KEY, ShardPlan, window_key
 from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.results.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
-
-LOGS = "logs"
-PROTOCOL_KEY, CHECKPOINT_KEY = "rlgate_protocol", "rlgate_checkpoint"
+from rlgate.results.shard import ShardManifest
 
 
 def _task_spec(task: ResolvedTask) -> str:
@@ -69,11 +68,13 @@ def _load_task(task: ResolvedTask) -> Any:
     return found[0]
 
 
-def _reusable(log_file: Path, fingerprint: str, fields: dict[str, Any]) -> tuple[bool, bool]:
-    """(same run?, complete?) of an existing log: same checkpoint and protocol recorded in its metadata."""
+def _reusable(log_file: Path, fingerprint: str, fields: dict[str, Any],
+              window: list[int] | None) -> tuple[bool, bool]:
+    """(same run?, complete?) of an existing log: same checkpoint, protocol and shard window in its metadata."""
     log = read_log(log_file, header_only=True)
     meta = log.eval.metadata or {}
-    same = meta.get(CHECKPOINT_KEY) == fingerprint and meta.get(PROTOCOL_KEY) == fields
+    same = meta.get(CHECKPOINT_KEY) == fingerprint and meta.get(PROTOCOL_KEY) == fields \
+        and meta.get(SHARD_KEY) == window
     return same, log.status == "success"
 
 
@@ -101,10 +102,18 @@ class InspectRunner:
         logs_dir.mkdir(parents=True, exist_ok=True)
         os.environ.setdefault("INSPECT_CACHE_DIR", str((plan.cache_dir / "inspect").resolve()))
         runs: list[TaskRun] = []
+        shard = ShardPlan(plan.shard)
         for task in plan.tasks:
             fields = mapping.agent_protocol(protocol, task)
+            limit = plan.limit or task.entry.limit or protocol.limit
+            loaded = _load_task(task) if plan.shard is not None else None
+            window = shard.window(task.name, len(loaded.dataset), limit) if loaded is not None else None
+            if window is not None and not window:
+                plan.progress.message(f"{task.name}: no sample in shard {shard.label}")
+                continue
             existing = self._existing(logs_dir, task.name)
-            reuse = _reusable(existing, plan.checkpoint.fingerprint, fields) if existing is not None else None
+            reuse = _reusable(existing, plan.checkpoint.fingerprint, fields, window_key(window)) \
+                if existing is not None else None
             t0 = time.monotonic()
             same, complete = reuse or (False, False)
             if existing is not None and same and complete:
@@ -117,20 +126,43 @@ class InspectRunner:
             else:
                 if existing is not None:  # another checkpoint or protocol (or a scripted policy): never mixed in
                     existing.unlink()
-                loaded = _load_task(task)
-                plan.progress.task_started(task.name, len(loaded.dataset) * protocol.sampling.n, 0)
+                loaded = loaded or _load_task(task)
+                count = len(window) if window is not None else min(len(loaded.dataset), limit or len(loaded.dataset))
+                plan.progress.task_started(task.name, count * protocol.sampling.n, 0)
+                metadata: dict[str, Any] = {TASK_NAME_KEY: task.name, PROTOCOL_KEY: fields,
+                                            CHECKPOINT_KEY: plan.checkpoint.fingerprint}
+                if window is not None:  # inspect's positional range: ids as the whole dataset numbers them
+                    metadata[SHARD_KEY] = window_key(window)
                 logs = inspect_eval(
                     loaded, model=model_obj, model_args=model_args if model_obj is model else {},
                     model_base_url=base_url, epochs=protocol.sampling.n,
-                    limit=plan.limit or task.entry.limit or protocol.limit, log_dir=str(logs_dir), log_format="eval",
-                    display="none", fail_on_error=False,
-                    metadata={TASK_NAME_KEY: task.name, PROTOCOL_KEY: fields,
-                              CHECKPOINT_KEY: plan.checkpoint.fingerprint},
+                    limit=(window.start, window.stop) if window is not None else limit, log_dir=str(logs_dir),
+                    log_format="eval", display="none", fail_on_error=False, metadata=metadata,
                     **mapping.limits(protocol.agent), **mapping.generate_config(protocol))
                 log_file, cached = Path(logs[0].location), False
-                plan.progress.advanced(task.name, len(loaded.dataset) * protocol.sampling.n)
+                plan.progress.advanced(task.name, count * protocol.sampling.n)
             plan.progress.task_finished(task.name)
             runs.append(self._task_run(task, log_file, time.monotonic() - t0, cached))
+        for run in runs if plan.shard is not None else []:  # a shard's folder alone covers part of each task
+            run.expected_documents = shard.base[run.task] * protocol.sampling.n
+        outcome = self._finish(plan, runs, model, model_args, started, stamp, plan.checkpoint.fingerprint)
+        if plan.shard is not None:
+            shard.write(plan, outcome.manifest)
+        return outcome
+
+    def merge(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:
+        """The shards' logs joined into one log per task in `<out>/logs/`, with the run manifest one process
+        writes (what the shards generated is counted by `rlgate.app.shards`)."""
+        from rlgate.harness.inspect.shards import join_logs
+
+        assert plan.checkpoint is not None
+        started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+        model, model_args = mapping.model_name(plan.contract.contract.protocol, plan.checkpoint.load_path)
+        model_args.pop("base_url", None)
+        logs_dir = plan.out_dir / LOGS
+        logs_dir.mkdir(parents=True, exist_ok=True)
+        runs = [self._task_run(task, join_logs(plan, task, shards, logs_dir), 0.0, False) for task in plan.tasks
+                if any(m.documents.get(task.name) for _, m in shards)]
         return self._finish(plan, runs, model, model_args, started, stamp, plan.checkpoint.fingerprint)
 
     @staticmethod

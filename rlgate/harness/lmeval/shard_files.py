@@ -13,7 +13,7 @@ from typing import Any
 
 from rlgate._core.errors import InputError
 from rlgate.harness.base import RunPlan
-from rlgate.results.shard import GENERATIONS_FILE, ShardCheckpoint, ShardManifest, write_shard
+from rlgate.results.shard import GENERATIONS_FILE, SHARD_FILE, ShardCheckpoint, ShardManifest, write_shard
 from rlgate.store.cache import GenerationCache, Scope
 
 
@@ -33,6 +33,20 @@ def write_shard_files(plan: RunPlan, *, harness: str, documents: dict[str, list[
         base=base, documents={leaf: list(ids) for leaf, ids in documents.items()},
         unanswered=unanswered)
     return write_shard(plan.out_dir, manifest)
+
+
+def import_generations(plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> None:
+    """The shards' generations into the plan's cache, in shard order: identical requests are numbered as one
+    process numbers them, so the run evaluated from the cache afterwards is the single-process one."""
+    files = []
+    for folder, manifest in shards:
+        generations = folder / manifest.generations
+        if not generations.is_file():
+            raise InputError(f"{generations} is missing: the shard's generations", file=folder / SHARD_FILE,
+                             field="generations", fix="copy the whole shard folder, or re-run the shard")
+        files.append(generations)
+    with GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
+        cache.import_shards(files)
 
 
 def cache_only_factory(source: str) -> Callable[[], Any]:

@@ -19,6 +19,7 @@ from lm_eval.api.group import Group
 from rlgate._core.errors import InputError
 from rlgate.contract.models import Protocol, Sequential
 from rlgate.harness.lmeval.tasks import LoadedSuite
+from rlgate.results.shard import shard_range
 
 
 def select_look(suite: LoadedSuite, protocol: Protocol, look: int | None, seed: int) -> dict[str, list[int]]:
@@ -49,7 +50,8 @@ def select_shard(suite: LoadedSuite, shard: tuple[int, int] | None) -> dict[str,
     for leaf, task in suite.leaves.items():
         base = suite.samples.get(leaf) or list(range(len(task.eval_docs)))
         base_of[leaf] = len(base)
-        suite.samples[leaf] = base[len(base) * (k - 1) // n:len(base) * k // n]
+        window = shard_range(len(base), shard)
+        suite.samples[leaf] = base[window.start:window.stop]
         _pin_fewshot(task, suite.samples[leaf])
     prune(suite, [leaf for leaf in suite.leaves if not suite.samples[leaf]])  # fewer documents than shards
     if not suite.top:
