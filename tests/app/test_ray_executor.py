@@ -1,8 +1,7 @@
 """protocol.executor kind ray on a real local Ray cluster: `rlgate check` of a three-task contract sharded four
 ways gives the single-process decision.json, and a worker killed mid-run still leaves every sample exactly once.
 
-The cluster is started outside the tests (`.ci/run` starts one on loopback: `ray start --head --port 0`) and
-named by $RLGATE_RAY_ADDRESS; with RLGATE_REQUIRE_RAY=1 (CI) a missing cluster is a failure, elsewhere a skip.
+The cluster: `fixtures.ray_cluster` (started by `.ci/run` on loopback; a skip elsewhere, a failure in CI).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.ray_cluster import ray_address
 from fixtures.shard_contract import DOCS, TASKS, comparable_decision, sample_records, write_contract
 from typer.testing import CliRunner
 
@@ -24,13 +24,7 @@ from rlgate.cli.app import app
 
 pytest.importorskip("lm_eval")
 runner = CliRunner()
-ADDRESS = os.environ.get("RLGATE_RAY_ADDRESS")
-if not ADDRESS or __import__("importlib").util.find_spec("ray") is None:
-    if os.environ.get("RLGATE_REQUIRE_RAY") == "1":
-        raise RuntimeError("RLGATE_REQUIRE_RAY=1 but no Ray cluster: install the `ray` extra and set "
-                           "RLGATE_RAY_ADDRESS (.ci/run starts a local cluster with ray start --head)")
-    pytest.skip("no Ray cluster: set RLGATE_RAY_ADDRESS to a running cluster (.ci/run starts one on loopback "
-                "with `ray start --head --port 0`) and install the `ray` extra", allow_module_level=True)
+ADDRESS = ray_address()
 
 RAY: dict[str, Any] = {"kind": "ray", "address": ADDRESS, "shards": 4, "cpus_per_shard": 1, "max_retries": 3}
 

@@ -162,3 +162,18 @@ def test_a_badcase_classifier_from_the_same_entry_point_group_classifies_its_tas
     run = read_results(_passes(plugin / "base.passes.jsonl", [1, 0, 1]))
     outcomes = classify_run(run)
     assert [o.failures[0].cls if o.failures else None for o in outcomes.values()] == [None, "flaky_case", None]
+
+
+def test_a_harness_without_shards_refuses_to_shard_or_merge(plugin: Path) -> None:
+    from rlgate._core.errors import InputError
+    from rlgate.app.runs import evaluate
+    from rlgate.harness.vocabulary import load_contract
+
+    resolved = load_contract(_contract(plugin, "cases/pass_rate"))
+    for option, refusal in (({"shard": (1, 2)}, "does not run shards"), ({"cached_only": True}, "from the cache")):
+        with pytest.raises(InputError, match=refusal):
+            evaluate(resolved, resolved.tasks, plugin / "run", cache_dir=plugin / "cache", **option)  # type: ignore[arg-type]
+    harness = get_harness("passes")
+    assert not harness.runs_shards and not harness.answers_from_cache
+    with pytest.raises(InputError, match="does not merge shards"):
+        harness.merge(None, [])  # type: ignore[arg-type]
