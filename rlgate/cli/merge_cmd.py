@@ -14,7 +14,8 @@ from rlgate.cli.common import app, handles_input_errors, output_folder
 @handles_input_errors
 def merge(
     shard_dirs: Annotated[list[Path], typer.Argument(help="the N shard folders of one run (any order)")],
-    out: Annotated[Path, typer.Option(help="output folder of the merged run (lm-eval format + run_manifest.json)")],
+    out: Annotated[Path, typer.Option(help="output folder of the merged run (what one process writes: lm-eval files "
+                                           "or inspect logs, and run_manifest.json)")],
     cache: Annotated[Path | None, typer.Option(help="cache folder (default $RLGATE_CACHE_DIR or .rlgate)")] = None,
     contract: Annotated[Path | None, typer.Option(
         help="the shards' contract, where it is not at the path they recorded")] = None,
