@@ -24,7 +24,7 @@ from rlgate.contract.loader import ResolvedTask, local_task_file
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.log import CHECKPOINT_KEY, PROTOCOL_KEY, TASK_NAME_KEY, read_log, task_name, task_result
-from rlgate.harness.inspect.shards import LOGS, SHARD_KEY, ShardPlan, window_key
+from rlgate.harness.inspect.shards import LOGS, SHARD_KEY, ShardPlan, join_logs, window_key
 from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.results.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
 from rlgate.results.shard import ShardManifest
@@ -143,6 +143,8 @@ class InspectRunner:
                 plan.progress.advanced(task.name, count * protocol.sampling.n)
             plan.progress.task_finished(task.name)
             runs.append(self._task_run(task, log_file, time.monotonic() - t0, cached))
+        if plan.shard is not None:
+            shard.refuse_empty()
         for run in runs if plan.shard is not None else []:  # a shard's folder alone covers part of each task
             run.expected_documents = shard.base[run.task] * protocol.sampling.n
         outcome = self._finish(plan, runs, model, model_args, started, stamp, plan.checkpoint.fingerprint)
@@ -153,8 +155,6 @@ class InspectRunner:
     def merge(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:
         """The shards' logs joined into one log per task in `<out>/logs/`, with the run manifest one process
         writes (what the shards generated is counted by `rlgate.app.shards`)."""
-        from rlgate.harness.inspect.shards import join_logs
-
         assert plan.checkpoint is not None
         started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
         model, model_args = mapping.model_name(plan.contract.contract.protocol, plan.checkpoint.load_path)

@@ -55,13 +55,17 @@ class ShardPlan:
         self.base[task], self.documents[task] = total, list(window)
         return window
 
-    def write(self, plan: RunPlan, manifest: RunManifest) -> Path:
-        """shard.json beside the shard's logs; a shard that holds no sample of any task is refused."""
-        assert self.shard is not None and plan.checkpoint is not None
+    def refuse_empty(self) -> None:
+        """A shard that holds no sample of any task is refused (before its run manifest is written)."""
+        assert self.shard is not None
         if not any(self.documents.values()):
             raise InputError(f"shard {self.label} holds no sample: every task has fewer than {self.shard[1]} "
                              "samples", field="--shard", fix="use fewer shards (protocol.executor.shards or --shard "
                                                             "K/N)")
+
+    def write(self, plan: RunPlan, manifest: RunManifest) -> Path:
+        """shard.json beside the shard's logs."""
+        assert self.shard is not None and plan.checkpoint is not None
         protocol = plan.contract.contract.protocol
         return write_shard(plan.out_dir, ShardManifest(
             contract=str(plan.contract.path), contract_name=plan.contract.name,
