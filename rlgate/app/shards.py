@@ -129,7 +129,7 @@ def merge_shards(folders: Sequence[Path], out: Path, *, cache_dir: Path | None =
     harness = get_harness(first.harness)
     plan = harness.plan(resolved, [by_name[name] for name in first.tasks], out, cache_dir or default_cache_dir(),
                         checkpoint=checkpoint_of(first), limit=first.limit, role=first.role,
-                        progress=progress or SilentProgress())
+                        progress=progress or SilentProgress(), cached_only=True)  # a merge never loads the model
     outcome = harness.merge(plan, sorted(zip(folders, manifests, strict=True), key=lambda pair: pair[1].shard))
     return _as_the_shards_ran(outcome, folders)
 

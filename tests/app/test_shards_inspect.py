@@ -163,3 +163,20 @@ def test_a_shard_that_holds_no_sample_is_refused(runs: dict[str, Path], tmp_path
                   str(tmp_path / "s"), "--cache", str(tmp_path / "cache"), "--shard", f"1/{SAMPLES + 1}")
     assert result.exit_code == 2, result.output
     assert "holds no sample" in result.output
+
+
+def test_the_merge_runs_nothing_so_needs_no_sandbox(runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandboxed task's shards run where Docker is; the machine that joins their logs needs none."""
+    from rlgate._core.errors import InputError
+    from rlgate.app.shards import checkpoint_of
+    from rlgate.harness.inspect import InspectHarness, catalog
+    from rlgate.harness.vocabulary import load_contract
+    from rlgate.results.shard import read_shard
+
+    monkeypatch.setattr(catalog, "missing", lambda task: ["Docker (the daemon does not answer)"])
+    resolved = load_contract(runs["contract"])
+    checkpoint = checkpoint_of(read_shard(runs["s1"]))
+    args = (resolved, resolved.tasks, runs["root"] / "plan", runs["root"] / "cache")
+    with pytest.raises(InputError, match="cannot run here"):
+        InspectHarness().plan(*args, checkpoint=checkpoint)
+    assert InspectHarness().plan(*args, checkpoint=checkpoint, cached_only=True).cached_only

@@ -88,7 +88,8 @@ class InspectHarness(Harness):
     def plan(self, contract: ResolvedContract, tasks: list[ResolvedTask], out_dir: Path, cache_dir: Path,
              **options: object) -> RunPlan:
         plan = self.own_plan(contract, tasks, out_dir, cache_dir, **options)
-        if options.get("checkpoint") is not None and options.get("responses") is None:
+        if options.get("checkpoint") is not None and options.get("responses") is None \
+                and not options.get("cached_only"):  # a merge joins logs: it runs nothing, needs no Docker
             from rlgate.harness.inspect.catalog import check_requirements
 
             for task in tasks:  # at plan time: a missing Docker or package stops the run before any model time
