@@ -262,3 +262,20 @@ def test_each_record_says_which_optional_fields_its_line_gave(tmp_path: Path) ->
     assert by_id[1].model_fields_set == base | {"response_tokens"}
     assert by_id[2].model_fields_set == base | {"truncated"}
     assert by_id[0].model_fields_set is not by_id[1].model_fields_set
+
+
+def test_equal_texts_of_a_file_are_one_string(tmp_path: Path) -> None:
+    """A filter's name is one string for every record, a document's filters that extract the same answer
+    hold one string of it, and a target that is its document's field is that field's string."""
+    rows = [_line(i, f, filtered_resps=[answer]) for f in ("strict-match", "flexible-extract")
+            for i, answer in ((1000, "1000"), (1001, "x" if f == "strict-match" else "1001"))]
+    samples = read_samples_file(_write(tmp_path / "samples_t_x.jsonl", rows)).samples
+    assert [s.filtered for s in samples] == [{"strict-match": "1000", "flexible-extract": "1000"},
+                                             {"strict-match": "x", "flexible-extract": "1001"}]
+    names = [name for s in samples for name in (*s.filtered, *s.scores)]
+    assert len({id(name) for name in names}) == 2
+    first = samples[0]
+    assert first.filtered["strict-match"] is first.filtered["flexible-extract"]
+    assert first.doc is not None and first.target is first.doc["answer"]
+    changed = read_samples_file(_write(tmp_path / "samples_u_x.jsonl", [_line(5, target="#### 6")])).samples[0]
+    assert changed.target == "#### 6" and changed.doc == {"question": "What is 5?", "answer": "#### 5"}

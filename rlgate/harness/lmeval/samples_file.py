@@ -7,6 +7,11 @@ from the file one by one and merged as they come; the prompts and documents are 
 all in one call (`samples_decode`). Lines msgspec refuses (NaN / Infinity, broken JSON) go through
 `json.loads`, so issue 15's rules hold exactly: non-finite scores and wrong types are corrupt, identical
 repeats of a (document, filter) line collapse, conflicting ones are a located error.
+
+Equal texts are kept once where the reader sees them equal (strings only, compared by content): a filter's
+name is one string for the whole file, a document's filters that extract the same answer hold one string,
+and a target equal to one of its document's fields is that field's string. The runs of a gate share
+further in `rlgate.results.shared_values`.
 """
 
 from __future__ import annotations
@@ -116,12 +121,20 @@ _RAW = msgspec.Raw
 def _decode_deferred(lazy: list[dict[str, Any]]) -> None:
     """Put the values of the records' raw prompt and document slices in their place (in place: key order kept).
 
-    `lazy` holds the records made from fast rows, whose prompt and doc are each a raw slice or None."""
+    `lazy` holds the records made from fast rows, whose prompt and doc are each a raw slice or None. A target
+    that is one of its document's fields as text (GSM8K's answer) becomes that field's string: one object,
+    not two of the same text."""
     if lazy:
         prompts, docs = prompts_and_docs([r["prompt"] for r in lazy], [r["doc"] for r in lazy])
         for record, text, doc in zip(lazy, prompts, docs, strict=True):
             record["prompt"] = text
             record["doc"] = doc
+            target = record["target"]
+            if type(target) is str and doc:
+                for value in doc.values():
+                    if value == target and type(value) is str:
+                        record["target"] = value
+                        break
 
 
 def read_samples_file(file: Path) -> SamplesRead:
@@ -223,6 +236,7 @@ def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
     corrupt: list[CorruptScore] = []
     odd: _Odd = []
     where = file.name
+    names: dict[str, str] = {}  # filter name -> the one string of it every record's tables hold
     kind = LineType()
     decoder = kind.fast_decoder
     refused = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)  # checked only when one is raised
@@ -244,7 +258,9 @@ def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
             decoder = kind.fast_decoder
         doc_id = row.doc_id
         filt = row.filter
-        if filt is UNSET:
+        if type(filt) is str:
+            filt = names.setdefault(filt, filt)  # one string per filter name, not one per line (~60 bytes each)
+        elif filt is UNSET:
             filt = "none"
         record = records.get(doc_id)
         # A string filter the record already holds is a repeat (only the first line of a (document,
@@ -274,7 +290,12 @@ def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
                     record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
                     first = first[0] if first else ""
                 first = str(first)
-            record["filtered"][filt] = first
+            answers = record["filtered"]
+            for answer in answers.values():  # the filters' answers are often the same text: one string then
+                if answer == first:
+                    first = answer
+                    break
+            answers[filt] = first
         scores = record["scores"].setdefault(filt, {})
         for metric, name in metrics:
             value = getattr(row, name)
