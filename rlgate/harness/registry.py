@@ -119,7 +119,11 @@ def read_results(path: str | Path, *, harness: str | None = None, samples: bool 
     """
     with collector_paused():
         reader = harness_for(path, harness)
-        run = reader.read(Path(path), samples=samples)
+        if shared is None:
+            run = reader.read(Path(path), samples=samples)
+        else:
+            with shared.reading():  # a reader that shares as it reads finds the reference (lm-eval's does)
+                run = reader.read(Path(path), samples=samples)
         if not reader.scores_checked:
             quarantine(run)
         quarantine_out_of_range(run, lambda task: reader.vocabulary_of(task).ranges())

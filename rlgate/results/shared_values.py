@@ -27,9 +27,12 @@ Why this is sound (fail closed: nothing is shared on trust):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
-from rlgate.results.models import RunResult, SampleRecord, TaskResult
+from rlgate.results.models import RunResult, SampleRecord
 from rlgate.results.shared_scores import ReadOnlyDict
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -56,11 +59,23 @@ class SharedValues:
     """The values the runs of one gate share: pass one table to every `read_results` of the gate.
 
     The first run read is kept as it is (its records are the reference); each later run's equal values
-    become the reference's objects (`share_values`). The table holds only a reference to that first run,
-    which the gate holds anyway."""
+    become the reference's objects. A reader may share as it reads (`reading`, `reference_pairing`): the
+    copies it would make are then freed at once, a batch at a time, and their memory serves the next batch
+    (freed after the whole run is read, they stay in the allocator's pools: the reading peak is not lowered).
+    Whatever a reader did not share is shared after reading (`share_values`). The table holds only a
+    reference to that first run, which the gate holds anyway."""
 
     def __init__(self) -> None:
         self.reference: RunResult | None = None
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """The scope of one run's reading: inside it `reference_pairing` finds the reference's records."""
+        token = _READING.set(self.reference)
+        try:
+            yield
+        finally:
+            _READING.reset(token)
 
     def share(self, run: RunResult) -> RunResult:
         """`run` with its values shared with the first run given (in place; returns `run`)."""
@@ -71,33 +86,70 @@ class SharedValues:
         return run
 
 
+#: the reference run of the `SharedValues.reading` under way (a context variable: no reader sees another's)
+_READING: ContextVar[RunResult | None] = ContextVar("rlgate_shared_values_reading", default=None)
+
+
+class Pairing:
+    """The reference's record of each document of a task, found by doc_id: at the position after the last
+    one found first (runs usually list their documents alike), else through an index made on first need.
+    The pairing only picks what to compare: a wrong pair shares nothing."""
+
+    def __init__(self, samples: list[SampleRecord]) -> None:
+        self._samples = samples
+        self._next = 0
+        self._index: dict[Any, int] | None = None
+
+    def find(self, doc_id: Any) -> dict[str, Any] | None:
+        """The instance dict of the reference's record of `doc_id` (None: the reference lacks it)."""
+        samples, position = self._samples, self._next
+        if position < len(samples):
+            state = samples[position].__dict__
+            if state["doc_id"] == doc_id:
+                self._next = position + 1
+                return state
+        if self._index is None:
+            self._index = {s.doc_id: i for i, s in enumerate(samples)}
+        found = self._index.get(doc_id)
+        if found is None:
+            return None
+        self._next = found + 1
+        return samples[found].__dict__
+
+    def share_inputs(self, record: dict[str, Any]) -> None:
+        """Share what a record holds from its document's first line on (id, hash, prompt, target, responses,
+        document) with the reference's record of its document: what a reader can share as it reads."""
+        theirs = self.find(record["doc_id"])
+        if theirs is not None:
+            _share_inputs(record, theirs)
+
+
+def reference_pairing(task: str) -> Pairing | None:
+    """For a reader inside `SharedValues.reading`: the pairing with the reference run's records of `task`
+    (None outside one, for the first run, and when the reference lacks the task or it is an agent task)."""
+    run = _READING.get()
+    other = run.tasks.get(task) if run is not None else None
+    return Pairing(other.samples) if other is not None and not other.is_agent else None
+
+
 def share_values(run: RunResult, reference: RunResult) -> RunResult:
     """Make `run`'s values that equal those of `reference`'s record of the same task and document the
-    reference's objects (in place; returns `run`). Records are paired by doc_id; the pairing only picks what
-    to compare, so a wrong pair shares nothing."""
+    reference's objects (in place; returns `run`)."""
     for name, task in run.tasks.items():
         other = reference.tasks.get(name)
         if other is None or task.is_agent or other.is_agent:
             continue
-        _share_task(task, other)
+        pairing = Pairing(other.samples)
+        for sample in task.samples:
+            theirs = pairing.find(sample.doc_id)
+            if theirs is not None:
+                mine = sample.__dict__
+                _share_inputs(mine, theirs)
+                _share_answers(mine, theirs)
     return run
 
 
-def _share_task(task: TaskResult, other: TaskResult) -> None:
-    theirs = other.samples
-    index: dict[Any, SampleRecord] | None = None
-    for position, sample in enumerate(task.samples):
-        pair = theirs[position] if position < len(theirs) else None
-        if pair is None or pair.doc_id != sample.doc_id:  # the runs usually list their documents alike
-            if index is None:
-                index = {s.doc_id: s for s in theirs}
-            pair = index.get(sample.doc_id)
-            if pair is None:
-                continue
-        _share_record(sample.__dict__, pair.__dict__)
-
-
-def _share_record(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
+def _share_inputs(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
     """Put `theirs`'s objects in `mine` (two records' instance dicts) where the content is the same."""
     doc_id, other = mine["doc_id"], theirs["doc_id"]
     if doc_id is not other and type(doc_id) is type(other) and doc_id == other:  # an int past 256 is 28 bytes
@@ -107,7 +159,6 @@ def _share_record(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
         if value is not other and type(value) is str and type(other) is str and value == other:
             mine[name] = other
     _share_strings(mine["responses"], theirs["responses"])
-    _share_answers(mine, theirs)
     doc, their_doc = mine["doc"], theirs["doc"]
     if doc is their_doc or type(their_doc) not in (dict, FrozenDoc) or type(doc) is not dict:
         return
