@@ -114,8 +114,8 @@ def read_results(path: str | Path, *, harness: str | None = None, samples: bool 
     (`TaskResult.corrupt`), so every adapter reports them the same way: here, unless the harness declares
     `scores_checked` (its reader applies the same type rules while reading; ranges are checked here).
     Equal score tables become one read-only table (`share_scores`); `shared`, one table for the runs of a
-    gate, makes this run's documents, prompts, targets and answers the earlier runs' objects where their
-    content is the same (`rlgate.results.shared_values`: at 10^6 documents a run, ~0.9 GB less).
+    gate, makes this run's documents, prompts, targets and answers the first run's objects where their
+    content is the same (`rlgate.results.shared_values`; docs/performance.md has what it saves).
     """
     with collector_paused():
         reader = harness_for(path, harness)

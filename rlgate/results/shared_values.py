@@ -2,9 +2,10 @@
 answers become the baseline's objects wherever their content is the same.
 
 A gate holds both runs in memory, one record per document each, and the two runs of a gate are usually the
-same documents under the same prompts: at 10^6 documents a run, each record's copies of them are ~0.7 KB
-the other run already holds. `read_results(..., shared=SharedValues())` with one table for the runs of a
-gate makes the second run's equal values the first run's objects.
+same documents under the same prompts: a candidate record's copies of them are ~0.8 KB the baseline
+already holds (GSM8K: 1,257 bytes a baseline record, 424 a candidate record once shared).
+`read_results(..., shared=SharedValues())` with one table for the runs of a gate makes the second run's
+equal values the first run's objects.
 
 Why this is sound (fail closed: nothing is shared on trust):
 
@@ -20,6 +21,9 @@ Why this is sound (fail closed: nothing is shared on trust):
   mapping such as GSM8K's question and answer), and then as a `FrozenDoc`: a write raises TypeError
   instead of changing the document of both runs. A document holding lists or mappings keeps its own
   containers and shares its equal top-level strings.
+- Nothing writes these fields once a run is read (the engine, reports, bad cases, contamination and the
+  judge only read them); the read-only containers make a writer added later fail loudly (TypeError)
+  instead of changing the document or answers of both runs.
 - Agent tasks are left as they are (the agent rules write to their records after reading), as in
   `rlgate.results.shared_scores`.
 """
