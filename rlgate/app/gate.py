@@ -11,6 +11,7 @@ from pathlib import Path
 from rlgate.app.decide import GateOutcome, decide_and_report, other_references
 from rlgate.harness import read_results
 from rlgate.harness.vocabulary import load_contract
+from rlgate.results.shared_values import SharedValues
 
 
 def gate(contract: Path, candidate: Path, out: Path, *, baseline: Path | None = None, seed: int = 0,
@@ -21,8 +22,9 @@ def gate(contract: Path, candidate: Path, out: Path, *, baseline: Path | None = 
     """
     resolved = load_contract(contract)
     baseline_dir = baseline or resolved.baseline_results
-    base_run = read_results(baseline_dir, harness=harness) if baseline_dir is not None else None
-    cand_run = read_results(candidate, harness=harness)
+    shared = SharedValues()  # the candidate's documents, prompts and answers equal to the baseline's: one object
+    base_run = read_results(baseline_dir, harness=harness, shared=shared) if baseline_dir is not None else None
+    cand_run = read_results(candidate, harness=harness, shared=shared)
     same = baseline_dir is not None and Path(baseline_dir).resolve() == Path(candidate).resolve()
     notes = [f"the baseline and the candidate are the same results ({candidate}): every comparison is a run "
              "against itself"] if same else []

@@ -20,6 +20,7 @@ from rlgate.results.integrity import quarantine, quarantine_out_of_range
 from rlgate.results.manifest import MANIFEST_FILE
 from rlgate.results.models import RunResult
 from rlgate.results.shared_scores import share_scores
+from rlgate.results.shared_values import SharedValues
 
 #: harness name -> "module:Class" (imported on first use) or a factory.
 REGISTRY: Registry[Harness] = Registry("harness", {
@@ -104,19 +105,28 @@ def harness_for(path: str | Path, name: str | None = None) -> Harness:
                      f"{', '.join(sorted(REGISTRY.names()))}, or name it with --harness")
 
 
-def read_results(path: str | Path, *, harness: str | None = None, samples: bool = True) -> RunResult:
+def read_results(path: str | Path, *, harness: str | None = None, samples: bool = True,
+                 shared: SharedValues | None = None) -> RunResult:
     """Stored results at `path` as a RunResult, through the harness that wrote them.
 
     Whatever the harness, unusable per-sample scores (NaN, infinity, wrong type, outside the range the
     harness's vocabulary gives the metric) leave the samples and are listed on their task
     (`TaskResult.corrupt`), so every adapter reports them the same way: here, unless the harness declares
     `scores_checked` (its reader applies the same type rules while reading; ranges are checked here).
+    Equal score tables become one read-only table (`share_scores`); `shared`, one table for the runs of a
+    gate, makes this run's documents, prompts, targets and answers the first run's objects where their
+    content is the same (`rlgate.results.shared_values`; docs/performance.md has what it saves).
     """
     with collector_paused():
         reader = harness_for(path, harness)
-        run = reader.read(Path(path), samples=samples)
+        if shared is None:
+            run = reader.read(Path(path), samples=samples)
+        else:
+            with shared.reading():  # a reader that shares as it reads finds the reference (lm-eval's does)
+                run = reader.read(Path(path), samples=samples)
         if not reader.scores_checked:
             quarantine(run)
         quarantine_out_of_range(run, lambda task: reader.vocabulary_of(task).ranges())
-        return share_scores(run)
+        share_scores(run)
+        return run if shared is None else shared.share(run)
 

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from rlgate.results.models import RunResult, SampleRecord, SampleValue
 
 
-class FrozenScores(dict[str, Any]):
-    """A dict that refuses writes: a score table shared between samples. Copies (copy, deepcopy, pickle,
-    `dict(table)`) are plain dicts, free to change."""
+class ReadOnlyDict(dict[str, Any]):
+    """A dict that refuses writes (TypeError naming what it holds): a value shared between samples. Copies
+    (copy, deepcopy, pickle, `dict(table)`) are plain dicts, free to change."""
 
     __slots__ = ()
+    #: why writes are refused, and the way out (each subclass says it of what it holds)
+    refusal: ClassVar[str] = "this mapping is shared between samples and read-only: copy it (dict(...)) to change it"
 
     def _refuse(self, *_: object, **__: object) -> NoReturn:
-        raise TypeError("a read run's score tables are shared between samples and read-only: build a new dict "
-                        "(dict(sample.scores)) and assign it")
+        raise TypeError(self.refusal)
 
     __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _refuse
 
@@ -37,6 +38,14 @@ class FrozenScores(dict[str, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return dict, (self.__copy__(),)
+
+
+class FrozenScores(ReadOnlyDict):
+    """A score table shared between samples (filter -> metric -> value, each level read-only)."""
+
+    __slots__ = ()
+    refusal = ("a read run's score tables are shared between samples and read-only: build a new dict "
+               "(dict(sample.scores)) and assign it")
 
 
 def _key(value: SampleValue) -> Any:

@@ -262,3 +262,34 @@ def test_each_record_says_which_optional_fields_its_line_gave(tmp_path: Path) ->
     assert by_id[1].model_fields_set == base | {"response_tokens"}
     assert by_id[2].model_fields_set == base | {"truncated"}
     assert by_id[0].model_fields_set is not by_id[1].model_fields_set
+
+
+def test_equal_texts_of_a_file_are_one_string(tmp_path: Path) -> None:
+    """A filter's name is one string for every record, a document's filters that extract the same answer
+    hold one string of it, and a target that is its document's field is that field's string."""
+    rows = [_line(i, f, filtered_resps=[answer]) for f in ("strict-match", "flexible-extract")
+            for i, answer in ((1000, "1000"), (1001, "x" if f == "strict-match" else "1001"))]
+    samples = read_samples_file(_write(tmp_path / "samples_t_x.jsonl", rows)).samples
+    assert [s.filtered for s in samples] == [{"strict-match": "1000", "flexible-extract": "1000"},
+                                             {"strict-match": "x", "flexible-extract": "1001"}]
+    names = [name for s in samples for name in (*s.filtered, *s.scores)]
+    assert len({id(name) for name in names}) == 2
+    first = samples[0]
+    assert first.filtered["strict-match"] is first.filtered["flexible-extract"]
+    assert first.doc is not None and first.target is first.doc["answer"]
+    changed = read_samples_file(_write(tmp_path / "samples_u_x.jsonl", [_line(5, target="#### 6")])).samples[0]
+    assert changed.target == "#### 6" and changed.doc == {"question": "What is 5?", "answer": "#### 5"}
+
+
+def test_a_pairing_shares_the_other_runs_equal_values_as_it_reads(tmp_path: Path) -> None:
+    from rlgate.results.shared_values import Pairing
+
+    reference = read_samples_file(_write(tmp_path / "samples_t_x.jsonl", [_line(i) for i in range(3)])).samples
+    rows = [_line(2), _line(1, doc={"question": "What is 1?", "answer": "#### 7"}), _line(0)]
+    read = read_samples_file(_write(tmp_path / "samples_t_y.jsonl", rows), Pairing(reference)).samples
+    alone = read_samples_file(tmp_path / "samples_t_y.jsonl").samples
+    assert _state(SamplesRead(read, [], 0)) == _state(SamplesRead(alone, [], 0))
+    by_id = {s.doc_id: s for s in read}
+    assert [by_id[r.doc_id].doc is r.doc for r in reference] == [True, False, True]
+    assert all(by_id[r.doc_id].prompt is r.prompt and by_id[r.doc_id].doc_hash is r.doc_hash for r in reference)
+    assert by_id[1].doc == {"question": "What is 1?", "answer": "#### 7"} and reference[1].doc["answer"] == "#### 1"

@@ -23,6 +23,7 @@ from rlgate.harness.lmeval.per_response import add_per_response
 from rlgate.harness.lmeval.run_files import find_results_file, samples_file_of
 from rlgate.harness.lmeval.samples_file import SamplesRead, read_samples_file
 from rlgate.harness.lmeval.scored_responses import attach as attach_scored
+from rlgate.results.shared_values import reference_pairing
 
 __all__ = ["SamplesRead", "find_results_file", "parse_metric_key", "read_lmeval_folder", "read_samples_file"]
 from rlgate.harness.lmeval.vlm_metrics import add_abilities, add_vlm_metrics
@@ -134,7 +135,8 @@ def read_lmeval_folder(path: str | Path, *, samples: bool = True) -> RunResult:
         )
         sample_file = samples_file_of(results_file, name, timestamp) if samples else None
         if sample_file is not None:
-            task.samples, task.corrupt, task.duplicate_lines = read_samples_file(sample_file)
+            task.samples, task.corrupt, task.duplicate_lines = read_samples_file(sample_file,
+                                                                                 reference_pairing(name))
             if not task.samples and task.n_samples:  # no samples at all would read as a run without --log_samples
                 raise InputError(f"holds no sample line, where the results file counts {task.n_samples} documents "
                                  "(a run killed while writing it?)", file=sample_file,

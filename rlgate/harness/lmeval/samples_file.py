@@ -7,6 +7,11 @@ from the file one by one and merged as they come; the prompts and documents are 
 all in one call (`samples_decode`). Lines msgspec refuses (NaN / Infinity, broken JSON) go through
 `json.loads`, so issue 15's rules hold exactly: non-finite scores and wrong types are corrupt, identical
 repeats of a (document, filter) line collapse, conflicting ones are a located error.
+
+Equal texts are kept once where the reader sees them equal (strings only, compared by content): a filter's
+name is one string for the whole file, a document's filters that extract the same answer hold one string,
+and a target equal to one of its document's fields is that field's string. The runs of a gate share
+further in `rlgate.results.shared_values`.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from rlgate.harness.lmeval.samples_decode import (
 )
 from rlgate.results.integrity import SampleLines, classify, shown
 from rlgate.results.models import CorruptScore, SampleRecord, construct_compact, doc_order
+from rlgate.results.shared_values import Pairing
 
 _FIX_CONFLICT = ("two lines for the same document and filter disagree, so neither can be trusted; "
                  "re-run lm_eval for this task (or delete the line that is wrong)")
@@ -113,28 +119,41 @@ def _detailed_record(row: Any) -> SampleRecord:
 _RAW = msgspec.Raw
 
 
-def _decode_deferred(lazy: list[dict[str, Any]]) -> None:
+def _decode_deferred(lazy: list[dict[str, Any]], pairing: Pairing | None) -> None:
     """Put the values of the records' raw prompt and document slices in their place (in place: key order kept).
 
-    `lazy` holds the records made from fast rows, whose prompt and doc are each a raw slice or None."""
+    `lazy` holds the records made from fast rows, whose prompt and doc are each a raw slice or None. A target
+    that is one of its document's fields as text (GSM8K's answer) becomes that field's string: one object,
+    not two of the same text. With a `pairing` (the runs of a gate) each record then shares what equals the
+    other run's record of its document (`rlgate.results.shared_values`), so its copies are freed here."""
     if lazy:
         prompts, docs = prompts_and_docs([r["prompt"] for r in lazy], [r["doc"] for r in lazy])
         for record, text, doc in zip(lazy, prompts, docs, strict=True):
             record["prompt"] = text
             record["doc"] = doc
+            target = record["target"]
+            if type(target) is str and doc:
+                for value in doc.values():
+                    if value == target and type(value) is str:
+                        record["target"] = value
+                        break
+        if pairing is not None:
+            for record in lazy:
+                pairing.share_inputs(record)
 
 
-def read_samples_file(file: Path) -> SamplesRead:
+def read_samples_file(file: Path, pairing: Pairing | None = None) -> SamplesRead:
     """Merge a samples_<task>_<ts>.jsonl (one line per filter and document) into records by doc_id.
 
     A line repeating (doc_id, filter) is collapsed when identical and refused (InputError naming both
     lines) when it disagrees. A NaN / infinite score, or a non-number where the metric is numeric on
     other lines, is listed as corrupt instead of kept; non-numeric values of a metric that is never
     numeric (corpus metrics such as bleu keep (reference, prediction) per sample) are skipped as before.
+    `pairing`: the other run of a gate, whose values the records share where equal (`_decode_deferred`).
     """
     try:
         with _lines(file) as lines:
-            samples, records, lazy, corrupt, odd, seen = _merge(file, lines)
+            samples, records, lazy, corrupt, odd, seen = _merge(file, lines, pairing)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=file,
                          fix="restore the file (a compressed one may be truncated)") from None
@@ -147,7 +166,7 @@ def read_samples_file(file: Path) -> SamplesRead:
         if file.suffix == ".jsonl":
             require_utf8(read_bytes(file), file)
         raise
-    _decode_deferred(lazy)
+    _decode_deferred(lazy, pairing)
     numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
     if odd:
         numeric |= {(_text(f), m) for r in records.values() for f, values in r["scores"].items() for m in values}
@@ -193,6 +212,10 @@ _Odd = list[tuple[int, int, str, str, Any]]  # (doc_id, line, filter, metric, va
 
 
 _BUFFER = 1 << 16  # bytes per read: fewer calls than the default 8 KiB, measured faster
+#: records whose raw prompt and document slices are decoded together. A raw slice keeps its whole line alive
+#: (msgspec.Raw refers into the line's bytes), so decoding them a batch at a time, not all at the end,
+#: bounds what reading holds beside the records (a line of ~700 bytes per document until the end before)
+_DEFERRED_BATCH = 1 << 14
 
 
 def _not_utf8(raw: bytes) -> bool:
@@ -205,7 +228,7 @@ def _not_utf8(raw: bytes) -> bool:
     return False
 
 
-def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
+def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple[
         list[SampleRecord], dict[int, dict[str, Any]], list[dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
     """Records from the lines, in first-line order, and their states by doc_id (each record's own `__dict__`):
     filtered answers and scores merged, repeats collapsed or refused. Every field is built with its declared
@@ -214,7 +237,8 @@ def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
     One loop decodes and merges every line (the hot path of reading a run: no generator, no call per line
     but msgspec's); lines the fast type refuses, and changes of metric names, go through `settle`. The lines
     come straight from the file, each freed once merged (reading the whole file and splitting it touched
-    twice its size in fresh memory, whose page faults cost more than the reading)."""
+    twice its size in fresh memory, whose page faults cost more than the reading), or, a document's first
+    line, once its batch of raw slices is decoded (`_DEFERRED_BATCH`)."""
     samples: list[SampleRecord] = []
     records: dict[int, dict[str, Any]] = {}
     lazy: list[dict[str, Any]] = []  # records whose prompt and doc are still raw slices (or None)
@@ -223,6 +247,7 @@ def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
     corrupt: list[CorruptScore] = []
     odd: _Odd = []
     where = file.name
+    names: dict[str, str] = {}  # filter name -> the one string of it every record's tables hold
     kind = LineType()
     decoder = kind.fast_decoder
     refused = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)  # checked only when one is raised
@@ -244,7 +269,9 @@ def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
             decoder = kind.fast_decoder
         doc_id = row.doc_id
         filt = row.filter
-        if filt is UNSET:
+        if type(filt) is str:
+            filt = names.setdefault(filt, filt)  # one string per filter name, not one per line (~60 bytes each)
+        elif filt is UNSET:
             filt = "none"
         record = records.get(doc_id)
         # A string filter the record already holds is a repeat (only the first line of a (document,
@@ -266,6 +293,9 @@ def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
             record = records[doc_id] = sample.__dict__
             if type(record["prompt"]) is _RAW or type(record["doc"]) is _RAW:
                 lazy.append(record)
+                if len(lazy) == _DEFERRED_BATCH:
+                    _decode_deferred(lazy, pairing)
+                    lazy.clear()
         filtered = row.filtered_resps
         if type(filtered) is list and filtered:
             first = filtered[0]
@@ -274,7 +304,12 @@ def _merge(file: Path, lines: Iterable[bytes]) -> tuple[
                     record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
                     first = first[0] if first else ""
                 first = str(first)
-            record["filtered"][filt] = first
+            answers = record["filtered"]
+            for answer in answers.values():  # the filters' answers are often the same text: one string then
+                if answer == first:
+                    first = answer
+                    break
+            answers[filt] = first
         scores = record["scores"].setdefault(filt, {})
         for metric, name in metrics:
             value = getattr(row, name)
