@@ -19,6 +19,7 @@ from rlgate.harness import ProgressSink, RunOutcome, SilentProgress
 from rlgate.harness.checkpoint import CheckpointInfo
 from rlgate.harness.vocabulary import load_contract
 from rlgate.results.manifest import RunManifest
+from rlgate.results.shared_values import SharedValues
 
 
 @dataclass
@@ -34,10 +35,10 @@ class CheckResult:
     baselines: dict[str, float] = field(default_factory=dict)  # as GateOutcome.baselines
 
 
-def _read_run(folder: Path, outcome: RunOutcome | None) -> Any:
+def _read_run(folder: Path, outcome: RunOutcome | None, shared: SharedValues | None = None) -> Any:
     from rlgate.harness import read_results
 
-    run = read_results(folder, harness=outcome.manifest.harness if outcome is not None else None)
+    run = read_results(folder, harness=outcome.manifest.harness if outcome is not None else None, shared=shared)
     return run if outcome is None else outcome.manifest.attach_to(run)
 
 
@@ -134,13 +135,14 @@ class _Runs:
         """(baseline, candidate) results of the latest look, read once per look; a stored baseline once."""
         if self._read is None:
             assert self.cand_outcome is not None
+            shared = SharedValues()  # the candidate's values equal to the baseline's: the baseline's objects
             if self.base_outcome is not None:
-                baseline = _read_run(self.out / "baseline", self.base_outcome)
+                baseline = _read_run(self.out / "baseline", self.base_outcome, shared)
             else:
                 if self._stored_baseline is None:
                     self._stored_baseline = _read_run(self.base_results, None)  # type: ignore[arg-type]
-                baseline = self._stored_baseline
-            self._read = (baseline, _read_run(self.out / "candidate", self.cand_outcome))
+                baseline = shared.share(self._stored_baseline)  # read once, the reference of every look
+            self._read = (baseline, _read_run(self.out / "candidate", self.cand_outcome, shared))
         return self._read
 
     def look(self, k: int | None) -> None:
