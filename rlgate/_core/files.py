@@ -13,14 +13,24 @@ def _umask() -> int:
     return current
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write `text` to `path` through a temporary file in the same folder, then rename it into place."""
+#: characters encoded per write: a report of hundreds of MB is never held a second time as bytes
+_CHUNK = 1 << 20
+
+
+def write_text_atomic(path: str | Path, text: str | bytes) -> Path:
+    """Write `text` (UTF-8 bytes as they are) to `path` through a temporary file in the same folder, then
+    rename it into place."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as raw:
+                raw.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                for start in range(0, len(text), _CHUNK):
+                    handle.write(text[start:start + _CHUNK])
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, target)
     except BaseException:

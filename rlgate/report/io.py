@@ -44,7 +44,7 @@ FILES = {"decision": "decision.json", "model": "report_model.json", "html": "rep
          "markdown": "report.md", "junit": "junit.xml"}
 
 
-def _write(path: Path, text: str) -> Path:
+def _write(path: Path, text: str | bytes) -> Path:
     """Write through a temporary file so a crash never leaves half a report."""
     try:
         return write_text_atomic(path, text)
@@ -96,15 +96,14 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _unwritable(out, exc) from None
-    try:
-        stored = model.model_dump_json()
+    try:  # UTF-8 bytes straight from pydantic: no str copy of a model of hundreds of MB at 10^6 documents
+        stored = model.__pydantic_serializer__.to_json(model)
     except PydanticSerializationError:  # an unpaired surrogate some reader let through: shown as \udXXX text
         model = ReportModel.model_validate(visible_surrogates(model.model_dump()))
-        stored = model.model_dump_json()
-    written = {
-        "model": _write(out / FILES["model"], stored),
-        "decision": _write(out / FILES["decision"], model.decision.model_dump_json(indent=2) + "\n"),
-    }
+        stored = model.__pydantic_serializer__.to_json(model)
+    written = {"model": _write(out / FILES["model"], stored)}
+    del stored  # freed before the page renders
+    written["decision"] = _write(out / FILES["decision"], model.decision.model_dump_json(indent=2) + "\n")
     try:
         html = render_html(model, template_dir)
         markdown = render_markdown(model, template_dir, html_url=html_url, run_url=github_run_url())

@@ -18,3 +18,15 @@ def test_atomic_write_replaces_content_with_usual_permissions(tmp_path: Path) ->
     os.umask(umask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
     assert [p.name for p in target.parent.iterdir()] == ["decision.json"]
+
+
+def test_long_text_is_written_in_chunks_whole_and_bytes_as_they_are(tmp_path: Path) -> None:
+    import rlgate._core.files as files
+
+    text = "é" * (3 * files._CHUNK + 7) + "€ end"  # chunk borders inside runs of multi-byte characters
+    write_text_atomic(tmp_path / "long.txt", text)
+    assert (tmp_path / "long.txt").read_text(encoding="utf-8") == text
+    write_text_atomic(tmp_path / "raw.json", b'{"a": "\\u00e9"}\n')
+    assert (tmp_path / "raw.json").read_bytes() == b'{"a": "\\u00e9"}\n'
+    write_text_atomic(tmp_path / "empty.txt", "")
+    assert (tmp_path / "empty.txt").read_bytes() == b""
