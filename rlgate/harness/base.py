@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 from typing import Protocol as TypingProtocol
@@ -20,7 +20,7 @@ from rlgate.contract.vocabulary import GENERIC_SAMPLES_HINT, TaskVocabulary, ope
 from rlgate.harness.checkpoint import CheckpointInfo
 from rlgate.results.manifest import RunManifest
 from rlgate.results.models import RunResult
-from rlgate.results.shard import ShardManifest
+from rlgate.results.shard import ShardCheckpoint, ShardManifest
 
 
 class ProgressSink(TypingProtocol):
@@ -74,6 +74,18 @@ class RunPlan:
     shard: tuple[int, int] | None = None
     #: answer every request from the cache, never loading the model (`rlgate merge`: the shards generated)
     cached_only: bool = False
+
+    def shard_manifest(self, *, harness: str, protocol_hash: str, base: dict[str, int],
+                       documents: dict[str, list[int]], generations: str, unanswered: int = 0) -> ShardManifest:
+        """The shard manifest of this plan's shard (every harness's shard.json: what `rlgate merge` checks)."""
+        assert self.shard is not None and self.checkpoint is not None
+        return ShardManifest(
+            contract=str(self.contract.path), contract_name=self.contract.name,
+            contract_hash=self.contract.content_hash(), protocol_hash=protocol_hash, harness=harness, role=self.role,
+            checkpoint=ShardCheckpoint(**asdict(self.checkpoint)), shard=self.shard[0], shards=self.shard[1],
+            tasks=[t.name for t in self.tasks], limit=self.limit, base=base,
+            documents={task: list(ids) for task, ids in documents.items()}, generations=generations,
+            unanswered=unanswered)
 
 
 @dataclass

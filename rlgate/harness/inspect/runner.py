@@ -24,7 +24,7 @@ from rlgate.contract.loader import ResolvedTask, local_task_file
 from rlgate.harness.base import RunOutcome, RunPlan
 from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.log import CHECKPOINT_KEY, PROTOCOL_KEY, TASK_NAME_KEY, read_log, task_name, task_result
-from rlgate.harness.inspect.shards import LOGS, SHARD_KEY, ShardPlan, join_logs, window_key
+from rlgate.harness.inspect.shards import LOGS, SHARD_KEY, ShardPlan, join_logs, samples_in_run, window_key
 from rlgate.harness.inspect.toolbox.policies import scripted_model
 from rlgate.results.manifest import MANIFEST_FILE, Drops, RunManifest, TaskRun
 from rlgate.results.shard import ShardManifest
@@ -126,8 +126,9 @@ class InspectRunner:
             else:
                 if existing is not None:  # another checkpoint or protocol (or a scripted policy): never mixed in
                     existing.unlink()
-                loaded = loaded or _load_task(task)
-                count = len(window) if window is not None else min(len(loaded.dataset), limit or len(loaded.dataset))
+                if loaded is None:
+                    loaded = _load_task(task)
+                count = len(window) if window is not None else samples_in_run(len(loaded.dataset), limit)
                 plan.progress.task_started(task.name, count * protocol.sampling.n, 0)
                 metadata: dict[str, Any] = {TASK_NAME_KEY: task.name, PROTOCOL_KEY: fields,
                                             CHECKPOINT_KEY: plan.checkpoint.fingerprint}
@@ -149,7 +150,7 @@ class InspectRunner:
             run.expected_documents = shard.base[run.task] * protocol.sampling.n
         outcome = self._finish(plan, runs, model, model_args, started, stamp, plan.checkpoint.fingerprint)
         if plan.shard is not None:
-            shard.write(plan, outcome.manifest)
+            shard.write(plan, outcome.manifest.harness)
         return outcome
 
     def merge(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:

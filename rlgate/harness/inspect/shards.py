@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +21,17 @@ from rlgate.contract.loader import ResolvedTask
 from rlgate.harness.base import RunPlan
 from rlgate.harness.inspect import protocol as mapping
 from rlgate.harness.inspect.log import CHECKPOINT_KEY, PROTOCOL_KEY, epochs_of, read_log, task_name
-from rlgate.results.manifest import RunManifest
-from rlgate.results.shard import SHARD_FILE, ShardCheckpoint, ShardManifest, shard_range, write_shard
+from rlgate.results.shard import SHARD_FILE, ShardManifest, shard_range, write_shard
 
 #: metadata key of a shard's log: the [start, stop) positions of the dataset it ran
 SHARD_KEY = "rlgate_shard"
 LOGS = "logs"
 _FIX = "re-run that shard (rlgate eval --shard K/N, same out folder: it resumes), then merge all N folders"
+
+
+def samples_in_run(dataset_size: int, limit: int | None) -> int:
+    """The samples one run of a task evaluates: the first `limit` of its dataset (all, without a limit)."""
+    return min(dataset_size, limit) if limit else dataset_size
 
 
 def window_key(window: range | None) -> list[int] | None:
@@ -50,7 +54,7 @@ class ShardPlan:
     def window(self, task: str, dataset_size: int, limit: int | None) -> range:
         """The shard's positions of `task`: its share of the first `limit` samples (all, without a limit)."""
         assert self.shard is not None
-        total = min(dataset_size, limit) if limit else dataset_size
+        total = samples_in_run(dataset_size, limit)
         window = shard_range(total, self.shard)
         self.base[task], self.documents[task] = total, list(window)
         return window
@@ -63,15 +67,10 @@ class ShardPlan:
                              "samples", field="--shard", fix="use fewer shards (protocol.executor.shards or --shard "
                                                             "K/N)")
 
-    def write(self, plan: RunPlan, manifest: RunManifest) -> Path:
+    def write(self, plan: RunPlan, harness: str) -> Path:
         """shard.json beside the shard's logs."""
-        assert self.shard is not None and plan.checkpoint is not None
-        protocol = plan.contract.contract.protocol
-        return write_shard(plan.out_dir, ShardManifest(
-            contract=str(plan.contract.path), contract_name=plan.contract.name,
-            contract_hash=plan.contract.content_hash(), protocol_hash=mapping.protocol_hash(protocol),
-            harness=manifest.harness, role=plan.role, checkpoint=ShardCheckpoint(**asdict(plan.checkpoint)),
-            shard=self.shard[0], shards=self.shard[1], tasks=[t.name for t in plan.tasks], limit=plan.limit,
+        return write_shard(plan.out_dir, plan.shard_manifest(
+            harness=harness, protocol_hash=mapping.protocol_hash(plan.contract.contract.protocol),
             base=self.base, documents=self.documents, generations=LOGS))
 
 

@@ -7,13 +7,12 @@ cache and the whole run is evaluated from it, so N shards give the very folder o
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from rlgate._core.errors import InputError
 from rlgate.harness.base import RunPlan
-from rlgate.results.shard import GENERATIONS_FILE, SHARD_FILE, ShardCheckpoint, ShardManifest, write_shard
+from rlgate.results.shard import GENERATIONS_FILE, SHARD_FILE, ShardManifest, write_shard
 from rlgate.store.cache import GenerationCache, Scope
 
 
@@ -21,17 +20,10 @@ def write_shard_files(plan: RunPlan, *, harness: str, documents: dict[str, list[
                       requested: dict[Scope, list[tuple[str, int]]], protocol_hash: str) -> Path:
     """shard.json and generations.sqlite (the answers to exactly the requests the shard made, numbered as
     the shard numbered them) in the shard's folder; the manifest's path."""
-    assert plan.shard is not None and plan.checkpoint is not None
-    ckpt = plan.checkpoint
     with GenerationCache(plan.cache_dir / "cache.sqlite") as cache:
         unanswered = cache.export_requests(requested, plan.out_dir / GENERATIONS_FILE)
-    manifest = ShardManifest(
-        contract=str(plan.contract.path), contract_name=plan.contract.name,
-        contract_hash=plan.contract.content_hash(), protocol_hash=protocol_hash, harness=harness, role=plan.role,
-        checkpoint=ShardCheckpoint(**asdict(ckpt)),
-        shard=plan.shard[0], shards=plan.shard[1], tasks=[t.name for t in plan.tasks], limit=plan.limit,
-        base=base, documents={leaf: list(ids) for leaf, ids in documents.items()},
-        unanswered=unanswered)
+    manifest = plan.shard_manifest(harness=harness, protocol_hash=protocol_hash, base=base, documents=documents,
+                                   generations=GENERATIONS_FILE, unanswered=unanswered)
     return write_shard(plan.out_dir, manifest)
 
 
