@@ -41,6 +41,7 @@ from rlgate._core.gcpause import collector_paused
 from rlgate.contract.metrics import AGENT_METRICS
 from rlgate.contract.models import AgentBudget, SafetyRules
 from rlgate.results.models import NO_FILTER, TaskResult, ToolCall, Trajectory
+from rlgate.results.shared_scores import writable_scores
 
 TOOL_CALLS_LIMIT = "tool_calls"
 AGENT_KEY = "agent"
@@ -169,7 +170,7 @@ def score_task(task: TaskResult, *, budget: AgentBudget | None = None, rules: Sa
         scored = True
         values, limits, violations = trajectory_metrics(sample.trajectory, sample.extra[AGENT_KEY], budget=budget,
                                                         rules=rules, missing=bool(sample.extra.get("missing")))
-        scores = sample.scores.setdefault(NO_FILTER, {})
+        scores = writable_scores(sample).setdefault(NO_FILTER, {})
         for name in AGENT_METRICS:
             scores.pop(name, None)
         scores.update(values)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlgate.results.models import INVALID_ANSWER, SampleRecord, TaskResult
+from rlgate.results.shared_scores import FrozenScores, ScoreTables, writable_scores
 
 PARSE_FAILURE = "answer_parse_failure_rate"
 LENGTH = "response_length_mean"
@@ -37,12 +38,22 @@ def _truncation(sample: SampleRecord, max_tokens: int | None) -> float | None:
 _ABSENT = object()
 
 
+def _plan(filters: list[str], parsed: list[float | None], length: float | None, truncation: float | None
+          ) -> tuple[tuple[str, tuple[tuple[str, float], ...]], ...]:
+    """(filter, derived metric -> value items) for each of a sample's filters, in the metrics' order."""
+    common = tuple((name, value) for name, value in ((LENGTH, length), (TRUNCATION, truncation)) if value is not None)
+    return tuple((filt, ((PARSE_FAILURE, value), *common) if value is not None else common)
+                 for filt, value in zip(filters, parsed, strict=True))
+
+
 def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
     """Add the derived metrics to every sample and their means to the task (in place).
 
     Each (filter, metric) mean is summed in sample order, and the task's metrics are added in the order
     each (filter, metric) was first met, as always; the running sums sit in one list per filter
-    (sum, count per metric), so a (sample, filter) costs one lookup, not one per metric."""
+    (sum, count per metric), so a (sample, filter) costs one lookup, not one per metric. A reader's shared
+    read-only tables (`ScoreTables`) are replaced by shared tables that hold the derived values too; a
+    sample's own tables are written in place."""
     if not task.samples:
         return
     generative = config.get("output_type", "generate_until") == "generate_until"
@@ -53,8 +64,10 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
     order: list[tuple[str, int]] = []  # (filter, index into DERIVED_SAMPLE_METRICS), in the order first met
     length: float | None = None
     truncation: float | None = None
+    tables = ScoreTables()
+    derived: dict[tuple[Any, ...], FrozenScores] = {}  # (table, derived values) -> the table with them
     for sample in task.samples:
-        # one pass per document, no per-sample dict: this runs for every sample of both runs
+        # one pass per document, no per-sample table: this runs for every sample of both runs
         all_scores = sample.scores
         filtered = sample.filtered
         if generative:  # the mean length (tokens where recorded, else characters), inline
@@ -65,33 +78,42 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
                 responses = sample.responses
                 length = sum(map(len, responses)) / len(responses) if responses else None
             truncation = _truncation(sample, max_tokens) if (sample.truncated or tokens) else None
-        pairs = all_scores.items() if all_scores else [(f, None) for f in list(filtered) or ["none"]]
-        for filt, scores in pairs:
-            if scores is None:
-                scores = all_scores[filt] = {}
+        filters = list(all_scores) if all_scores else list(filtered) or ["none"]
+        parsed: list[float | None] = []  # each filter's parse-failure value (None: no answer under it)
+        for filt in filters:
             acc = sums.get(filt)
             if acc is None:
                 acc = sums[filt] = [0.0] * 6
             answer = filtered.get(filt, _ABSENT) if filt != "none" else _ABSENT
             if answer is not _ABSENT:
                 value = 1.0 if answer.strip() == INVALID_ANSWER else 0.0  # type: ignore[attr-defined]
-                scores[PARSE_FAILURE] = value
+                parsed.append(value)
                 if not acc[1]:
                     order.append((filt, 0))
                 acc[0] += value
                 acc[1] += 1
+            else:
+                parsed.append(None)
             if length is not None:
-                scores[LENGTH] = length
                 if not acc[3]:
                     order.append((filt, 1))
                 acc[2] += length
                 acc[3] += 1
             if truncation is not None:
-                scores[TRUNCATION] = truncation
                 if not acc[5]:
                     order.append((filt, 2))
                 acc[4] += truncation
                 acc[5] += 1
+        if type(all_scores) is FrozenScores:  # a reader's shared tables (`ScoreTables`): shared ones again
+            key = (id(all_scores), None if all_scores else tuple(filters), length, truncation, *parsed)
+            shared = derived.get(key)
+            if shared is None:
+                shared = derived[key] = tables.extended(all_scores, _plan(filters, parsed, length, truncation))
+            sample.__dict__["scores"] = shared
+        else:
+            own = writable_scores(sample)
+            for filt, items in _plan(filters, parsed, length, truncation):
+                own.setdefault(filt, {}).update(items)
     for filt, index in order:
         total, count = sums[filt][2 * index: 2 * index + 2]
         task.metrics.setdefault(filt, {})[DERIVED_SAMPLE_METRICS[index]] = total / count

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from rlgate._core.errors import InputError
 from rlgate.results.models import CorruptScore, DocId, RunResult, SampleRecord, SampleValue
+from rlgate.results.shared_scores import ReadOnlyDict, writable_scores
 
 Problem = Literal["non_finite", "wrong_type", "out_of_range"]
 _SHOWN = 60
@@ -68,7 +69,7 @@ def quarantine(run: RunResult) -> RunResult:
                     continue
                 bad = [(m, v) for m, v in metrics.items() if classify(v)[1] is not None]
                 for metric, value in bad:
-                    del metrics[metric]
+                    del writable_scores(sample)[filt][metric]
                     task.corrupt.append(CorruptScore(doc_id=sample.doc_id, metric=metric, filter=filt,
                                                      problem=classify(value)[1] or "wrong_type", value=shown(value)))
     return run
@@ -86,17 +87,25 @@ def quarantine_out_of_range(run: RunResult, ranges_for: Callable[[str], Mapping[
         ranges.update({metric: (declared.low, declared.high) for metric, declared in task.metric_ranges.items()})
         if not ranges or not task.samples:
             continue
+        inside_ranges: dict[int, object] = {}  # shared tables found in range, by id (held here: ids stay valid)
         for sample in task.samples:
             for filt, metrics in sample.scores.items():
+                shared = isinstance(metrics, ReadOnlyDict)
+                if shared and id(metrics) in inside_ranges:
+                    continue  # a table many samples share is checked once
+                kept = True
                 for metric, (low, high) in ranges.items():
                     value = metrics.get(metric)
                     if value is None:
                         continue
                     inside = all(low <= v <= high for v in value) if isinstance(value, list) else low <= value <= high
                     if not inside:
-                        del metrics[metric]
+                        kept = False
+                        del writable_scores(sample)[filt][metric]
                         task.corrupt.append(CorruptScore(doc_id=sample.doc_id, metric=metric, filter=filt,
                                                          problem="out_of_range", value=shown(value)))
+                if kept and shared:
+                    inside_ranges[id(metrics)] = metrics
     return run
 
 

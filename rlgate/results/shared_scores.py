@@ -5,16 +5,21 @@ distinct ones: a binary metric and a parse-failure flag take four value pairs, a
 often score alike. Once a run is read (derived metrics added, unusable scores quarantined), equal tables
 become one shared `FrozenScores`, so memory follows the distinct outcomes, not the documents. Sharing is
 sound only because nothing writes a read record's scores: the tables refuse writes (TypeError), so a
-later writer fails loudly instead of changing every sample that shares the table.
+later writer fails loudly instead of changing every sample that shares the table. A writer after reading
+takes the sample's own copy first (`writable_scores`, `writable_extra`). The lm-eval reader builds its
+tables shared from the start (`ScoreTables`), and gives every record one empty `extra` (`EMPTY_EXTRA`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, NoReturn
 
 from rlgate.results.models import RunResult, SampleRecord, SampleValue
+
+#: a key of `ScoreTables`: the items of a table beside their values' types, or an earlier table's id and what is added
+_TableKey = tuple[Any, ...]
 
 
 class ReadOnlyDict(dict[str, Any]):
@@ -46,6 +51,99 @@ class FrozenScores(ReadOnlyDict):
     __slots__ = ()
     refusal = ("a read run's score tables are shared between samples and read-only: build a new dict "
                "(dict(sample.scores)) and assign it")
+
+
+#: the score table of a sample a reader has not scored yet: shared by every such sample, never written
+EMPTY_SCORES = FrozenScores()
+
+
+class ScoreTables:
+    """Builds a reader's score tables shared from the start, one read-only table per distinct content.
+
+    `share_scores` makes equal tables one after a run is read, which frees the table every sample was given
+    while reading; at 10^6 documents those ~0.7 KB a sample stayed in the allocator's pools (free, but not
+    returned, and of sizes later phases hardly ask for), so the gate's peak carried them. A reader that
+    builds through this class never makes a table per sample: a line's scores are looked up by their items,
+    and a filter added to a sample's table by (that table, filter, scores). The keys are the tables' ids,
+    sound because every table they name is held here (or is `EMPTY_SCORES`) for as long as this lives."""
+
+    def __init__(self) -> None:
+        self._scores: dict[_TableKey, FrozenScores] = {}
+        self._floats: dict[_TableKey, FrozenScores] = {}
+        self._added: dict[_TableKey, FrozenScores] = {}
+
+    def floats(self, items: Sequence[tuple[str, SampleValue]]) -> FrozenScores:
+        """`scores` of items whose values are all of type float (the common line): keyed by the items alone."""
+        key = tuple(items)
+        table = self._floats.get(key)
+        if table is None:
+            table = self._floats[key] = FrozenScores(items)
+        return table
+
+    def scores(self, items: Sequence[tuple[str, SampleValue]]) -> FrozenScores:
+        """The shared metric -> value table holding `items` (1.0, 1 and True kept apart; lists share too)."""
+        try:
+            key: _TableKey = (*items, *[type(value) for _, value in items])
+            table = self._scores.get(key)
+        except TypeError:  # a list value (unhashable)
+            key = tuple((metric, _key(value)) for metric, value in items)
+            table = self._scores.get(key)
+        if table is None:
+            table = self._scores[key] = FrozenScores(items)
+        return table
+
+    def added(self, table: FrozenScores, filter_name: str, scores: FrozenScores) -> FrozenScores:
+        """The shared filter -> scores table of `table` with `filter_name`'s scores set to `scores`."""
+        key = (id(table), filter_name, id(scores))
+        out = self._added.get(key)
+        if out is None:
+            out = self._added[key] = FrozenScores({**table, filter_name: scores})
+        return out
+
+    def extended(self, table: FrozenScores, additions: tuple[tuple[str, tuple[tuple[str, float], ...]], ...]
+                 ) -> FrozenScores:
+        """`table` with each (filter, metric -> value items) of `additions` added to that filter's scores (a
+        filter it lacks is added, with no items an empty one): what a writer after reading would set."""
+        key = (id(table), additions)
+        out = self._added.get(key)
+        if out is None:
+            tables = dict(table)
+            for filter_name, items in additions:
+                base = tables.get(filter_name, EMPTY_SCORES)
+                tables[filter_name] = self.scores([*base.items(), *items]) if items else base
+            out = self._added[key] = FrozenScores(tables)
+        return out
+
+
+def writable_scores(sample: SampleRecord) -> dict[str, dict[str, SampleValue]]:
+    """The sample's score tables as its own plain dicts, to write (a shared read-only table is copied first:
+    the copy is the sample's alone, so nothing another sample shares changes)."""
+    scores = sample.scores
+    if isinstance(scores, ReadOnlyDict) or any(isinstance(t, ReadOnlyDict) for t in scores.values()):
+        scores = {filter_name: dict(metrics) for filter_name, metrics in scores.items()}
+        sample.__dict__["scores"] = scores  # not an assignment through pydantic: the fields-set may be shared
+    return scores
+
+
+class SharedExtra(ReadOnlyDict):
+    """A sample's `extra` shared between samples (the lm-eval reader's empty one)."""
+
+    __slots__ = ()
+    refusal = ("a read run's empty `extra` is shared between samples and read-only: write through "
+               "rlgate.results.shared_scores.writable_extra(sample)")
+
+
+#: the `extra` of every lm-eval record with no task-specific details: one empty dict, not 64 bytes a sample
+EMPTY_EXTRA = SharedExtra()
+
+
+def writable_extra(sample: SampleRecord) -> dict[str, Any]:
+    """The sample's `extra` as its own dict, to write (the shared empty one is replaced by a new dict)."""
+    extra = sample.extra
+    if isinstance(extra, ReadOnlyDict):
+        extra = dict(extra)
+        sample.__dict__["extra"] = extra  # not an assignment through pydantic: the fields-set may be shared
+    return extra
 
 
 def _key(value: SampleValue) -> Any:

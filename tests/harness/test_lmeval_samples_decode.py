@@ -293,3 +293,17 @@ def test_a_pairing_shares_the_other_runs_equal_values_as_it_reads(tmp_path: Path
     assert [by_id[r.doc_id].doc is r.doc for r in reference] == [True, False, True]
     assert all(by_id[r.doc_id].prompt is r.prompt and by_id[r.doc_id].doc_hash is r.doc_hash for r in reference)
     assert by_id[1].doc == {"question": "What is 1?", "answer": "#### 7"} and reference[1].doc["answer"] == "#### 1"
+
+
+def test_score_tables_are_shared_and_read_only_as_they_are_read(tmp_path: Path) -> None:
+    """Every record's scores are the reader's shared tables (`ScoreTables`), not a table per document dropped
+    once the run is read: equal outcomes are one object, and a write is refused."""
+    rows: list[dict[str, Any] | str] = [_line(i, filt, exact_match=float(i % 2)) for filt in ("strict", "flex")
+                                        for i in range(6)]
+    samples = read_samples_file(_write(tmp_path / "s.jsonl", rows)).samples
+    assert [s.scores for s in samples] == [{"strict": {"exact_match": float(i % 2)},
+                                            "flex": {"exact_match": float(i % 2)}} for i in range(6)]
+    assert samples[0].scores is samples[2].scores is samples[4].scores and samples[1].scores is samples[3].scores
+    assert samples[0].scores["strict"] is samples[0].scores["flex"]
+    with pytest.raises(TypeError, match="read-only"):
+        samples[0].scores["strict"]["exact_match"] = 1.0

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from rlgate.results.derived import LENGTH, PARSE_FAILURE, TRUNCATION, add_derived_metrics
-from rlgate.results.integrity import quarantine
+from rlgate.results.integrity import quarantine, quarantine_out_of_range
 from rlgate.results.models import INVALID_ANSWER, RunProvenance, RunResult, SampleRecord, TaskResult
+from rlgate.results.shared_scores import EMPTY_SCORES, FrozenScores, ScoreTables
 
 
 def _reference(task: TaskResult, max_tokens: int | None) -> dict[str, dict[str, float]]:
@@ -92,3 +93,49 @@ def test_quarantine_keeps_huge_finite_scores_and_takes_out_nan() -> None:
     assert [(c.doc_id, c.metric, c.problem) for c in run.tasks["mixed"].corrupt] == [(1, "a", "non_finite"),
                                                                                   (1, "b", "wrong_type")]
     assert mixed[0].scores["none"] == {"a": 0.5, "b": [1.0, 0.0]} and mixed[1].scores == {"none": {}, "f": {"a": 1.0}}
+
+
+def _frozen(samples: list[SampleRecord]) -> list[SampleRecord]:
+    """The samples with the shared read-only tables the lm-eval reader builds (`ScoreTables`), line by line."""
+    tables = ScoreTables()
+    for sample in samples:
+        shared = EMPTY_SCORES
+        for filt, metrics in sample.scores.items():
+            shared = tables.added(shared, filt, tables.scores(list(metrics.items())))
+        sample.__dict__["scores"] = shared
+    return samples
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("max_tokens", [None, 100])
+def test_shared_tables_get_the_same_values_in_the_same_order(seed: int, max_tokens: int | None) -> None:
+    """A reader's shared tables are replaced by shared tables holding what the in-place writes give, key order
+    included; equal outcomes are one object, and no table is writable."""
+    plain, frozen = TaskResult(task="t", samples=_samples(seed)), TaskResult(task="t", samples=_frozen(_samples(seed)))
+    config = {"generation_kwargs": {"max_gen_toks": max_tokens}}
+    add_derived_metrics(plain, config)
+    add_derived_metrics(frozen, config)
+    assert frozen.metrics == plain.metrics
+    for want, got in zip(plain.samples, frozen.samples, strict=True):
+        assert [(f, list(m.items())) for f, m in got.scores.items()] == [(f, list(m.items()))
+                                                                         for f, m in want.scores.items()]
+        assert isinstance(got.scores, FrozenScores) and all(isinstance(m, FrozenScores) for m in got.scores.values())
+    by_content: dict[str, list[dict[str, Any]]] = {}
+    for sample in frozen.samples:
+        by_content.setdefault(repr(list(sample.scores.items())), []).append(sample.scores)
+    assert any(len(tables) > 1 for tables in by_content.values())
+    assert all(all(t is tables[0] for t in tables) for tables in by_content.values())
+
+
+def test_quarantine_copies_only_the_shared_table_it_changes() -> None:
+    """Each sample of a shared table out of range is listed (a table in range is checked once, one out of range
+    for every sample), and only those samples get their own copy."""
+    samples = _frozen([SampleRecord(doc_id=i, doc_hash=str(i), scores={"none": {"a": v, "b": 1.0}})
+                       for i, v in enumerate([0.5, 2.0, 0.5, 2.0])])
+    assert samples[0].scores is samples[2].scores and samples[1].scores is samples[3].scores
+    run = RunResult(provenance=RunProvenance(source="x"), tasks={"t": TaskResult(task="t", samples=samples)})
+    quarantine_out_of_range(run, lambda task: {"a": (0.0, 1.0)})
+    assert [(c.doc_id, c.metric, c.problem) for c in run.tasks["t"].corrupt] == [(1, "a", "out_of_range"),
+                                                                              (3, "a", "out_of_range")]
+    assert all(s.scores == {"none": {"b": 1.0}} and type(s.scores) is dict for s in (samples[1], samples[3]))
+    assert samples[0].scores is samples[2].scores and samples[0].scores == {"none": {"a": 0.5, "b": 1.0}}

@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import Any
 
 from rlgate.results.models import INVALID_ANSWER, TaskResult
+from rlgate.results.shared_scores import writable_extra
 
 _SELECTION = {"take_first", "take_first_k", "majority_vote"}
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -104,4 +105,4 @@ def add_per_response(task: TaskResult, config: dict[str, Any]) -> None:
                 continue
             answers = [_apply(pipeline, r) for r in sample.responses]
             correct = [1.0 if exact_match(a, sample.target, **kwargs) else 0.0 for a in answers]
-            sample.extra.setdefault("per_response", {})[name] = {"answers": answers, "correct": correct}
+            writable_extra(sample).setdefault("per_response", {})[name] = {"answers": answers, "correct": correct}

@@ -37,7 +37,8 @@ from rlgate.harness.lmeval.samples_decode import (
     settle,
 )
 from rlgate.results.integrity import SampleLines, classify, shown
-from rlgate.results.models import CorruptScore, SampleRecord, construct_compact, doc_order
+from rlgate.results.models import CorruptScore, SampleRecord, SampleValue, construct_compact, doc_order
+from rlgate.results.shared_scores import EMPTY_EXTRA, EMPTY_SCORES, ScoreTables
 from rlgate.results.shared_values import Pairing
 
 _FIX_CONFLICT = ("two lines for the same document and filter disagree, so neither can be trusted; "
@@ -88,8 +89,8 @@ def _record(row: Any) -> SampleRecord:
             "target": target if type(target) is str else None if target is None or target is UNSET else str(target),
             "responses": list(map(str, resps[0])) if type(resps) is list and resps and type(resps[0]) is list
             else _responses(resps),
-            "filtered": {}, "scores": {}, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
-            "response_tokens": None, "truncated": None, "extra": {}, "trajectory": None}, _BASE_SET)
+            "filtered": {}, "scores": EMPTY_SCORES, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
+            "response_tokens": None, "truncated": None, "extra": EMPTY_EXTRA, "trajectory": None}, _BASE_SET)
 
 
 def _detailed_record(row: Any) -> SampleRecord:
@@ -112,8 +113,9 @@ def _detailed_record(row: Any) -> SampleRecord:
     return construct_compact(SampleRecord, {"doc_id": row.doc_id, "doc_hash": str(doc_hash or ""),
             "prompt": arguments if type(arguments) is _RAW else prompt(arguments),
             "target": None if target is None else str(target), "responses": _responses(row.resps),
-            "filtered": {}, "scores": {}, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
-            "response_tokens": tokens, "truncated": truncated, "extra": {}, "trajectory": None}, frozenset(given))
+            "filtered": {}, "scores": EMPTY_SCORES, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
+            "response_tokens": tokens, "truncated": truncated, "extra": EMPTY_EXTRA, "trajectory": None},
+        frozenset(given))
 
 
 _RAW = msgspec.Raw
@@ -248,6 +250,7 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
     odd: _Odd = []
     where = file.name
     names: dict[str, str] = {}  # filter name -> the one string of it every record's tables hold
+    tables = ScoreTables()
     kind = LineType()
     decoder = kind.fast_decoder
     refused = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)  # checked only when one is raised
@@ -301,6 +304,8 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
             first = filtered[0]
             if type(first) is not str:
                 if isinstance(first, list):
+                    if record["extra"] is EMPTY_EXTRA:
+                        record["extra"] = {}
                     record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
                     first = first[0] if first else ""
                 first = str(first)
@@ -310,20 +315,25 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
                     first = answer
                     break
             answers[filt] = first
-        scores = record["scores"].setdefault(filt, {})
+        items: list[tuple[str, SampleValue]] = []
+        floats = True  # every value kept is of type float (the common line): its table is keyed by the items
         for metric, name in metrics:
             value = getattr(row, name)
             if type(value) is float and value - value == 0.0:  # the common case, finite: no call
-                scores[metric] = value
+                items.append((metric, value))
                 continue
             if value is UNSET:
                 continue  # listed but not written: the sample lacks it (counted by the engine as missing)
             usable, problem = classify(value)
             if usable is not None:
-                scores[metric] = usable
+                items.append((metric, usable))
+                floats = floats and type(usable) is float
             elif problem == "non_finite":
                 corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=_text(filt), problem=problem,
                                             value=shown(value), where=f"{where}:{number}"))
             else:
                 odd.append((doc_id, number, _text(filt), metric, value))
+        # shared tables from the start (`ScoreTables`): no table per document to free once the run is read
+        scores = tables.floats(items) if floats else tables.scores(items)
+        record["scores"] = tables.added(record["scores"], filt, scores)
     return samples, records, lazy, corrupt, odd, seen

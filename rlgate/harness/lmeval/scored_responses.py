@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlgate._core.errors import InputError
 from rlgate.results.models import TaskResult
+from rlgate.results.shared_scores import writable_extra
 
 PREFIX = "per_response_"
 
@@ -93,7 +94,7 @@ def attach(task: TaskResult, results_file: Path) -> None:
                 raise InputError(f"document {sample.doc_id} has {len(found.correct)} verdicts for "
                                  f"{len(sample.responses)} responses", file=path, field=f"filters.{filt}",
                                  fix="the file belongs to another run: re-run `rlgate eval` for this task")
-            sample.extra.setdefault("per_response", {})[filt] = {"answers": list(found.answers),
+            writable_extra(sample).setdefault("per_response", {})[filt] = {"answers": list(found.answers),
                                                                  "correct": list(found.correct)}
             if found.code is not None:
-                sample.extra.setdefault("code", {})[filt] = found.code.model_dump()
+                writable_extra(sample).setdefault("code", {})[filt] = found.code.model_dump()

@@ -25,6 +25,7 @@ from typing import Any
 
 from rlgate.results.derived import PARSE_FAILURE
 from rlgate.results.models import RunResult, SampleRecord, TaskResult
+from rlgate.results.shared_scores import writable_scores
 
 ABILITY = "::"
 RELAXED = "relaxed_numeric_accuracy"
@@ -102,13 +103,13 @@ def add_vlm_metrics(task: TaskResult) -> None:
         for sample in task.samples:
             response = sample.responses[0] if sample.responses else ""
             fail = 0.0 if chartqa_final_answer(response) else 1.0
-            sample.scores.setdefault("none", {})[PARSE_FAILURE] = fail
+            writable_scores(sample).setdefault("none", {})[PARSE_FAILURE] = fail
             fails.append(fail)
             value = _sample_value(sample, "relaxed_accuracy")
             if value is None and "relaxed_accuracy" in sample.scores.get("none", {}):
                 value = 0.0  # lm-eval's relaxed_accuracy returns None for a partial match; it is not a match
             if value is not None:
-                sample.scores["none"][RELAXED] = value
+                writable_scores(sample)["none"][RELAXED] = value
                 relaxed.append(value)
         _set_mean(task, "none", PARSE_FAILURE, fails)
         _set_mean(task, "none", RELAXED, relaxed)
@@ -117,7 +118,7 @@ def add_vlm_metrics(task: TaskResult) -> None:
         for sample in task.samples:
             response = sample.responses[0] if sample.responses else ""
             fail = 0.0 if mmmu_parsed(response, sample.doc or {}) else 1.0
-            sample.scores.setdefault("none", {})[PARSE_FAILURE] = fail
+            writable_scores(sample).setdefault("none", {})[PARSE_FAILURE] = fail
             fails.append(fail)
         _set_mean(task, "none", PARSE_FAILURE, fails)
 
