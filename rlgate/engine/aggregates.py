@@ -10,11 +10,13 @@ IFEval's per-instruction scores flattened as lm-eval does); others (corpus-level
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from rlgate.contract.models import GateConfig
-from rlgate.results.models import MetricKey, RunResult, TaskResult
+from rlgate.results.models import MetricKey, RunResult, SampleValue, TaskResult
 
 _RELATIVE = 1e-9
+_NO_SCORES: dict[str, SampleValue] = {}  # never written: what a sample without the filter is looked in
 
 
 def _tolerance(reported: float) -> float:
@@ -25,18 +27,25 @@ def _tolerance(reported: float) -> float:
 
 
 def _sample_mean(task: TaskResult, key: MetricKey) -> tuple[float, int] | None:
+    """The mean of the task's per-sample values of `key` (lists flattened), summed in sample order."""
+    metric = key.metric
+    found = [s.scores.get(key.filter, _NO_SCORES).get(metric) for s in task.samples]
+    values = [v for v in found if v is not None]
+    if not values:
+        return None
+    try:  # the common case, numbers only: one C-level sum, in the same order as the loop below
+        return sum(cast(list[float], values), 0.0) / len(values), len(values)
+    except TypeError:  # a list (IFEval's per-instruction scores): flattened, as lm-eval averages them
+        pass
     total, count = 0.0, 0
-    for sample in task.samples:
-        value = sample.score(key.metric, key.filter)
-        if value is None:
-            continue
+    for value in values:
         if isinstance(value, list):
             total += sum(value)
             count += len(value)
         else:
             total += value
             count += 1
-    return (total / count, count) if count else None
+    return total / count, count
 
 
 def aggregate_warnings(keys: list[MetricKey], config: GateConfig, baseline: RunResult | None,

@@ -22,7 +22,7 @@ from rlgate.engine.models import PairingReport
 from rlgate.engine.pairing import PairedTask
 from rlgate.engine.units import one_run_means, responses_per_sample, run_codes, sample_means, unit_codes
 from rlgate.engine.values import ColumnCache, Values, is_binary, paired_rows, run_values
-from rlgate.results.models import MetricKey, RunResult
+from rlgate.results.models import MetricKey, RunResult, TaskResult
 
 
 class NoData(Exception):
@@ -40,6 +40,8 @@ class GateContext:
     _comparisons: dict[MetricKey, Comparison] = field(default_factory=dict)
     _values: dict[tuple[str, MetricKey], Values | None] = field(default_factory=dict)
     columns: ColumnCache = field(default_factory=ColumnCache)
+    #: id(task) -> (the task, its sample codes): worked out once per task, not once per gate and role
+    _unit_codes: dict[int, tuple[TaskResult, np.ndarray | None]] = field(default_factory=dict)
 
     @property
     def level(self) -> float:
@@ -75,7 +77,7 @@ class GateContext:
         run = self.candidate if role == "candidate" else self.baseline
         assert run is not None
         tasks = [run.tasks[leaf] for leaf in run.leaves(key.task)]
-        codes = [unit_codes(task) for task in tasks]
+        codes = [self._codes_of(task) for task in tasks]
         if all(c is None for c in codes):
             return found.values, 1
         parts, most, start = [], 1, 0
@@ -89,6 +91,13 @@ class GateContext:
             parts.append(means)
             most = max(most, size)
         return np.concatenate(parts), most
+
+    def _codes_of(self, task: TaskResult) -> np.ndarray | None:
+        """`unit_codes(task)`, once per task (the task is held beside its codes, so its id stays its own)."""
+        found = self._unit_codes.get(id(task))
+        if found is None:
+            found = self._unit_codes[id(task)] = (task, unit_codes(task))
+        return found[1]
 
     def direction(self, ref: MetricRef, override: bool | None) -> bool:
         """Higher is better? The gate's override, else the harness's (rlgate.engine.directions); never a results

@@ -31,9 +31,10 @@ Why this is sound (fail closed: nothing is shared on trust):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 from rlgate.results.models import RunResult, SampleRecord
@@ -71,11 +72,13 @@ class SharedValues:
 
     def __init__(self) -> None:
         self.reference: RunResult | None = None
+        self._reading: _Reading | None = None
 
     @contextmanager
     def reading(self) -> Iterator[None]:
         """The scope of one run's reading: inside it `reference_pairing` finds the reference's records."""
-        token = _READING.set(self.reference)
+        self._reading = _Reading(self.reference)
+        token = _READING.set(self._reading)
         try:
             yield
         finally:
@@ -83,15 +86,12 @@ class SharedValues:
 
     def share(self, run: RunResult) -> RunResult:
         """`run` with its values shared with the first run given (in place; returns `run`)."""
+        read_along, self._reading = (self._reading.pairings if self._reading is not None else {}), None
         if self.reference is None:
             self.reference = run
         elif run is not self.reference:
-            share_values(run, self.reference)
+            share_values(run, self.reference, read_along)
         return run
-
-
-#: the reference run of the `SharedValues.reading` under way (a context variable: no reader sees another's)
-_READING: ContextVar[RunResult | None] = ContextVar("rlgate_shared_values_reading", default=None)
 
 
 class Pairing:
@@ -103,6 +103,8 @@ class Pairing:
         self._samples = samples
         self._next = 0
         self._index: dict[Any, int] | None = None
+        #: records whose inputs `share_inputs` was given (all of a task's: nothing is left for `share_values`)
+        self.inputs_given = 0
 
     def find(self, doc_id: Any) -> dict[str, Any] | None:
         """The instance dict of the reference's record of `doc_id` (None: the reference lacks it)."""
@@ -122,33 +124,56 @@ class Pairing:
 
     def share_inputs(self, record: dict[str, Any]) -> None:
         """Share what a record holds from its document's first line on (id, hash, prompt, target, responses,
-        document) with the reference's record of its document: what a reader can share as it reads."""
+        document) with the reference's record of its document: what a reader can share as it reads (once
+        its first line is merged and its texts decoded: nothing changes these fields after that)."""
+        self.inputs_given += 1
         theirs = self.find(record["doc_id"])
         if theirs is not None:
             _share_inputs(record, theirs)
 
 
+@dataclass
+class _Reading:
+    """One run's reading inside `SharedValues.reading`: the reference, and the pairings its reader was given."""
+
+    reference: RunResult | None
+    pairings: dict[str, Pairing] = field(default_factory=dict)
+
+
+#: the `SharedValues.reading` under way (a context variable: no reader sees another's)
+_READING: ContextVar[_Reading | None] = ContextVar("rlgate_shared_values_reading", default=None)
+
+
 def reference_pairing(task: str) -> Pairing | None:
     """For a reader inside `SharedValues.reading`: the pairing with the reference run's records of `task`
     (None outside one, for the first run, and when the reference lacks the task or it is an agent task)."""
-    run = _READING.get()
+    reading = _READING.get()
+    run = reading.reference if reading is not None else None
     other = run.tasks.get(task) if run is not None else None
-    return Pairing(other.samples) if other is not None and not other.is_agent else None
+    if reading is None or other is None or other.is_agent:
+        return None
+    pairing = reading.pairings[task] = Pairing(other.samples)
+    return pairing
 
 
-def share_values(run: RunResult, reference: RunResult) -> RunResult:
+def share_values(run: RunResult, reference: RunResult, read_along: Mapping[str, Pairing] | None = None
+                 ) -> RunResult:
     """Make `run`'s values that equal those of `reference`'s record of the same task and document the
-    reference's objects (in place; returns `run`)."""
+    reference's objects (in place; returns `run`). `read_along`: the pairings a reader shared inputs through
+    as it read (task -> pairing); a task whose every record went through one has only its answers left."""
     for name, task in run.tasks.items():
         other = reference.tasks.get(name)
         if other is None or task.is_agent or other.is_agent:
             continue
+        given = (read_along or {}).get(name)
+        inputs = given is None or given.inputs_given != len(task.samples)
         pairing = Pairing(other.samples)
         for sample in task.samples:
             theirs = pairing.find(sample.doc_id)
             if theirs is not None:
                 mine = sample.__dict__
-                _share_inputs(mine, theirs)
+                if inputs:
+                    _share_inputs(mine, theirs)
                 _share_answers(mine, theirs)
     return run
 

@@ -139,3 +139,26 @@ def test_read_results_shares_a_gates_runs(tmp_path: Path) -> None:
     pairs = list(zip(base.tasks["gsm8k"].samples, cand.tasks["gsm8k"].samples, strict=True))
     assert all(c.doc is b.doc and c.prompt is b.prompt and c.target is b.target for b, c in pairs)
     assert [c.filtered is b.filtered for b, c in pairs] == [True, False, True]  # document 1's answer changed
+
+
+@pytest.mark.parametrize("read_along", [0, 1, 3])
+def test_inputs_shared_while_reading_are_not_compared_again(read_along: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task whose every record's inputs a reader shared as it read has only its answers left to share; a task
+    the reader shared only in part (or not at all) is compared whole after reading. Either way all is shared."""
+    import rlgate.results.shared_values as shared_values
+
+    calls: list[Any] = []
+    compare = shared_values._share_inputs
+    monkeypatch.setattr(shared_values, "_share_inputs", lambda mine, theirs: calls.append(1) or compare(mine, theirs))
+    table = SharedValues()
+    base = table.share(_run([_record(i) for i in range(3)])).tasks["t"].samples
+    cand_run = _run([_record(i) for i in range(3)])
+    with table.reading():
+        pairing = shared_values.reference_pairing("t")
+        assert pairing is not None
+        for sample in cand_run.tasks["t"].samples[:read_along]:
+            pairing.share_inputs(sample.__dict__)
+    cand = table.share(cand_run).tasks["t"].samples
+    assert len(calls) == (3 if read_along == 3 else read_along + 3)
+    assert all(c.doc is b.doc and c.prompt is b.prompt and c.filtered is b.filtered and c.responses[0] is b.responses[0]
+               for b, c in zip(base, cand, strict=True))
