@@ -77,7 +77,7 @@ class GateContext:
         run = self.candidate if role == "candidate" else self.baseline
         assert run is not None
         tasks = [run.tasks[leaf] for leaf in run.leaves(key.task)]
-        codes = [self._codes_of(task) for task in tasks]
+        codes = [self.codes_of(task) for task in tasks]
         if all(c is None for c in codes):
             return found.values, 1
         parts, most, start = [], 1, 0
@@ -92,7 +92,7 @@ class GateContext:
             most = max(most, size)
         return np.concatenate(parts), most
 
-    def _codes_of(self, task: TaskResult) -> np.ndarray | None:
+    def codes_of(self, task: TaskResult) -> np.ndarray | None:
         """`unit_codes(task)`, once per task (the task is held beside its codes, so its id stays its own)."""
         found = self._unit_codes.get(id(task))
         if found is None:
@@ -147,7 +147,7 @@ class GateContext:
             b, c = b[ok], c[ok]
             if b.size == 0:
                 raise NoData(f"no document of {key.task} is paired between baseline and candidate")
-            codes = run_codes(self.baseline, self.candidate, leaves, pairs)
+            codes = run_codes(self.baseline, self.candidate, leaves, pairs, self.codes_of)
             units = None
             if codes is not None:  # several records per sample: one value per sample before any test
                 b, c, units = sample_means(b, c, codes[ok])

@@ -184,7 +184,7 @@ def _pairing(ctx: GateContext) -> list[PairingReport]:
     for leaf, p in ctx.paired.items():
         assert ctx.baseline is not None
         out.append(with_units(p.report, ctx.baseline.tasks[leaf], ctx.candidate.tasks[leaf], p.baseline_index,
-                              p.candidate_index))
+                              p.candidate_index, ctx.codes_of))
     return out + list(ctx.one_sided.values())
 
 

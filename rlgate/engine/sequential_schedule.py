@@ -31,7 +31,7 @@ def samples_of(ctx: GateContext, leaf: str) -> list[np.ndarray] | None:
     assert ctx.baseline is not None
     try:
         codes = paired_codes(ctx.baseline.tasks[leaf], ctx.candidate.tasks[leaf], task.baseline_index,
-                             task.candidate_index)
+                             task.candidate_index, ctx.codes_of)
     except ValueError as error:
         raise InputError(str(error), fix="re-run both with the same sample ids") from None
     if codes is None:

@@ -11,6 +11,7 @@ unchanged, so single-epoch results are exactly what they were.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,15 +55,15 @@ def unit_codes(task: TaskResult) -> np.ndarray | None:
     return None if len(codes) == len(task.samples) else out
 
 
-def paired_codes(base: TaskResult, cand: TaskResult, baseline_index: np.ndarray, candidate_index: np.ndarray
-                 ) -> np.ndarray | None:
+def paired_codes(base: TaskResult, cand: TaskResult, baseline_index: np.ndarray, candidate_index: np.ndarray,
+                 codes_of: Callable[[TaskResult], np.ndarray | None] = unit_codes) -> np.ndarray | None:
     """The sample of each paired record (baseline's sample, checked against the candidate's), or None.
 
     A pair whose two records name different samples (ids reused across samples) is an error: averaging
     it into either sample would mix two questions.
     """
-    b_codes = unit_codes(base)
-    c_codes = unit_codes(cand)
+    b_codes = codes_of(base)  # `unit_codes`, or a gate's memo of it (`GateContext.codes_of`)
+    c_codes = codes_of(cand)
     if b_codes is None and c_codes is None:
         return None
     b_units = [unit_of(base.samples[i]) for i in baseline_index.tolist()]
@@ -106,11 +107,11 @@ def sample_means(baseline: np.ndarray, candidate: np.ndarray, codes: np.ndarray
     return b, c, units
 
 
-def run_codes(base: RunResult, cand: RunResult, leaves: list[str], pairs: dict[str, tuple[np.ndarray, np.ndarray]]
-              ) -> np.ndarray | None:
+def run_codes(base: RunResult, cand: RunResult, leaves: list[str], pairs: dict[str, tuple[np.ndarray, np.ndarray]],
+              codes_of: Callable[[TaskResult], np.ndarray | None] = unit_codes) -> np.ndarray | None:
     """The sample code of every pair across the leaves (as `values.paired_rows` orders them), or None when each
     pair is its own sample. Codes of different leaves never meet (a group's samples stay apart)."""
-    per_leaf = [paired_codes(base.tasks[leaf], cand.tasks[leaf], *pairs[leaf]) for leaf in leaves]
+    per_leaf = [paired_codes(base.tasks[leaf], cand.tasks[leaf], *pairs[leaf], codes_of) for leaf in leaves]
     if all(codes is None for codes in per_leaf):
         return None
     out, offset = [], 0
@@ -148,13 +149,14 @@ def responses_per_sample(tasks: list[TaskResult]) -> str | None:
 
 
 def with_units(report: PairingReport, base: TaskResult, cand: TaskResult, baseline_index: np.ndarray,
-               candidate_index: np.ndarray) -> PairingReport:
+               candidate_index: np.ndarray, codes_of: Callable[[TaskResult], np.ndarray | None] = unit_codes
+               ) -> PairingReport:
     """A task's pairing report with its samples beside the records: samples × epochs where a harness writes
     several records per sample, responses per record where each holds several; unchanged otherwise (and where
     the runs name different samples for a pair, which the gates on the task report as an error)."""
     repeats = responses_per_sample([cand])
     try:
-        codes = paired_codes(base, cand, baseline_index, candidate_index)
+        codes = paired_codes(base, cand, baseline_index, candidate_index, codes_of)
     except ValueError:
         codes = None
     update: dict[str, Any] = {"responses_per_sample": repeats} if repeats is not None else {}
