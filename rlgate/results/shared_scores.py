@@ -65,12 +65,14 @@ class ScoreTables:
     returned, and of sizes later phases hardly ask for), so the gate's peak carried them. A reader that
     builds through this class never makes a table per sample: a line's scores are looked up by their items,
     and a filter added to a sample's table by (that table, filter, scores). The keys are the tables' ids,
-    sound because every table they name is held here (or is `EMPTY_SCORES`) for as long as this lives."""
+    sound because every table a key names is held here for as long as this lives (`_held`): a sample's
+    table replaced and freed meanwhile cannot hand its id to another."""
 
     def __init__(self) -> None:
         self._scores: dict[_TableKey, FrozenScores] = {}
         self._floats: dict[_TableKey, FrozenScores] = {}
         self._added: dict[_TableKey, FrozenScores] = {}
+        self._held: list[FrozenScores] = []  # the tables the keys of `_added` name by id
 
     def floats(self, items: Sequence[tuple[str, SampleValue]]) -> FrozenScores:
         """`scores` of items whose values are all of type float (the common line): keyed by the items alone."""
@@ -98,6 +100,7 @@ class ScoreTables:
         out = self._added.get(key)
         if out is None:
             out = self._added[key] = FrozenScores({**table, filter_name: scores})
+            self._held += (table, scores)
         return out
 
     def extended(self, table: FrozenScores, additions: tuple[tuple[str, tuple[tuple[str, float], ...]], ...]
@@ -112,6 +115,7 @@ class ScoreTables:
                 base = tables.get(filter_name, EMPTY_SCORES)
                 tables[filter_name] = self.scores([*base.items(), *items]) if items else base
             out = self._added[key] = FrozenScores(tables)
+            self._held.append(table)
         return out
 
 
