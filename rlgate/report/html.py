@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import heapq
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +98,9 @@ def breakable(text: object) -> Markup:
     return Markup("<wbr>").join(escape(part) for part in marked.split("\0"))
 
 
-def _rows(table: SampleTable, with_text: bool = False) -> tuple[list[list[Any]], list[list[str | None]]]:
-    """Compact rows without their long texts, and the texts (prompt rest, responses) to embed; or, `with_text`,
-    the rows with their texts in place (and no separate texts).
+def _rows(table: SampleTable, with_text: bool = False) -> list[list[Any]]:
+    """Compact rows without their long texts (the budget reads those from the table's columns); or,
+    `with_text`, the rows with their texts (prompt rest, responses) in place.
 
     Text goes in exactly as the model wrote it; the page shows invisible characters as \\uXXXX when
     it draws a row (report.js `vis`), so 10^5 strings need no work here.
@@ -112,15 +114,13 @@ def _rows(table: SampleTable, with_text: bool = False) -> tuple[list[list[Any]],
                 c_ext, c_score
                 in zip(t.doc_id, t.change, t.prompt_prefix, t.prompt, t.prompt_chars, t.target, t.baseline_response,
                        t.baseline_chars, t.baseline_extracted, t.baseline_score, t.candidate_response,
-                       t.candidate_chars, t.candidate_extracted, t.candidate_score, strict=True)], []
-    rows = [[doc, code[change], -1 if pfx is None else pfx, None, chars, target,
+                       t.candidate_chars, t.candidate_extracted, t.candidate_score, strict=True)]
+    return [[doc, code[change], -1 if pfx is None else pfx, None, chars, target,
              None, b_chars, b_ext, b_score, None, c_chars, c_ext, c_score]
             for doc, change, pfx, chars, target, b_chars, b_ext, b_score, c_chars, c_ext, c_score
             in zip(t.doc_id, t.change, t.prompt_prefix, t.prompt_chars, t.target, t.baseline_chars,
                    t.baseline_extracted, t.baseline_score, t.candidate_chars, t.candidate_extracted,
                    t.candidate_score, strict=True)]
-    texts = [list(text) for text in zip(t.prompt, t.baseline_response, t.candidate_response, strict=True)]
-    return rows, texts
 
 
 _TEXT_COLUMNS = (3, 6, 10)  # prompt rest, baseline response, candidate response
@@ -130,24 +130,24 @@ def drilldown_payload(model: ReportModel, text_budget: int | None = None, field_
     """Per-task sample rows for the page: the model's texts (already budgeted by the builder) as they are,
     or budgeted again here (changed pairs first) when a budget or cap is given."""
     tasks: list[dict[str, Any]] = []
-    pending: list[tuple[int, int, int, list[str | None]]] = []
+    tables: list[SampleTable] = []
     as_they_are = text_budget is None and field_cap is None
     for index, section in enumerate(model.tasks):
         if not section.samples:
             continue
-        rows, texts = _rows(section.samples, with_text=as_they_are)
+        rows = _rows(section.samples, with_text=as_they_are)
         tasks.append({"task": section.task, "section": index, "metric": section.drill_metric,
                       "prefixes": section.prompt_prefixes, "rows": rows})
-        for r, text in enumerate(texts):
-            pending.append((rows[r][1], len(tasks) - 1, r, text))
+        tables.append(section.samples)
     if as_they_are:  # the texts are already in the rows: no second pass over the samples
         return {"changes": list(CHANGES), "tasks": tasks, "text_left_out": model.text_left_out}
     text_budget = TEXT_BUDGET if text_budget is None else text_budget
     field_cap = FIELD_CAP if field_cap is None else field_cap
-    pending.sort(key=lambda item: (item[0], item[2]))  # by change, tasks interleaved
     used = sum(len(p.encode()) for t in tasks for p in t["prefixes"])
     left_out = 0
-    for _, t, r, text in pending:
+    for t, r in _by_change([task["rows"] for task in tasks]):
+        table = tables[t]
+        text = (table.prompt[r], table.baseline_response[r], table.candidate_response[r])
         # prompts keep their end (the question follows the few-shot context), responses their start
         capped = [None if x is None else x[-field_cap:] if i == 0 else truncate(x, field_cap)[0]
                   for i, x in enumerate(text)]
@@ -156,9 +156,24 @@ def drilldown_payload(model: ReportModel, text_budget: int | None = None, field_
             left_out += 1
             continue
         used += cost
+        row = tasks[t]["rows"][r]
         for column, value in zip(_TEXT_COLUMNS, capped, strict=True):
-            tasks[t]["rows"][r][column] = value
+            row[column] = value
     return {"changes": list(CHANGES), "tasks": tasks, "text_left_out": left_out + model.text_left_out}
+
+
+def _by_change(tasks: list[list[list[Any]]]) -> Iterator[tuple[int, int]]:
+    """(task, row) of every row, by change code, then row number, then task (the tasks interleaved): the
+    order the text budget is spent in. Made lazily, one change at a time, so a page of 10^6 rows holds no
+    list of every row beside its rows."""
+    codes = sorted({row[1] for rows in tasks for row in rows})
+    for code in codes:
+        yield from ((t, r) for r, t in heapq.merge(*(_rows_of(code, t, rows) for t, rows in enumerate(tasks))))
+
+
+def _rows_of(code: int, task: int, rows: list[list[Any]]) -> Iterator[tuple[int, int]]:
+    """(row, task) of a task's rows of one change code, in row order."""
+    return ((r, task) for r in compress(range(len(rows)), [row[1] == code for row in rows]))
 
 
 def _csp_hash(text: str) -> str:

@@ -215,3 +215,49 @@ def test_bidi_and_control_characters_outside_the_data_block_are_shown_escaped(tm
     outside = html.replace(_data_block(html), "")
     assert rlo not in outside
     assert "c\\u202ex vs b" in outside and "doc\\u202e7" in outside and "report\\u202e_test" in outside
+
+
+def _budgeted_plainly(model: ReportModel, text_budget: int, field_cap: int) -> dict:
+    """The text budget as defined: every row's texts, changed pairs first (by change code, then row number, the
+    tasks interleaved), each capped, embedded while the budget holds."""
+    from rlgate._core.text import truncate
+    from rlgate.report.model import CHANGES
+
+    code = {c: i for i, c in enumerate(CHANGES)}
+    tasks, pending = [], []
+    for index, section in enumerate(model.tasks):
+        t = section.samples
+        if not t:
+            continue
+        rows = [[t.doc_id[i], code[t.change[i]], -1 if t.prompt_prefix[i] is None else t.prompt_prefix[i], None,
+                 t.prompt_chars[i], t.target[i], None, t.baseline_chars[i], t.baseline_extracted[i],
+                 t.baseline_score[i], None, t.candidate_chars[i], t.candidate_extracted[i], t.candidate_score[i]]
+                for i in range(len(t.doc_id))]
+        tasks.append({"task": section.task, "section": index, "metric": section.drill_metric,
+                      "prefixes": section.prompt_prefixes, "rows": rows})
+        pending += [(rows[i][1], len(tasks) - 1, i, (t.prompt[i], t.baseline_response[i], t.candidate_response[i]))
+                    for i in range(len(rows))]
+    pending.sort(key=lambda item: (item[0], item[2]))
+    used, left_out = sum(len(p.encode()) for t in tasks for p in t["prefixes"]), 0
+    for _, t, r, text in pending:
+        capped = [None if x is None else x[-field_cap:] if i == 0 else truncate(x, field_cap)[0]
+                  for i, x in enumerate(text)]
+        cost = sum(len(x.encode()) for x in capped if x)
+        if used + cost > text_budget and cost:
+            left_out += 1
+            continue
+        used += cost
+        tasks[t]["rows"][r][3], tasks[t]["rows"][r][6], tasks[t]["rows"][r][10] = capped
+    return {"changes": list(CHANGES), "tasks": tasks, "text_left_out": left_out + model.text_left_out}
+
+
+@pytest.mark.parametrize(("text_budget", "field_cap"), [(0, 50), (3_000, 50), (20_000, 200), (60_000, 10_000),
+                                                        (10**9, 10**9)])
+def test_the_budget_is_spent_as_defined(tmp_path: Path, text_budget: int, field_cap: int) -> None:
+    """The page's budgeted rows (read lazily by change, the tasks interleaved) are exactly the definition's."""
+    model = _model(tmp_path, n=300)
+    assert len([s for s in model.tasks if s.samples]) > 1
+    got = drilldown_payload(model, text_budget, field_cap)
+    assert got == _budgeted_plainly(model, text_budget, field_cap)
+    if 0 < text_budget < 10**9:
+        assert 0 < got["text_left_out"] - model.text_left_out < sum(len(t["rows"]) for t in got["tasks"])
