@@ -13,10 +13,9 @@ import math
 from typing import cast
 
 from rlgate.contract.models import GateConfig
-from rlgate.results.models import MetricKey, RunResult, SampleValue, TaskResult
+from rlgate.results.models import MetricKey, RunResult, TaskResult
 
 _RELATIVE = 1e-9
-_NO_SCORES: dict[str, SampleValue] = {}  # never written: what a sample without the filter is looked in
 
 
 def _tolerance(reported: float) -> float:
@@ -28,9 +27,8 @@ def _tolerance(reported: float) -> float:
 
 def _sample_mean(task: TaskResult, key: MetricKey) -> tuple[float, int] | None:
     """The mean of the task's per-sample values of `key` (lists flattened), summed in sample order."""
-    metric = key.metric
-    found = [s.scores.get(key.filter, _NO_SCORES).get(metric) for s in task.samples]
-    values = [v for v in found if v is not None]
+    metric, filt = key.metric, key.filter
+    values = [v for v in (s.score(metric, filt) for s in task.samples) if v is not None]
     if not values:
         return None
     try:  # the common case, numbers only: one C-level sum, in the same order as the loop below

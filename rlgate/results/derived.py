@@ -65,7 +65,8 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
     length: float | None = None
     truncation: float | None = None
     tables = ScoreTables()
-    derived: dict[tuple[Any, ...], FrozenScores] = {}  # (table, derived values) -> the table with them
+    # (id of a shared table, derived values) -> (that table, held so its id stays its own; the table with them)
+    derived: dict[tuple[Any, ...], tuple[FrozenScores, FrozenScores]] = {}
     for sample in task.samples:
         # one pass per document, no per-sample table: this runs for every sample of both runs
         all_scores = sample.scores
@@ -106,10 +107,11 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
                 acc[5] += 1
         if type(all_scores) is FrozenScores:  # a reader's shared tables (`ScoreTables`): shared ones again
             key = (id(all_scores), None if all_scores else tuple(filters), length, truncation, *parsed)
-            shared = derived.get(key)
-            if shared is None:
-                shared = derived[key] = tables.extended(all_scores, _plan(filters, parsed, length, truncation))
-            sample.__dict__["scores"] = shared
+            found = derived.get(key)
+            if found is None:
+                found = derived[key] = (all_scores, tables.extended(all_scores,
+                                                                    _plan(filters, parsed, length, truncation)))
+            sample.__dict__["scores"] = found[1]
         else:
             own = writable_scores(sample)
             for filt, items in _plan(filters, parsed, length, truncation):

@@ -64,9 +64,9 @@ class ScoreTables:
     while reading; at 10^6 documents those ~0.7 KB a sample stayed in the allocator's pools (free, but not
     returned, and of sizes later phases hardly ask for), so the gate's peak carried them. A reader that
     builds through this class never makes a table per sample: a line's scores are looked up by their items,
-    and a filter added to a sample's table by (that table, filter, scores). The keys are the tables' ids,
-    sound because every table a key names is held here for as long as this lives (`_held`): a sample's
-    table replaced and freed meanwhile cannot hand its id to another."""
+    and a filter added to a sample's table by (that table, filter, scores). Those keys are the tables' ids,
+    sound because every table a key names is held here for as long as this lives (`_held`), so no table
+    freed meanwhile can hand its id to another."""
 
     def __init__(self) -> None:
         self._scores: dict[_TableKey, FrozenScores] = {}
@@ -103,20 +103,16 @@ class ScoreTables:
             self._held += (table, scores)
         return out
 
-    def extended(self, table: FrozenScores, additions: tuple[tuple[str, tuple[tuple[str, float], ...]], ...]
+    def extended(self, table: FrozenScores, additions: Iterable[tuple[str, tuple[tuple[str, float], ...]]]
                  ) -> FrozenScores:
-        """`table` with each (filter, metric -> value items) of `additions` added to that filter's scores (a
-        filter it lacks is added, with no items an empty one): what a writer after reading would set."""
-        key = (id(table), additions)
-        out = self._added.get(key)
-        if out is None:
-            tables = dict(table)
-            for filter_name, items in additions:
-                base = tables.get(filter_name, EMPTY_SCORES)
-                tables[filter_name] = self.scores([*base.items(), *items]) if items else base
-            out = self._added[key] = FrozenScores(tables)
-            self._held.append(table)
-        return out
+        """A new table: `table` with each (filter, metric -> value items) of `additions` added to that filter's
+        scores (a filter it lacks is added, with no items an empty one), as a writer after reading would set
+        them; the filters' tables are the shared ones of their content. The caller keeps what it made."""
+        tables = dict(table)
+        for filter_name, items in additions:
+            base = tables.get(filter_name, EMPTY_SCORES)
+            tables[filter_name] = self.scores([*base.items(), *items]) if items else base
+        return FrozenScores(tables)
 
 
 def writable_scores(sample: SampleRecord) -> dict[str, dict[str, SampleValue]]:
