@@ -51,7 +51,7 @@ def check(contract: Path | ResolvedContract, checkpoint: str, out: Path, *, cach
     splits it gates). `baseline` overrides the contract's baseline: a checkpoint to evaluate or a stored
     results folder.
     """
-    from rlgate.app.decide import decide_and_report
+    from rlgate.app.decide import decide_runs, write_decided
 
     progress = progress or SilentProgress()
     cache_dir = cache_dir or default_cache_dir()
@@ -99,15 +99,15 @@ def check(contract: Path | ResolvedContract, checkpoint: str, out: Path, *, cach
                              f", {drops.sandbox_failed} lost their sandbox" if drops.sandbox_failed else ""])
             warnings.append(f"{outcome.manifest.role}: {drops.errored} request(s) errored and {drops.timed_out} "
                             f"timed out{extra}; they are scored as failures")
-    baseline_run, candidate_run = runs.read()
     manifests: dict[str, RunManifest] = {"candidate": cand_outcome.manifest}
     if base_outcome is not None:
         manifests["baseline"] = base_outcome.manifest
     from rlgate.app.decide import other_references
 
-    gated = decide_and_report(resolved, baseline_run, candidate_run, out, seed=seed, checkpoint=checkpoint,
-                              manifests=manifests, warnings=warnings, sequential_status=status,
-                              references=other_references(resolved))
+    decided = decide_runs(resolved, *runs.read(), out, seed=seed, checkpoint=checkpoint, manifests=manifests,
+                          warnings=warnings, sequential_status=status, references=other_references(resolved))
+    runs.release()  # the reports are written from the report model: the runs' records are freed first
+    gated = write_decided(decided, out)
     decision, reports = gated.decision, gated.reports
     return CheckResult(decision, out, cand_outcome, base_outcome, reports, warnings, gated.baselines)
 
@@ -144,6 +144,10 @@ class _Runs:
                 baseline = shared.share(self._stored_baseline)  # read once, the reference of every look
             self._read = (baseline, _read_run(self.out / "candidate", self.cand_outcome, shared))
         return self._read
+
+    def release(self) -> None:
+        """Forget the runs read (the last look's and a stored baseline): the decision no longer needs them."""
+        self._read = self._stored_baseline = None
 
     def look(self, k: int | None) -> None:
         self._read = None

@@ -25,6 +25,7 @@ from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
     from rlgate.contract.models import GateConfig
+    from rlgate.report.model import ReportModel
     from rlgate.results.manifest import RunManifest
     from rlgate.store.protocol import HistoryStore
 
@@ -58,6 +59,17 @@ def _apply_agent_rules(resolved: ResolvedContract, *runs: RunResult | None) -> N
             apply_agent_rules(run.tasks.values(), resolved.contract.protocol.agent, resolved.contract.safety)
 
 
+@dataclass
+class DecidedGate:
+    """A decision and its report model, before anything is written: all the reports need of the runs.
+
+    Deciding and writing are two steps so a caller can let go of the runs in between: at 10^6 documents a
+    run's records are ~1 GB, and the reports are written from the model alone (`write_decided`)."""
+
+    decision: Decision
+    model: ReportModel
+
+
 def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
                       seed: int = 0, checkpoint: str | None = None, step: int | None = None,
                       manifests: dict[str, RunManifest] | None = None, warnings: list[str] | None = None,
@@ -65,7 +77,23 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
                       sources: Sequence[GateSource] | None = None, sequential: bool = False,
                       sequential_status: SequentialReplay | None = None,
                       references: Mapping[str, RunResult | None] | None = None) -> GateOutcome:
-    """Gate `candidate` against `baseline` under the contract and write decision.json and every report.
+    """Gate `candidate` against `baseline` under the contract and write decision.json and every report
+    (`decide_runs`, then `write_decided`; a caller that can drop its runs before the writing calls the two)."""
+    return write_decided(decide_runs(resolved, baseline, candidate, out, seed=seed, checkpoint=checkpoint, step=step,
+                                     manifests=manifests, warnings=warnings, record=record, judge_llm=judge_llm,
+                                     sources=sources, sequential=sequential, sequential_status=sequential_status,
+                                     references=references), out)
+
+
+def decide_runs(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
+                seed: int = 0, checkpoint: str | None = None, step: int | None = None,
+                manifests: dict[str, RunManifest] | None = None, warnings: list[str] | None = None,
+                record: bool = True, judge_llm: object | None = None,
+                sources: Sequence[GateSource] | None = None, sequential: bool = False,
+                sequential_status: SequentialReplay | None = None,
+                references: Mapping[str, RunResult | None] | None = None) -> DecidedGate:
+    """Gate `candidate` against `baseline` under the contract: the decision and its report model, nothing
+    written yet but the project history's record (`out` is where the sources may read and the reports go).
 
     `sequential` also replays the contract's protocol.sequential order (its defaults when absent) and
     records at which look the decision was reached (Decision.sequential). `sequential_status`: a sequential
@@ -88,12 +116,25 @@ def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, ca
             history.close()
 
 
+def write_decided(decided: DecidedGate, out: Path) -> GateOutcome:
+    """Write decision.json, every report format and summary.md (the decision table CI step summaries show)."""
+    from rlgate._core.files import write_text_atomic
+    from rlgate.engine.summary import decision_markdown
+    from rlgate.report.io import write_model
+    from rlgate.report.views import known_baselines
+
+    reports = write_model(out, decided.model)
+    baselines = known_baselines(decided.model)  # one-run gates' baselines, as the reports show them
+    reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decided.decision, baselines))
+    return GateOutcome(decided.decision, reports, baselines)
+
+
 def _decide(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
             history: HistoryStore | None, sources: list[GateSource], *, seed: int, checkpoint: str | None,
             step: int | None, manifests: dict[str, RunManifest] | None, warnings: list[str] | None,
             record: bool, sequential: bool = False, sequential_status: SequentialReplay | None = None,
-            references: Mapping[str, RunResult | None] | None = None) -> GateOutcome:
-    """decide_and_report with the history already open (one store for every source and the recording)."""
+            references: Mapping[str, RunResult | None] | None = None) -> DecidedGate:
+    """decide_runs with the history already open (one store for every source and the recording)."""
     from rlgate.engine.versions import check_versions
 
     notes = list(warnings or [])
@@ -122,18 +163,14 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
                    history: HistoryStore | None, contributions: dict[str, Contribution], *, seed: int,
                    checkpoint: str | None, step: int | None, manifests: dict[str, RunManifest] | None, notes: list[str],
                    record: bool, sequential: bool, sequential_status: SequentialReplay | None,
-                   references: Mapping[str, RunResult | None]) -> GateOutcome:
-    """The engine's decision, badcases, drops, history record and reports, from the sources' contributions."""
-    from rlgate._core.files import write_text_atomic
+                   references: Mapping[str, RunResult | None]) -> DecidedGate:
+    """The engine's decision, badcases, drops, history record and report model, from the sources' contributions."""
     from rlgate.badcases.checks import decision_with_badcases
     from rlgate.engine.coverage import shortfalls
     from rlgate.engine.decision import decide
     from rlgate.engine.private import private_leaf_tasks
     from rlgate.engine.references import with_references, with_suite_health
-    from rlgate.engine.summary import decision_markdown
     from rlgate.report.builder import build_report
-    from rlgate.report.io import write_model
-    from rlgate.report.views import known_baselines
     from rlgate.results.drops import drops_manifest
     from rlgate.results.expected import cached_documents
 
@@ -176,10 +213,7 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
         "warnings": [*decision.warnings, *notes],
     })
     model = build_report(decision, contract=resolved, baseline=baseline, candidate=candidate, manifests=manifests)
-    reports = write_model(out, model)
-    baselines = known_baselines(model)  # one-run gates' baselines, as the reports show them
-    reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decision, baselines))  # CI summaries
-    return GateOutcome(decision, reports, baselines)
+    return DecidedGate(decision, model)
 
 
 def other_references(resolved: ResolvedContract, harness: str | None = None) -> dict[str, RunResult]:

@@ -104,7 +104,11 @@ def _order(key: Key) -> tuple[str, tuple[int, int | str]]:
     return key[0], doc_order(key[1])
 
 
-def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[dict[tuple[str, str | None], set[Key]],
+#: (family, category, answered by both only) -> the documents both runs have with the same hash
+PairedMemo = dict[tuple[str, str | None, bool], set[Key]]
+
+
+def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[PairedMemo,
                                                                    dict[tuple[str, str | None], list[str]]],
           family: str, cls: str, kind: FailureKind, category: str | None, cand_docs: set[Key],
           base_docs: set[Key]) -> ClusterStat:
@@ -129,13 +133,16 @@ def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[dict[tuple[str,
         base_has = index.runs[1].failing.get((family, cls, category), _NONE)
         if category is not None:
             base_has = base_has & base_docs
-        if memo not in paired_memo:  # documents both runs have, with the same document hash
-            paired_memo[memo] = index.paired & cand_docs & base_docs
-        paired = paired_memo[memo]
+        if (family, category, False) not in paired_memo:  # documents both runs have, with the same hash
+            paired_memo[(family, category, False)] = _within(index.paired, cand_docs, base_docs)
+        paired = paired_memo[(family, category, False)]
         if kind == "knowledge":
             # A wrong answer only counts against knowledge where both runs gave a parseable answer;
             # otherwise a format fix in one run would show up as "more wrong answers".
-            paired = paired & index.runs[0].answered & index.runs[1].answered
+            if (family, category, True) not in paired_memo:
+                paired_memo[(family, category, True)] = _within(paired, index.runs[0].answered,
+                                                                index.runs[1].answered)
+            paired = paired_memo[(family, category, True)]
         new = paired & cand_has - base_has
         fixed = paired & base_has - cand_has
         stat.baseline_count, stat.baseline_n = len(base_has), len(base_docs)
@@ -149,6 +156,14 @@ def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[dict[tuple[str,
             stat.p_value = two_proportion_greater(len(base_has), len(base_docs), len(cand_has), len(cand_docs))
     stat.examples = _examples(data, cand_has, new, cls, category)
     return stat
+
+
+def _within(keys: set[Key], first: set[Key], second: set[Key]) -> set[Key]:
+    """`keys & first & second`, read only: `keys` itself when it lies in both (one family, every document
+    paired: no copy of 10^6 keys), else the intersection."""
+    if len(keys) <= min(len(first), len(second)) and keys <= first and keys <= second:
+        return keys
+    return keys & first & second
 
 
 def _adjust(stats: list[ClusterStat], alpha: float) -> list[ClusterStat]:
@@ -169,7 +184,7 @@ def compute_clusters(data: ClusterInputs, index: OutcomeIndex | None = None
     """
     if index is None:
         index = build_index(data.candidate, data.baseline)
-    memos: tuple[dict[tuple[str, str | None], set[Key]], dict[tuple[str, str | None], list[str]]] = ({}, {})
+    memos: tuple[PairedMemo, dict[tuple[str, str | None], list[str]]] = ({}, {})
     base_run = index.runs[1] if data.baseline is not None else RunIndex()
     top: list[ClusterStat] = []
     by_category: list[ClusterStat] = []

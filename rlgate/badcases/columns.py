@@ -68,21 +68,38 @@ class RunOutcomes(Mapping[Key, SampleOutcome]):
     def __init__(self, parts: list[TaskColumns]) -> None:
         self.parts = parts
         self._tasks = {part.task: part for part in parts}
-        self._rows: dict[str, dict[DocId, int]] = {}
+        self._rows: dict[str, dict[DocId, int] | None] = {}  # task -> doc_id -> row; None: the ids are the rows
 
     def part(self, task: str) -> TaskColumns | None:
         """The task's columns, or None: the pairing (`pair_columns`) looks a candidate task up in the baseline."""
         return self._tasks.get(task)
 
     def row(self, key: Key) -> int | None:
-        """The key's row in its task's columns (= its sample's index in the task's samples), or None."""
+        """The key's row in its task's columns (= its sample's index in the task's samples), or None.
+
+        Only a handful of keys are ever looked up (the cluster examples), so a task whose doc_ids are its rows
+        (lm-eval's numbering, read in order) is answered from the column itself; a dict of every row is built
+        only for a task numbered otherwise (at 10^6 documents such a dict is ~70 MB a run)."""
         part = self._tasks.get(key[0])
         if part is None:
             return None
-        rows = self._rows.get(part.task)
+        if part.task not in self._rows:
+            ids = part.doc_ids
+            by_row = all(type(i) is int for i in ids) and all(map(eq, ids, range(len(ids))))
+            self._rows[part.task] = None if by_row else dict(zip(ids, range(len(ids)), strict=True))
+        rows, doc_id = self._rows[part.task], key[1]
         if rows is None:
-            rows = self._rows[part.task] = dict(zip(part.doc_ids, range(len(part.doc_ids)), strict=True))
-        return rows.get(key[1])
+            return doc_id if type(doc_id) is int and 0 <= doc_id < len(part.doc_ids) else None
+        return rows.get(doc_id)
+
+    def share_keys(self, other: RunOutcomes) -> None:
+        """Give each task of `other` holding the same doc_ids in the same order this run's key tuples: one
+        tuple per document for both runs (10^6 fewer tuples at 10^6 documents), and the sets of keys the index
+        builds from both runs then compare equal keys by identity."""
+        for part in self.parts:
+            found = other.part(part.task)
+            if found is not None and found._keys is None and found.doc_ids == part.doc_ids:
+                found._keys = part.keys()
 
     def __getitem__(self, key: Key) -> SampleOutcome:
         row = self.row(key)

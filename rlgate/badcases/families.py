@@ -167,19 +167,24 @@ def _numbers(texts: list[str]) -> list[float]:
 def _golds(samples: list[SampleRecord]) -> list[float | None]:
     """`gsm8k_gold` of each sample: the targets not yet in `_GOLD_MEMO` searched and parsed over the list and
     remembered there (the baseline and the candidate share their targets); a sample whose target has no
-    number is read one by one (its document's answer)."""
+    number is read one by one (its document's answer).
+
+    Every target is looked up before any sample is read one by one: that reading (`_gold_in`) may empty a
+    full memo, and lookups after it would all miss (at 10^6 documents: a million samples read one by one).
+    A memo too full for this call's targets keeps only them."""
     targets = [s.target for s in samples]
     memo = _GOLD_MEMO
-    fresh = [t for t in targets if type(t) is str and t not in memo]
+    fresh = [t for t in dict.fromkeys(targets) if type(t) is str and t not in memo]
     if fresh:
         if len(memo) + len(fresh) > _GOLD_MEMO_SIZE:
+            kept = {t: memo[t] for t in targets if type(t) is str and t in memo}
             memo.clear()
+            memo.update(kept)
         found = [_NUMBER.search(t.split("####")[-1]) for t in fresh]
         values = iter(_numbers([m.group(0) for m in found if m is not None]))
         memo.update(zip(fresh, [next(values) if m is not None else None for m in found], strict=True))
-    get = memo.get
-    return [gold if t is not None and (gold := get(t)) is not None else gsm8k_gold(s)
-            for t, s in zip(targets, samples, strict=True)]
+    golds = [memo.get(t) if type(t) is str else None for t in targets]
+    return [gold if gold is not None else gsm8k_gold(s) for gold, s in zip(golds, samples, strict=True)]
 
 
 #: text -> the first number after its last '####' (None: no number there), for `_gold_in` and `_golds`

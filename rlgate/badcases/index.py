@@ -173,6 +173,8 @@ def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
     """Index both runs (candidate first) and pair their outcomes; runs held as task columns (`RunOutcomes`,
     both of them) are read from their lists, and their pairs counted there (`OutcomeIndex.counts`)."""
     columns = isinstance(candidate, RunOutcomes) and (baseline is None or isinstance(baseline, RunOutcomes))
+    if isinstance(candidate, RunOutcomes) and isinstance(baseline, RunOutcomes):
+        candidate.share_keys(baseline)
     runs: list[RunIndex] = []
     kinds: dict[tuple[str, str], FailureKind] = {}
     categories: dict[tuple[str, str], set[str]] = defaultdict(set)

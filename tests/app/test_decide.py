@@ -241,3 +241,38 @@ def test_one_checkpoint_spelled_with_a_trailing_slash_is_recorded_once(tmp_path:
         decide_and_report(resolved, base, cand, tmp_path / f"out{i}", checkpoint=name)
     store = open_history(tmp_path / "h.sqlite")
     assert [(r.step, r.checkpoint) for r in store.history("run-1")] == [(9, "ckpt/step_9"), (10, "ckpt/step_10")]
+
+
+def test_gate_frees_the_runs_before_it_writes_the_reports(gsm8k_pair: dict[str, Path], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reports are written from the report model alone: `rlgate gate` lets go of both runs' records first
+    (at 10^6 documents they are ~1 GB, and the writing was the gate's peak), and decides as deciding and
+    writing in one step (`decide_and_report`) does."""
+    import weakref
+
+    import rlgate.app.gate as gate_module
+    import rlgate.report.io as report_io
+
+    read: list[weakref.ref[Any]] = []
+    real_read, real_write = gate_module.read_results, report_io.write_model
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        run = real_read(*args, **kwargs)
+        read.extend([weakref.ref(run), weakref.ref(run.tasks["gsm8k"].samples[0])])
+        return run
+
+    alive: list[bool] = []
+
+    def writing(*args: Any, **kwargs: Any) -> Any:
+        alive.extend(ref() is not None for ref in read)
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(gate_module, "read_results", reading)
+    monkeypatch.setattr(report_io, "write_model", writing)
+    outcome = gate_module.gate(gsm8k_pair["contract"], gsm8k_pair["cand"], tmp_path / "out",
+                               baseline=gsm8k_pair["base"])
+    assert len(read) == 4 and alive == [False] * 4
+    gates = outcome.decision.gates
+    assert [(outcome.decision.decision, g.verdict) for g in gates] + [("reason", g.reason) for g in gates] == \
+        _gate_folders(gsm8k_pair, gsm8k_pair["cand"], tmp_path / "together")
+    assert {"model", "decision", "html", "markdown", "junit", "summary"} <= set(outcome.reports)

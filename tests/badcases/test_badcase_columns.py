@@ -145,3 +145,60 @@ def test_columns_give_the_hand_written_categories_and_the_per_sample_reference()
         assert tuple(f.cls for f in got.failures) == classes, key
         assert got.categories == categories and got.correct == (not classes), key
         assert got == objects[key] == reference[key], key
+
+
+def _numbered(ids: list[int | str]) -> RunResult:
+    samples = [_g(i, "1", "#### 1", right=False) if isinstance(i, int) else
+               SampleRecord(doc_id=i, doc_hash=f"h{i}", target="#### 1", responses=["#### 2"],
+                            filtered={"strict-match": "2"}, scores={"strict-match": {"exact_match": 0.0}})
+               for i in ids]
+    return RunResult(provenance=_run("x").provenance,
+                     tasks={"gsm8k": TaskResult.model_construct(task="gsm8k", samples=samples)})
+
+
+@pytest.mark.parametrize("ids", [[0, 1, 2, 3, 4], [0, 1, 4, 3, 2], [3, 4, 5], ["0", "1", 2], [0, 2, 1, 5, "x"]])
+def test_rows_are_found_with_or_without_a_dict_of_every_row(ids: list[int | str]) -> None:
+    """A task numbered by row (lm-eval's doc_ids, in order) is looked up without a dict of its rows; any other
+    numbering through one; either way every key finds its own sample and no other key finds one."""
+    run = _numbered(ids)
+    held = classify_columns(run)
+    assert isinstance(held, RunOutcomes)
+    samples = RunSamples(run, held)
+    for row, doc_id in enumerate(ids):
+        assert held.row(("gsm8k", doc_id)) == row and samples[("gsm8k", doc_id)] is run.tasks["gsm8k"].samples[row]
+    for missing in [m for m in (-1, len(ids), 99, "2", 2, "y", True, 1.0) if m not in ids]:
+        assert held.row(("gsm8k", missing)) is None and ("gsm8k", missing) not in held
+    by_row = all(type(i) is int and i == row for row, i in enumerate(ids))
+    assert (held._rows["gsm8k"] is None) is by_row  # a dict of every row only where the ids are not the rows
+
+
+def test_runs_numbered_alike_share_their_key_tuples() -> None:
+    cand, base, other = (classify_columns(_numbered(ids)) for ids in ([0, 1, 2], [0, 1, 2], [0, 2, 1]))
+    assert isinstance(cand, RunOutcomes) and isinstance(base, RunOutcomes) and isinstance(other, RunOutcomes)
+    index = build_index(cand, base)
+    assert base.parts[0].keys() is cand.parts[0].keys() and index.paired == set(cand)
+    build_index(cand, other)
+    assert other.parts[0].keys() is not cand.parts[0].keys() and list(other) == [("gsm8k", i) for i in (0, 2, 1)]
+
+
+def test_gold_numbers_of_many_documents_are_looked_up_not_read_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More targets than the memo holds, half of them already remembered (the baseline's, when the candidate
+    is classified), and one without a number: every gold is right, and only that one sample is read alone
+    (before, reading it emptied the full memo and every later sample was read alone)."""
+    import rlgate.badcases.families as families
+
+    monkeypatch.setattr(families, "_GOLD_MEMO_SIZE", 8)
+    monkeypatch.setattr(families, "_GOLD_MEMO", {})
+    samples = [_g(i, "1", "x") for i in range(12)]
+    samples[5] = samples[5].model_copy(update={"target": "no number here", "doc": {"answer": "#### 5"}})
+    assert families._golds(samples[:6]) == [float(i) for i in range(6)]
+    alone: list[int] = []
+    real = families.gsm8k_gold
+
+    def one_by_one(sample: SampleRecord) -> float | None:
+        alone.append(int(sample.doc_id))
+        return real(sample)
+
+    monkeypatch.setattr(families, "gsm8k_gold", one_by_one)
+    assert families._golds(samples) == [float(i) for i in range(12)]
+    assert alone == [5]
