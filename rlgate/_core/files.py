@@ -17,9 +17,9 @@ def _umask() -> int:
 _CHUNK = 1 << 20
 
 
-def write_text_atomic(path: str | Path, text: str | bytes) -> Path:
-    """Write `text` (UTF-8 bytes as they are) to `path` through a temporary file in the same folder, then
-    rename it into place."""
+def write_text_atomic(path: str | Path, text: str | bytes | list[str]) -> Path:
+    """Write `text` (UTF-8 bytes as they are; a list: its parts one after another) to `path` through a
+    temporary file in the same folder, then rename it into place."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -29,8 +29,9 @@ def write_text_atomic(path: str | Path, text: str | bytes) -> Path:
                 raw.write(text)
         else:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                for start in range(0, len(text), _CHUNK):
-                    handle.write(text[start:start + _CHUNK])
+                for part in [text] if isinstance(text, str) else text:
+                    for start in range(0, len(part), _CHUNK):
+                        handle.write(part[start:start + _CHUNK])
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, target)
     except BaseException:

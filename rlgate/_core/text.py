@@ -119,6 +119,16 @@ def json_for_script(data: Any) -> str:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def utf8_size(text: str) -> int:
+    """len(text.encode()), without the copy (a page's data can be tens of MB): encoded 1 MB at a time."""
+    if text.isascii():
+        return len(text)
+    return sum(len(text[start:start + _CHUNK].encode()) for start in range(0, len(text), _CHUNK))
+
+
+_CHUNK = 1 << 20
+
+
 def visible_surrogates(value: Any) -> Any:
     """`value` (a string, or JSON-like lists and dicts of them) with each unpaired surrogate written as the
     `\\udXXX` text the file had.

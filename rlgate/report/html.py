@@ -13,6 +13,7 @@ import hashlib
 import heapq
 import os
 import re
+import secrets
 from collections.abc import Callable, Iterator
 from itertools import compress
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from rlgate._core.text import json_for_script, truncate, visible_controls
+from rlgate._core.text import json_for_script, truncate, utf8_size, visible_controls
 from rlgate.engine.references import EXTENSION, HEALTH_EXTENSION
 from rlgate.report import firstscreen, fmt, nodes, svg, views
 from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
@@ -190,12 +191,20 @@ def _last_budget() -> int:
 
 def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
                 text_budget: int | None = None, field_cap: int | None = None) -> str:
-    """The report page; if it would pass HTML_LIMIT, the sample text is budgeted (halving) until it fits.
+    """The report page (`render_html_parts` joined)."""
+    return "".join(render_html_parts(model, template_dir, text_budget=text_budget, field_cap=field_cap))
 
-    A page whose rows alone pass the limit (10^6 documents) cannot fit at any budget: when even the shortest
-    rows would pass it, or the first page is over twice the limit and one with every text left out shows it,
-    the last budget of the halving is rendered at once (the page the halving would end in, in one or three
-    renders rather than a dozen of tens of MB)."""
+
+def render_html_parts(model: ReportModel, template_dir: str | Path | None = None, *,
+                      text_budget: int | None = None, field_cap: int | None = None) -> list[str]:
+    """The report page as parts to write one after another: the template's text, with the sample data (tens
+    of MB at 10^6 documents) between them wherever the template places it, never copied into one string.
+
+    If the page would pass HTML_LIMIT, the sample text is budgeted (halving) until it fits. A page whose rows
+    alone pass the limit (10^6 documents) cannot fit at any budget: when even the shortest rows would pass it,
+    or the first page is over twice the limit and one with every text left out shows it, the last budget of
+    the halving is rendered at once (the page the halving would end in, in one or three renders rather than
+    a dozen of tens of MB)."""
     env = environment(template_dir)
     css = env.get_template("report.css").render()
     js = env.get_template("report.js").render()
@@ -203,11 +212,12 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
            "base-uri 'none'; form-action 'none'")
     page = env.get_template("report.html.j2")
 
-    def rendered(text_budget: int | None) -> tuple[str, int]:
+    def rendered(text_budget: int | None) -> tuple[list[str], int]:
         payload = drilldown_payload(model, text_budget, field_cap)
+        slot = f"rlgate-data-{secrets.token_hex(16)}"  # unguessable: no text of the model can hold it
         html = page.render(
             m=model, d=model.decision, css=Markup(css), js=Markup(js), csp=csp,
-            data=Markup(json_for_script(payload)), payload=payload, radar=svg.radar(model.radar),
+            data=Markup(slot), payload=payload, radar=svg.radar(model.radar),
             axes={a.ref: a for a in model.radar},
             radar_labels=svg.axis_labels(model.radar) if model.radar else [],
             sections=report_sections(model),
@@ -219,15 +229,21 @@ def render_html(model: ReportModel, template_dir: str | Path | None = None, *,
             flags=firstscreen.gate_flags(model), unsafe=firstscreen.unsafe_actions(model),
             warnings=firstscreen.shown_warnings(model), protocol_rows=firstscreen.protocol_rows(model),
             task_groups=firstscreen.task_groups(model))
-        return html, len(html) if html.isascii() else len(html.encode())
+        pieces = html.split(slot)
+        parts = pieces[:1]
+        if len(pieces) > 1:
+            data = json_for_script(payload)
+            for piece in pieces[1:]:
+                parts += [data, piece]
+        return parts, sum(map(utf8_size, parts))
 
     rows = sum(len(section.samples.doc_id) for section in model.tasks if section.samples)
     if text_budget is None and rows * _MIN_ROW_BYTES > HTML_LIMIT:  # no budget can fit: the halving's last page
         text_budget = _last_budget()
     while True:
-        html, size = rendered(text_budget)
+        parts, size = rendered(text_budget)
         if size <= HTML_LIMIT or (text_budget is not None and text_budget < _LAST_BUDGET):
-            return html
+            return parts
         if text_budget is None and size > 2 * HTML_LIMIT and rendered(0)[1] - _COUNT_SLACK > HTML_LIMIT:
             text_budget = _last_budget()
             continue

@@ -44,7 +44,7 @@ FILES = {"decision": "decision.json", "model": "report_model.json", "html": "rep
          "markdown": "report.md", "junit": "junit.xml"}
 
 
-def _write(path: Path, text: str | bytes) -> Path:
+def _write(path: Path, text: str | bytes | list[str]) -> Path:
     """Write through a temporary file so a crash never leaves half a report."""
     try:
         return write_text_atomic(path, text)
@@ -87,7 +87,7 @@ def _user_template_error(exc: Exception, folder: Path) -> InputError | None:
 def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | Path | None = None,
                 html_url: str | None = None, step_summary: bool = True) -> dict[str, Path]:
     """Store the model and the decision, then render HTML, Markdown and JUnit from the model."""
-    from rlgate.report.html import render_html
+    from rlgate.report.html import render_html_parts
     from rlgate.report.junit import render_junit
     from rlgate.report.markdown import github_run_url, render_markdown
 
@@ -105,7 +105,7 @@ def write_model(out_dir: str | Path, model: ReportModel, *, template_dir: str | 
     del stored  # freed before the page renders
     written["decision"] = _write(out / FILES["decision"], model.decision.model_dump_json(indent=2) + "\n")
     try:
-        html = render_html(model, template_dir)
+        html = render_html_parts(model, template_dir)  # the sample data written as it is, not copied into the page
         markdown = render_markdown(model, template_dir, html_url=html_url, run_url=github_run_url())
     except TemplateSyntaxError as exc:
         raise InputError(f"template syntax error: {exc.message}", file=exc.filename or exc.name, line=exc.lineno,

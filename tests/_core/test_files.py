@@ -30,3 +30,6 @@ def test_long_text_is_written_in_chunks_whole_and_bytes_as_they_are(tmp_path: Pa
     assert (tmp_path / "raw.json").read_bytes() == b'{"a": "\\u00e9"}\n'
     write_text_atomic(tmp_path / "empty.txt", "")
     assert (tmp_path / "empty.txt").read_bytes() == b""
+    parts = ["<head>", text, "", "€ tail"]  # a list: its parts one after another, each in chunks
+    write_text_atomic(tmp_path / "parts.txt", parts)
+    assert (tmp_path / "parts.txt").read_text(encoding="utf-8") == "".join(parts)

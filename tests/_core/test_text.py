@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
 from markdown_it import MarkdownIt
 
 from rlgate._core.text import (
@@ -89,3 +90,10 @@ def test_storage_safe_text_encodes_as_utf8_and_keeps_what_was_written() -> None:
     assert stored == "ckpt\\udcff\\u0000/step"
     stored.encode("utf-8")
     assert stored_text(3) == 3 and stored_text(None) is None
+
+
+@pytest.mark.parametrize("text", ["", "plain ascii", "é", "a" * (1 << 20) + "é" + "€" * 3, "😀" * ((1 << 20) + 1)])
+def test_utf8_size_is_the_encoded_length(text: str) -> None:
+    from rlgate._core.text import utf8_size
+
+    assert utf8_size(text) == len(text.encode())

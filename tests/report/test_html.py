@@ -261,3 +261,26 @@ def test_the_budget_is_spent_as_defined(tmp_path: Path, text_budget: int, field_
     assert got == _budgeted_plainly(model, text_budget, field_cap)
     if 0 < text_budget < 10**9:
         assert 0 < got["text_left_out"] - model.text_left_out < sum(len(t["rows"]) for t in got["tasks"])
+
+
+def test_the_page_is_written_as_parts_with_the_data_never_copied_into_one_string(tmp_path: Path) -> None:
+    """The data (tens of MB at 10^6 documents) is one string between the template's parts, wherever and as
+    often as the template prints it; the parts joined are the page, and write_model writes exactly that."""
+    from rlgate._core.text import json_for_script
+    from rlgate.report.html import render_html_parts
+    from rlgate.report.io import write_model
+
+    model = _model(tmp_path, n=40)
+    parts = render_html_parts(model)
+    data = json_for_script(drilldown_payload(model, None, None))
+    assert len(parts) == 3 and parts[1] == data and data not in parts[0] + parts[2]
+    assert "".join(parts) == render_html(model) and _data_block("".join(parts)) == data
+    written = write_model(tmp_path / "out", model, step_summary=False)
+    assert written["html"].read_text(encoding="utf-8") == render_html(model)
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "report.html.j2").write_text("<a>{{ data }}</a>é<b>{{ data }}</b>", encoding="utf-8")
+    twice = render_html_parts(model, template_dir=folder)
+    assert twice[::2] == ["<a>", "</a>é<b>", "</b>"] and twice[1] == data and twice[1] is twice[3]
+    (folder / "report.html.j2").write_text("<p>{{ m.decision.decision }}</p>", encoding="utf-8")
+    assert render_html_parts(model, template_dir=folder) == [f"<p>{model.decision.decision}</p>"]
