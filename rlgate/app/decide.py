@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rlgate._core.errors import InputError
 from rlgate._core.gcpause import collector_paused
@@ -24,6 +24,8 @@ from rlgate.engine.models import Decision, SequentialReplay
 from rlgate.results.models import RunResult
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11; only read by type checkers here
+
     from rlgate.contract.models import GateConfig
     from rlgate.report.model import ReportModel
     from rlgate.results.manifest import RunManifest
@@ -70,19 +72,27 @@ class DecidedGate:
     model: ReportModel
 
 
-def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
-                      seed: int = 0, checkpoint: str | None = None, step: int | None = None,
-                      manifests: dict[str, RunManifest] | None = None, warnings: list[str] | None = None,
-                      record: bool = True, judge_llm: object | None = None,
-                      sources: Sequence[GateSource] | None = None, sequential: bool = False,
-                      sequential_status: SequentialReplay | None = None,
-                      references: Mapping[str, RunResult | None] | None = None) -> GateOutcome:
+class DecideOptions(TypedDict, total=False):
+    """`decide_runs`' keyword arguments (see there), which `decide_and_report` passes on."""
+
+    seed: int
+    checkpoint: str | None
+    step: int | None
+    manifests: dict[str, RunManifest] | None
+    warnings: list[str] | None
+    record: bool
+    judge_llm: object | None
+    sources: Sequence[GateSource] | None
+    sequential: bool
+    sequential_status: SequentialReplay | None
+    references: Mapping[str, RunResult | None] | None
+
+
+def decide_and_report(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path,
+                      **options: Unpack[DecideOptions]) -> GateOutcome:
     """Gate `candidate` against `baseline` under the contract and write decision.json and every report
     (`decide_runs`, then `write_decided`; a caller that can drop its runs before the writing calls the two)."""
-    return write_decided(decide_runs(resolved, baseline, candidate, out, seed=seed, checkpoint=checkpoint, step=step,
-                                     manifests=manifests, warnings=warnings, record=record, judge_llm=judge_llm,
-                                     sources=sources, sequential=sequential, sequential_status=sequential_status,
-                                     references=references), out)
+    return write_decided(decide_runs(resolved, baseline, candidate, out, **options), out)
 
 
 def decide_runs(resolved: ResolvedContract, baseline: RunResult | None, candidate: RunResult, out: Path, *,
