@@ -13,6 +13,7 @@ import math
 from typing import cast
 
 from rlgate.contract.models import GateConfig
+from rlgate.engine.values import ColumnCache
 from rlgate.results.models import MetricKey, RunResult, TaskResult
 
 _RELATIVE = 1e-9
@@ -25,9 +26,15 @@ def _tolerance(reported: float) -> float:
     return 0.5 * 10.0 ** -decimals + _RELATIVE * max(1.0, abs(reported))
 
 
-def _sample_mean(task: TaskResult, key: MetricKey) -> tuple[float, int] | None:
-    """The mean of the task's per-sample values of `key` (lists flattened), summed in sample order."""
+def _sample_mean(task: TaskResult, key: MetricKey, columns: ColumnCache | None = None) -> tuple[float, int] | None:
+    """The mean of the task's per-sample values of `key` (lists flattened), summed in sample order.
+
+    `columns`: the engine's per-sample columns; a metric every sample holds as a number is summed from its
+    column (the same values in the same order, so the same sum) instead of from the samples again."""
     metric, filt = key.metric, key.filter
+    column = columns.scalar(task, metric, filt) if columns is not None else None
+    if column is not None and len(column):
+        return sum(column.tolist(), 0.0) / len(column), len(column)
     values = [v for v in (s.score(metric, filt) for s in task.samples) if v is not None]
     if not values:
         return None
@@ -47,8 +54,9 @@ def _sample_mean(task: TaskResult, key: MetricKey) -> tuple[float, int] | None:
 
 
 def aggregate_warnings(keys: list[MetricKey], config: GateConfig, baseline: RunResult | None,
-                       candidate: RunResult) -> list[str]:
-    """One warning per run, leaf task and gated metric whose reported aggregate is not its samples' mean."""
+                       candidate: RunResult, columns: ColumnCache | None = None) -> list[str]:
+    """One warning per run, leaf task and gated metric whose reported aggregate is not its samples' mean
+    (`columns`: the engine's per-sample columns, read where they hold the metric)."""
     out: list[str] = []
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run is None:
@@ -64,7 +72,7 @@ def aggregate_warnings(keys: list[MetricKey], config: GateConfig, baseline: RunR
                 if reported is None or not math.isfinite(reported) or not task.samples or any(
                         c.metric == key.metric and c.filter == key.filter for c in task.corrupt):
                     continue
-                found = _sample_mean(task, key)
+                found = _sample_mean(task, key, columns)
                 if found is None or abs(found[0] - reported) <= _tolerance(reported):
                     continue
                 mean, count = found

@@ -218,7 +218,7 @@ def decide(
     keys = [key_of(gate, config) for _, gate, _ in named]
     corrupt = collect(baseline, "baseline", keys, ctx.columns) + collect(candidate, "candidate", keys, ctx.columns)
     warnings: list[str] = run_warnings(corrupt, baseline, candidate)
-    warnings += aggregate_warnings(keys, config, baseline, candidate)
+    warnings += aggregate_warnings(keys, config, baseline, candidate, ctx.columns)
     differences: list[str] = []
     if baseline is not None:
         named_tasks = {gate.ref.task for _, gate, _ in named}

@@ -80,14 +80,18 @@ class ColumnCache:
         self._tasks: list[TaskResult] = []  # keeps the ids in the keys valid
 
     def values(self, task: TaskResult, metric: str, filt: str) -> tuple[np.ndarray, np.ndarray | None]:
+        column = self.scalar(task, metric, filt)
+        if column is not None:
+            return column, None
+        return leaf_values(task, metric, filt)
+
+    def scalar(self, task: TaskResult, metric: str, filt: str) -> np.ndarray | None:
+        """The metric's column when every sample holds a finite number for it (in sample order), else None."""
         key = (id(task), filt)
         if key not in self._columns:
             self._columns[key] = _scalar_columns(task, filt)
             self._tasks.append(task)
-        column = self._columns[key].get(metric)
-        if column is not None:
-            return column, None
-        return leaf_values(task, metric, filt)
+        return self._columns[key].get(metric)
 
 
 def _scalar_columns(task: TaskResult, filt: str) -> dict[str, np.ndarray]:
