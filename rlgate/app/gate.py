@@ -29,7 +29,7 @@ def gate(contract: Path, candidate: Path, out: Path, *, baseline: Path | None = 
 
 def _decided(resolved: ResolvedContract, candidate: Path, out: Path, *, baseline: Path | None, seed: int,
              harness: str | None, sequential: bool) -> DecidedGate:
-    """Read both runs and decide; the runs live only in this frame (and the memos of what read them)."""
+    """Read both runs and decide; the runs live only in this frame, so they are freed when it returns."""
     baseline_dir = baseline or resolved.baseline_results
     shared = SharedValues()  # the candidate's documents, prompts and answers equal to the baseline's: one object
     base_run = read_results(baseline_dir, harness=harness, shared=shared) if baseline_dir is not None else None
