@@ -95,6 +95,11 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], runs: list[Ro
 
     ray = _ray()
     spec = resolved.contract.protocol.executor
+    problem = gcs_problem(spec.address)
+    if problem is not None:
+        raise InputError(f"cannot reach the Ray cluster at '{spec.address}': {problem}", file=resolved.path,
+                         field="protocol.executor.address",
+                         fix="start one (ray start --head), set $RAY_ADDRESS, or give the address `ray start` printed")
     try:
         ray.init(address=spec.address, ignore_reinit_error=True, logging_level="ERROR", log_to_driver=False,
                  configure_logging=False)
@@ -133,6 +138,28 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], runs: list[Ro
     outcomes: list[RunOutcome] = _wait(ray, {ref: "the merge"}, spec.max_retries, progress)[0]
     return [replace(o, out_dir=run.out, results_file=run.out / o.results_file.relative_to(o.out_dir))
             for o, run in zip(outcomes, runs, strict=True)]
+
+
+def gcs_problem(address: str, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at the cluster `address` names (None: its GCS accepts a connection, or this cannot
+    tell). ray.init retries an address whose GCS does not answer without end (seen: ten minutes of 'Failed to
+    get cluster ID' for a stopped cluster), so a dead or mistyped address is refused before it, in seconds."""
+    if address.startswith("ray://"):  # Ray Client: ray.init gives up by itself
+        return None
+    try:  # Ray's own reading of the address ('auto': $RAY_ADDRESS, then the cluster `ray start` recorded)
+        from ray._private.services import canonicalize_bootstrap_address
+
+        found = canonicalize_bootstrap_address(address)
+    except Exception:  # no cluster recorded for 'auto', or the private helper moved: ray.init says what it says
+        return None
+    host, _, port = (found or "").rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"nothing answers at {found} ({exc.strerror or exc})"
 
 
 def _wait(ray: Any, refs: dict[Any, str], retries: int, progress: ProgressSink) -> list[Any]:

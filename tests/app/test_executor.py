@@ -78,3 +78,44 @@ def test_new_shard_caches_start_with_the_checkpoints_cached_generations(tmp_path
         assert cache.count() == 2  # the other checkpoint's generations stay out
     with GenerationCache(kept / "cache.sqlite") as cache:
         assert cache.count() == 1  # a shard's cache that exists is resumed as it is
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:  # a port just free: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_cluster_that_does_not_answer_is_refused_before_ray_init(tmp_path: Path, shared_data: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """ray.init retries a stopped cluster's address without end; the check refuses it first, naming the field."""
+    ray = pytest.importorskip("ray")
+    from rlgate.app.executor import gcs_problem
+
+    address = f"127.0.0.1:{_closed_port()}"
+    resolved = load_contract(write_contract(tmp_path, shared_data, "ckpt", executor={"kind": "ray",
+                                                                                       "address": address}))
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("ray.init was reached")
+
+    monkeypatch.setattr(ray, "init", never)
+    with pytest.raises(InputError, match=r"cannot reach the Ray cluster .* nothing answers at") as caught:
+        run_role(resolved, resolved.tasks, tmp_path / "out", cache_dir=tmp_path / "cache", checkpoint=CHECKPOINT,
+                 limit=None, role="candidate")
+    assert caught.value.field == "protocol.executor.address" and "ray start" in (caught.value.fix or "")
+    assert gcs_problem("ray://127.0.0.1:1") is None  # Ray Client addresses: ray.init gives up by itself
+
+
+def test_a_cluster_that_answers_passes_the_probe() -> None:
+    pytest.importorskip("ray")
+    import socket
+
+    from rlgate.app.executor import gcs_problem
+
+    with socket.socket() as server:
+        server.bind(("", 0))  # every interface, as a GCS listens: Ray reads 127.0.0.1 as this node's address
+        server.listen()
+        assert gcs_problem(f"127.0.0.1:{server.getsockname()[1]}") is None
