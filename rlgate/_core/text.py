@@ -119,11 +119,16 @@ def json_for_script(data: Any) -> str:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def utf8_size(text: str) -> int:
-    """len(text.encode()), without the copy (a page's data can be tens of MB): encoded 1 MB at a time."""
+def utf8_size(text: str | None) -> int:
+    """UTF-8 bytes of `text` (None: 0): an ASCII string's length, else encoded 1 MB at a time (a page's data
+    can be tens of MB, never copied whole); an unpaired surrogate (written later as \\udXXX) is counted,
+    never an error."""
+    if not text:
+        return 0
     if text.isascii():
         return len(text)
-    return sum(len(text[start:start + _CHUNK].encode()) for start in range(0, len(text), _CHUNK))
+    return sum(len(text[start:start + _CHUNK].encode("utf-8", "surrogatepass"))
+               for start in range(0, len(text), _CHUNK))
 
 
 _CHUNK = 1 << 20

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from rlgate._core.text import utf8_size
 from rlgate.report.model import CHANGES, SampleTable, TaskSection
 
 #: UTF-8 bytes of sample text kept in one report (prompts after their shared prefix, responses).
@@ -61,13 +62,6 @@ def _may_share(prompts: list[str | None]) -> bool:
     return max(map(len, filter(None, prompts)), default=0) >= _MIN_PREFIX
 
 
-def _cost(text: str | None) -> int:
-    """UTF-8 bytes of `text` (an ASCII string's length, known without encoding it)."""
-    if not text:
-        return 0
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
 def _capped(texts: list[str | None], field_cap: int) -> list[str | None]:
     return [None if t is None else t[:field_cap] for t in texts]
 
@@ -85,7 +79,7 @@ def _factored(table: dict[str, list[Any]], field_cap: int) -> list[str]:
 
 
 def _column_costs(texts: list[str | None]) -> list[int]:
-    """`_cost` of each text, written out (a function call per text costs more than the measuring)."""
+    """`utf8_size` of each text, written out (a function call per text costs more than the measuring)."""
     return [0 if not t else len(t) if t.isascii() else len(t.encode("utf-8", "surrogatepass")) for t in texts]
 
 
@@ -107,7 +101,7 @@ def apply_text_budget(sections: list[TaskSection], raw: list[dict[str, list[Any]
     interleaved, until the budget is spent; when everything fits, nothing needs ordering.
     """
     prefix_lists = [_factored(table, field_cap) for table in raw]
-    used = sum(_cost(p) for prefixes in prefix_lists for p in prefixes)
+    used = sum(utf8_size(p) for prefixes in prefix_lists for p in prefixes)
     costs = [_costs(table) for table in raw]
     left_out = 0
     if used + sum(sum(c) for c in costs) > text_budget:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rlgate._core.text import truncate
+from rlgate._core.text import truncate, utf8_size
 from rlgate.contract.models import SafetyRules
 from rlgate.report.model import CHANGES, Change, StepKind, StepView, TaskSection, ToolCallView, TrajectoryView
 from rlgate.results.agent_metrics import AGENT_KEY, rule_violations, tool_errors
@@ -117,16 +117,11 @@ def task_trajectories(baseline: TaskResult | None, candidate: TaskResult | None,
     return [view for _, view in found[:MAX_PER_TASK]], total
 
 
-def _bytes(text: str | None) -> int:
-    """UTF-8 size; an unpaired surrogate (written later as \\udXXX) is counted, never an error."""
-    return len((text or "").encode("utf-8", "surrogatepass"))
-
-
 def _cost(view: TrajectoryView) -> int:
     size = 0
     for step in view.steps:
-        size += _bytes(step.text) + _bytes(step.error)
-        size += sum(_bytes(c.arguments) + _bytes(c.parse_error) for c in step.tool_calls)
+        size += utf8_size(step.text) + utf8_size(step.error)
+        size += sum(utf8_size(c.arguments) + utf8_size(c.parse_error) for c in step.tool_calls)
     return size
 
 

@@ -97,3 +97,4 @@ def test_utf8_size_is_the_encoded_length(text: str) -> None:
     from rlgate._core.text import utf8_size
 
     assert utf8_size(text) == len(text.encode())
+    assert utf8_size(None) == 0 and utf8_size("a\udc80") == len("a\udc80".encode("utf-8", "surrogatepass")) == 4
