@@ -98,3 +98,10 @@ def test_utf8_size_is_the_encoded_length(text: str) -> None:
 
     assert utf8_size(text) == len(text.encode())
     assert utf8_size(None) == 0 and utf8_size("a\udc80") == len("a\udc80".encode("utf-8", "surrogatepass")) == 4
+
+
+def test_utf8_size_counts_utf8_bytes() -> None:
+    """What the report's text budgets measure (moved here with the measure, from tests/results)."""
+    from rlgate._core.text import utf8_size
+
+    assert [utf8_size(t) for t in (None, "", "abc", "é", "日本")] == [0, 0, 3, 2, 6]

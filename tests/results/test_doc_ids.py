@@ -9,9 +9,3 @@ def test_sorted_ids_matches_doc_order() -> None:
     for ids in ([3, 1, 2], {10, 2, 33}, ["b", 2, "a", 1], [True, 0, 2], []):
         assert sorted_ids(ids) == sorted(ids, key=doc_order)
     assert sorted_ids(["b", 2, "a", 1]) == [1, 2, "a", "b"]
-
-
-def test_budget_cost_counts_utf8_bytes() -> None:
-    from rlgate.report.budget import _cost
-
-    assert [_cost(t) for t in (None, "", "abc", "é", "日本")] == [0, 0, 3, 2, 6]
