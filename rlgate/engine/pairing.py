@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from rlgate.engine.models import PairingReport
 from rlgate.results.models import TaskResult
 
 _EXAMPLES = 5
+_HASH, _ID = attrgetter("doc_hash"), attrgetter("doc_id")
 
 
 @dataclass(frozen=True)
@@ -31,11 +33,9 @@ class PairedTask:
 
 def pair_task(task: str, baseline: TaskResult, candidate: TaskResult) -> PairedTask:
     """Pair one leaf task's samples; see the module docstring for the rules."""
-    if len(baseline.samples) == len(candidate.samples):
-        keys_b = [(s.doc_hash, s.doc_id) for s in baseline.samples]
-        if keys_b == [(s.doc_hash, s.doc_id) for s in candidate.samples]:  # same documents, same order
-            index = np.arange(len(keys_b), dtype=np.int64)
-            return PairedTask(task, index, index, PairingReport(task=task, paired=len(keys_b)))
+    if _same_order(baseline, candidate):
+        index = np.arange(len(baseline.samples), dtype=np.int64)
+        return PairedTask(task, index, index, PairingReport(task=task, paired=len(index)))
     base = {(s.doc_hash, s.doc_id): i for i, s in enumerate(baseline.samples)}
     cand = {(s.doc_hash, s.doc_id): i for i, s in enumerate(candidate.samples)}
     pairs = [(i, cand[key]) for key, i in base.items() if key in cand]
@@ -67,6 +67,14 @@ def pair_task(task: str, baseline: TaskResult, candidate: TaskResult) -> PairedT
     bi = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
     ci = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
     return PairedTask(task, bi, ci, report)
+
+
+def _same_order(baseline: TaskResult, candidate: TaskResult) -> bool:
+    """Both runs hold the same documents (hash and id) in the same order: the common case, paired by position.
+    Compared a field at a time, so no (hash, id) tuple is made per sample (at 10^6 documents the tuples of
+    both runs were a ~130 MB transient at the engine's peak)."""
+    b, c = baseline.samples, candidate.samples
+    return len(b) == len(c) and all(list(map(field, b)) == list(map(field, c)) for field in (_HASH, _ID))
 
 
 def unpaired_total(report: PairingReport) -> int:

@@ -252,6 +252,23 @@ def test_reordered_documents_pair_by_hash() -> None:
     assert d.pairing[0].paired == 4 and one(d).delta == 0.0
 
 
+def test_equal_length_runs_pair_by_position_only_when_every_hash_and_id_agrees() -> None:
+    from rlgate.engine.pairing import pair_task
+
+    base = make_run({"t": {"acc": [1.0, 0.0, 1.0, 0.0]}}).tasks["t"]
+    same = pair_task("t", base, make_run({"t": {"acc": [0.0, 0.0, 1.0, 1.0]}}).tasks["t"])
+    assert same.report.paired == 4 and same.candidate_index.tolist() == [0, 1, 2, 3]
+    changed = make_run({"t": {"acc": [1.0, 0.0, 1.0, 0.0]}}).tasks["t"]
+    changed.samples[2] = changed.samples[2].model_copy(update={"doc_hash": "another question"})
+    found = pair_task("t", base, changed)
+    assert (found.report.paired, found.report.document_mismatch) == (3, 1)
+    assert found.baseline_index.tolist() == found.candidate_index.tolist() == [0, 1, 3]
+    renumbered = make_run({"t": {"acc": [1.0, 0.0, 1.0, 0.0]}}).tasks["t"]
+    renumbered.samples[0], renumbered.samples[1] = renumbered.samples[1], renumbered.samples[0]
+    swapped = pair_task("t", base, renumbered)  # same documents, another order: paired by (hash, id)
+    assert swapped.report.paired == 4 and swapped.candidate_index.tolist() == [1, 0, 2, 3]
+
+
 def test_protocol_differences_refused_unless_allowed() -> None:
     from rlgate._core.errors import InputError
 
