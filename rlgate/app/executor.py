@@ -5,7 +5,9 @@ the resources the contract gives (num_gpus=gpus_per_shard), and merges them (`rl
 folder one process writes. check's roles go to the cluster together (`run_roles`): no role waits for the
 other's shards and merge, a role whose checkpoint another role already shards is not sharded again (where the
 harness answers runs from the cache: lm-eval; inspect runs each role live, as one process does), and the
-merges run on a worker (as a rule one that ran a shard: lm-eval imported), so the check process never imports it.
+merges run on workers (as a rule ones that ran a shard: lm-eval imported), so the check process never imports
+it: first every role's generations into the main cache (one task, one writer), then the roles assembled at once
+from it, on that task's node (they only read the cache).
 
 Each shard writes only its own cache file (one SQLite writer per file, so a shared filesystem holds them
 safely), under a key of the run: a shard whose worker died is re-run by Ray (max_retries) and a restarted
@@ -132,10 +134,20 @@ def _on_ray(resolved: ResolvedContract, tasks: list[ResolvedTask], runs: list[Ro
     progress.message(f"{len(refs)} shard(s) of {', '.join(r.role for r in runs)} on the Ray cluster "
                      f"({spec.gpus_per_shard:g} GPU each)")
     _wait(ray, refs, spec.max_retries, progress)
-    merge = ray.remote(num_cpus=spec.cpus_per_shard, num_gpus=0, max_retries=spec.max_retries,
-                       retry_exceptions=False)(merge_runs)
-    ref = merge.remote(str(resolved.path), [t.name for t in tasks], steps, str(cache_dir), limit)
-    outcomes: list[RunOutcome] = _wait(ray, {ref: "the merge"}, spec.max_retries, progress)[0]
+    options = {"num_cpus": spec.cpus_per_shard, "num_gpus": 0, "max_retries": spec.max_retries,
+               "retry_exceptions": False}
+    merged = ray.remote(**options)(merge_generations).remote(str(resolved.path), steps, str(cache_dir))
+    node = _wait(ray, {merged: "the merge of the shards' generations"}, spec.max_retries, progress)[0]
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    # the roles only read the merged cache now, so they are assembled at once, on the host that holds its
+    # SQLite write-ahead log (its readers must share one host); a role's retries stay there too
+    assemble = ray.remote(**options, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))(
+        assemble_role)
+    names = [t.name for t in tasks]
+    assembled = {assemble.remote(str(resolved.path), names, step, str(cache_dir), limit): f"the merge of {step.role}"
+                 for step in steps}
+    outcomes: list[RunOutcome] = _wait(ray, assembled, spec.max_retries, progress)
     return [replace(o, out_dir=run.out, results_file=run.out / o.results_file.relative_to(o.out_dir))
             for o, run in zip(outcomes, runs, strict=True)]
 
@@ -191,25 +203,35 @@ class MergeStep:
     shards: list[Path] | None
 
 
-def merge_runs(contract: str, task_names: list[str], steps: list[MergeStep], cache_dir: str,
-               limit: int | None) -> list[RunOutcome]:
-    """On a Ray worker: each role's shards merged into its folder (one after another: one cache writer), and a
-    role without shards of its own evaluated from the cache the merges filled."""
-    from rlgate.app.runs import evaluate
-    from rlgate.app.shards import merge_shards
+def merge_generations(contract: str, steps: list[MergeStep], cache_dir: str) -> str:
+    """On a Ray worker: every sharded role's generations into the main cache, one role after another (one
+    writer); returns the node it ran on, where the roles are then assembled (`assemble_role`)."""
+    import ray
+
+    from rlgate.app.shards import ShardMerge
     from rlgate.harness.vocabulary import load_contract
 
     resolved = load_contract(Path(contract))
-    by_name = {t.name: t for t in resolved.tasks}
-    outcomes = []
     for step in steps:
         if step.shards is not None:
-            outcomes.append(merge_shards(step.shards, step.out, cache_dir=Path(cache_dir), resolved=resolved))
-        else:
-            outcomes.append(evaluate(resolved, [by_name[name] for name in task_names], step.out,
-                                     cache_dir=Path(cache_dir), checkpoint=step.checkpoint, limit=limit,
-                                     role=step.role, cached_only=True))
-    return outcomes
+            ShardMerge.of(step.shards, step.out, cache_dir=Path(cache_dir), resolved=resolved).generations()
+    return str(ray.get_runtime_context().get_node_id())
+
+
+def assemble_role(contract: str, task_names: list[str], step: MergeStep, cache_dir: str,
+                  limit: int | None) -> RunOutcome:
+    """On a Ray worker, once the generations are merged: a role's whole run from its shards, or (no shards of its
+    own) evaluated from the cache the other role's shards filled; the cache is only read."""
+    from rlgate.app.runs import evaluate
+    from rlgate.app.shards import ShardMerge
+    from rlgate.harness.vocabulary import load_contract
+
+    resolved = load_contract(Path(contract))
+    if step.shards is not None:
+        return ShardMerge.of(step.shards, step.out, cache_dir=Path(cache_dir), resolved=resolved).assemble()
+    by_name = {t.name: t for t in resolved.tasks}
+    return evaluate(resolved, [by_name[name] for name in task_names], step.out, cache_dir=Path(cache_dir),
+                    checkpoint=step.checkpoint, limit=limit, role=step.role, cached_only=True)
 
 
 def _seed(cache_dir: Path, caches: list[Path], fingerprint: str) -> None:

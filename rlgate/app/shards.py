@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rlgate._core.errors import InputError
 from rlgate._core.files import write_text_atomic
 from rlgate.contract.loader import ResolvedContract
-from rlgate.harness import ProgressSink, RunOutcome, SilentProgress
+from rlgate.harness import Harness, ProgressSink, RunOutcome, RunPlan, SilentProgress
 from rlgate.harness.checkpoint import CheckpointInfo
 from rlgate.results.shard import SHARD_FILE, ShardManifest, read_shard
 
@@ -106,32 +107,59 @@ def merge_shards(folders: Sequence[Path], out: Path, *, cache_dir: Path | None =
     generations through the cache; inspect: the shards' logs as one log per task).
 
     `resolved`: the contract already loaded (the Ray executor's), else loaded from `contract` or the shards'."""
-    from rlgate.app.runs import default_cache_dir
-    from rlgate.harness.registry import get_harness
-    from rlgate.harness.vocabulary import load_contract
+    merge = ShardMerge.of(folders, out, cache_dir=cache_dir, contract=contract, progress=progress, resolved=resolved)
+    merge.generations()
+    return merge.assemble()
 
-    manifests = check_shards(folders)
-    first = manifests[0]
-    path = resolved.path if resolved is not None else contract or Path(first.contract)
-    if resolved is None and not path.exists():
-        raise InputError(f"the shards' contract {path} is not here", file=folders[0] / SHARD_FILE,
-                         field="contract", fix="pass the contract with --contract")
-    resolved = resolved or load_contract(path)
-    if resolved.content_hash() != first.contract_hash:
-        raise InputError(f"the contract {path} changed since the shards ran (its files' sha256 differs)",
-                         file=folders[0] / SHARD_FILE, field="contract_hash",
-                         fix="merge with the contract the shards ran, or re-run the shards")
-    by_name = {t.name: t for t in resolved.tasks}
-    unknown = [name for name in first.tasks if name not in by_name]
-    if unknown:
-        raise InputError(f"task '{unknown[0]}' of the shards is not in {path}", file=folders[0] / SHARD_FILE,
-                         field="tasks", fix="merge with the contract the shards ran")
-    harness = get_harness(first.harness)
-    plan = harness.plan(resolved, [by_name[name] for name in first.tasks], out, cache_dir or default_cache_dir(),
-                        checkpoint=checkpoint_of(first), limit=first.limit, role=first.role,
-                        progress=progress or SilentProgress(), cached_only=True)  # a merge never loads the model
-    outcome = harness.merge(plan, sorted(zip(folders, manifests, strict=True), key=lambda pair: pair[1].shard))
-    return _as_the_shards_ran(outcome, folders)
+
+@dataclass(frozen=True)
+class ShardMerge:
+    """One run's checked shards and the plan that merges them, in the harness's two steps: `generations` writes
+    the cache (one writer: the Ray executor does every role's first), `assemble` only reads it (so the roles of
+    a check may assemble at once, on the host of the cache)."""
+
+    harness: Harness
+    plan: RunPlan
+    shards: list[tuple[Path, ShardManifest]]
+
+    @classmethod
+    def of(cls, folders: Sequence[Path], out: Path, *, cache_dir: Path | None = None, contract: Path | None = None,
+           progress: ProgressSink | None = None, resolved: ResolvedContract | None = None) -> ShardMerge:
+        """The folders checked to be shards 1..N of one run of `contract` (the shards' own when not given)."""
+        from rlgate.app.runs import default_cache_dir
+        from rlgate.harness.registry import get_harness
+        from rlgate.harness.vocabulary import load_contract
+
+        manifests = check_shards(folders)
+        first = manifests[0]
+        path = resolved.path if resolved is not None else contract or Path(first.contract)
+        if resolved is None and not path.exists():
+            raise InputError(f"the shards' contract {path} is not here", file=folders[0] / SHARD_FILE,
+                             field="contract", fix="pass the contract with --contract")
+        resolved = resolved or load_contract(path)
+        if resolved.content_hash() != first.contract_hash:
+            raise InputError(f"the contract {path} changed since the shards ran (its files' sha256 differs)",
+                             file=folders[0] / SHARD_FILE, field="contract_hash",
+                             fix="merge with the contract the shards ran, or re-run the shards")
+        by_name = {t.name: t for t in resolved.tasks}
+        unknown = [name for name in first.tasks if name not in by_name]
+        if unknown:
+            raise InputError(f"task '{unknown[0]}' of the shards is not in {path}", file=folders[0] / SHARD_FILE,
+                             field="tasks", fix="merge with the contract the shards ran")
+        harness = get_harness(first.harness)
+        plan = harness.plan(resolved, [by_name[name] for name in first.tasks], out,
+                            cache_dir or default_cache_dir(), checkpoint=checkpoint_of(first), limit=first.limit,
+                            role=first.role, progress=progress or SilentProgress(),
+                            cached_only=True)  # a merge never loads the model
+        return cls(harness, plan, sorted(zip(folders, manifests, strict=True), key=lambda pair: pair[1].shard))
+
+    def generations(self) -> None:
+        """The step that writes the cache (lm-eval: the shards' generations into it)."""
+        self.harness.merge_generations(self.plan, self.shards)
+
+    def assemble(self) -> RunOutcome:
+        """The whole run into its folder, the cache only read; counted as the shards ran it."""
+        return _as_the_shards_ran(self.harness.assemble(self.plan, self.shards), [f for f, _ in self.shards])
 
 
 def _as_the_shards_ran(outcome: RunOutcome, folders: Sequence[Path]) -> RunOutcome:

@@ -183,7 +183,20 @@ class Harness(ABC):
 
     def merge(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:
         """The whole run of `plan` into `plan.out_dir` from its shards (folder, manifest; in shard order), already
-        checked to be shards 1..N of this run with every document in exactly one (`rlgate.app.shards`)."""
+        checked to be shards 1..N of this run with every document in exactly one (`rlgate.app.shards`):
+        `merge_generations`, then `assemble`."""
+        self.merge_generations(plan, shards)
+        return self.assemble(plan, shards)
+
+    def merge_generations(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> None:
+        """The part of `merge` that writes the plan's cache (lm-eval: the shards' generations into it), done
+        before `assemble`; nothing for a harness whose merge joins the shards' own files."""
+        return None
+
+    def assemble(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:
+        """The part of `merge` that only reads the cache: the whole run into `plan.out_dir`, once
+        `merge_generations` is done. Other runs may assemble beside it from the same cache, on its host (the
+        Ray executor assembles the roles at once)."""
         raise InputError(f"the {self.name} harness does not merge shards", field="suites.tasks.harness",
                          fix="run its tasks in one process (executor kind local, no --shard)")
 

@@ -102,7 +102,8 @@ class InspectHarness(Harness):
 
         return InspectRunner().run(plan)
 
-    def merge(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:
+    def assemble(self, plan: RunPlan, shards: list[tuple[Path, ShardManifest]]) -> RunOutcome:
+        """The shards' logs joined (no cache is written: `merge_generations` does nothing)."""
         _require_inspect("merging shards of agent tasks")
         from rlgate.harness.inspect.runner import InspectRunner
 
