@@ -140,8 +140,8 @@ def _stat(data: ClusterInputs, index: OutcomeIndex, memos: tuple[PairedMemo,
             # A wrong answer only counts against knowledge where both runs gave a parseable answer;
             # otherwise a format fix in one run would show up as "more wrong answers".
             if (family, category, True) not in paired_memo:
-                paired_memo[(family, category, True)] = _within(paired, index.runs[0].answered,
-                                                                index.runs[1].answered)
+                paired_memo[(family, category, True)] = _answered_by_both(paired, index.runs[0].unanswered,
+                                                                          index.runs[1].unanswered)
             paired = paired_memo[(family, category, True)]
         new = paired & cand_has - base_has
         fixed = paired & base_has - cand_has
@@ -164,6 +164,14 @@ def _within(keys: set[Key], first: set[Key], second: set[Key]) -> set[Key]:
     if len(keys) <= min(len(first), len(second)) and keys <= first and keys <= second:
         return keys
     return keys & first & second
+
+
+def _answered_by_both(paired: set[Key], candidate: set[Key], baseline: set[Key]) -> set[Key]:
+    """The paired documents both runs answered, read only: `paired` itself when neither run left one unanswered
+    (every paired document is an outcome of both runs, so it is answered unless listed unanswered)."""
+    if paired.isdisjoint(candidate) and paired.isdisjoint(baseline):
+        return paired
+    return paired - candidate - baseline
 
 
 def _adjust(stats: list[ClusterStat], alpha: float) -> list[ClusterStat]:

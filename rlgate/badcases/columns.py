@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import eq
 
 from rlgate.badcases.taxonomy import Failure, SampleOutcome, new_outcome
@@ -56,6 +56,26 @@ class TaskColumns:
         return [new_outcome(task, family, *row) for row in
                 zip(self.doc_ids, self.hashes, self.correct, self.parsed, self.failures, self.categories,
                     self.answers, self.chars, self.answered, strict=True)]
+
+
+class KeySets:
+    """Sets of the keys of task key lists, one set per distinct group of lists, never written once made.
+
+    The runs of a gate hold the same key lists where they hold the same documents (`RunOutcomes.share_keys`),
+    so the candidate's documents of a family, the baseline's and the paired documents are one set, not three
+    (at 10^6 documents each was 33-67 MB, made at the bad-case step's peak). The lists are held here, so the
+    ids that name a group stay theirs."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[int, ...], tuple[list[list[Key]], set[Key]]] = {}
+
+    def union(self, lists: list[list[Key]]) -> set[Key]:
+        """Every key of the lists, as a set that the caller must not change."""
+        name = tuple(map(id, lists))
+        found = self._made.get(name)
+        if found is None:
+            found = self._made[name] = (lists, set(chain.from_iterable(lists)))
+        return found[1]
 
 
 class RunOutcomes(Mapping[Key, SampleOutcome]):
@@ -183,9 +203,12 @@ def _paired_rows(cand: TaskColumns, base: TaskColumns) -> list[tuple[int, int]] 
     return out
 
 
-def pair_columns(candidate: RunOutcomes, baseline: RunOutcomes) -> tuple[set[Key], dict[str, PairCounts]]:
-    """The paired documents' keys, and per family their counts (`count_rows` over the paired rows)."""
-    paired: set[Key] = set()
+def pair_columns(candidate: RunOutcomes, baseline: RunOutcomes, keysets: KeySets | None = None
+                 ) -> tuple[set[Key], dict[str, PairCounts]]:
+    """The paired documents' keys (read only: from `keysets` when every paired task is paired whole), and per
+    family their counts (`count_rows` over the paired rows)."""
+    whole: list[list[Key]] = []  # key lists of tasks paired row for row
+    some: list[Key] = []  # keys of the tasks paired in part
     counts: dict[str, PairCounts] = {}
     for cand in candidate.parts:
         base = baseline.part(cand.task)
@@ -197,15 +220,17 @@ def pair_columns(candidate: RunOutcomes, baseline: RunOutcomes) -> tuple[set[Key
         keys = cand.keys()
         found = counts.setdefault(cand.family, PairCounts())
         if isinstance(rows, range):
-            paired.update(keys)
+            whole.append(keys)
             count_rows(found, base.correct, cand.correct, base.answered, cand.answered, cand.failures, cand.parsed)
         else:
-            paired.update(keys[c] for c, _ in rows)
+            some.extend(keys[c] for c, _ in rows)
             crow, brow = [c for c, _ in rows], [b for _, b in rows]
             count_rows(found, [base.correct[b] for b in brow], [cand.correct[c] for c in crow],
                        [base.answered[b] for b in brow], [cand.answered[c] for c in crow],
                        [cand.failures[c] for c in crow], [cand.parsed[c] for c in crow])
-    return paired, counts
+    if some:
+        return set(chain(chain.from_iterable(whole), some)), counts
+    return (keysets or KeySets()).union(whole), counts
 
 
 def count_rows(out: PairCounts, base_right: list[bool], cand_right: list[bool], base_answered: list[bool],

@@ -11,9 +11,9 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import attrgetter
+from operator import attrgetter, not_
 
-from rlgate.badcases.columns import PairCounts, RunOutcomes, pair_columns
+from rlgate.badcases.columns import KeySets, PairCounts, RunOutcomes, pair_columns
 from rlgate.badcases.models import FailureKind
 from rlgate.badcases.taxonomy import Failure, SampleOutcome
 from rlgate.results.models import DocId
@@ -31,7 +31,8 @@ class RunIndex:
 
     docs: dict[str, set[Key]] = field(default_factory=dict)
     failing: dict[ClassKey, set[Key]] = field(default_factory=dict)
-    answered: set[Key] = field(default_factory=set)
+    #: outcomes without a usable answer (most outcomes have one: at 10^6 documents the answered set was ~67 MB)
+    unanswered: set[Key] = field(default_factory=set)
     categories: dict[str, dict[str, set[Key]]] = field(default_factory=dict)
     lengths: dict[str, list[int]] = field(default_factory=dict)  # family -> [total response chars, outcomes]
     tool_errors: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -59,7 +60,7 @@ def index_run(run: Outcomes) -> tuple[RunIndex, dict[tuple[str, str], FailureKin
             length[0] += outcome.response_chars
             length[1] += 1
         out.docs, out.lengths = docs, lengths
-    out.answered = set(compress(run, map(_answered, outcomes)))
+    out.unanswered = set(compress(run, map(not_, map(_answered, outcomes))))
     by_category: dict[str, dict[str, set[Key]]] = defaultdict(lambda: defaultdict(set))
     for key, outcome in [(k, o) for k, o in run.items() if o.categories]:
         for category in outcome.categories:
@@ -109,21 +110,23 @@ def _walk_groups(out: RunIndex, groups: Groups
     return kinds, categories, conflicting
 
 
-def index_columns(run: RunOutcomes
+def index_columns(run: RunOutcomes, keysets: KeySets | None = None
                   ) -> tuple[RunIndex, dict[tuple[str, str], FailureKind], dict[tuple[str, str], set[str]]]:
-    """`index_run` of a run held as task columns: the same index, read from the lists."""
+    """`index_run` of a run held as task columns: the same index, read from the lists (a family's documents
+    from `keysets`, read only: the other run's set where both hold the same key lists)."""
     out = RunIndex()
     by_category: dict[str, dict[str, set[Key]]] = {}
     groups: Groups = {}
+    members: dict[str, list[list[Key]]] = {}
     for part in run.parts:
         keys, family = part.keys(), part.family
         if not keys:  # a task without samples shows nothing, as in index_run
             continue
-        out.docs.setdefault(family, set()).update(keys)
+        members.setdefault(family, []).append(keys)
         length = out.lengths.setdefault(family, [0, 0])
         length[0] += sum(part.chars)
         length[1] += len(keys)
-        out.answered.update(compress(keys, part.answered))
+        out.unanswered.update(compress(keys, map(not_, part.answered)))
         if any(part.categories):
             cats = by_category.setdefault(family, {})
             for key, found in compress(zip(keys, part.categories, strict=True), part.categories):
@@ -136,6 +139,8 @@ def index_columns(run: RunOutcomes
             else:
                 group[1].append(key)
     out.categories = by_category
+    keysets = keysets or KeySets()
+    out.docs = {family: keysets.union(lists) for family, lists in members.items()}
     kinds, categories, conflicting = _walk_groups(out, groups)
     if conflicting:
         kinds = {(part.family, f.cls): f.kind for part in run.parts for fs in part.failures for f in fs}
@@ -179,9 +184,10 @@ def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
     kinds: dict[tuple[str, str], FailureKind] = {}
     categories: dict[tuple[str, str], set[str]] = defaultdict(set)
     family_kinds: dict[str, set[str]] = defaultdict(set)
+    keysets = KeySets()  # the runs' equal document sets (and the paired one) as one set
     for run in [candidate] + ([baseline] if baseline is not None else []):
-        found, run_kinds, run_categories = index_columns(run) if isinstance(run, RunOutcomes) and columns \
-            else index_run(run)
+        found, run_kinds, run_categories = index_columns(run, keysets) \
+            if isinstance(run, RunOutcomes) and columns else index_run(run)
         runs.append(found)
         for family, seen in found.family_kinds.items():
             family_kinds[family] |= seen
@@ -192,7 +198,7 @@ def build_index(candidate: Outcomes, baseline: Outcomes | None) -> OutcomeIndex:
     paired: set[Key] = set()
     counts: dict[str, PairCounts] = {}
     if isinstance(candidate, RunOutcomes) and isinstance(baseline, RunOutcomes):
-        paired, counts = pair_columns(candidate, baseline)
+        paired, counts = pair_columns(candidate, baseline, keysets)
     elif baseline is not None:
         get, add = baseline.get, paired.add
         for key, cand in candidate.items():

@@ -204,7 +204,9 @@ def test_the_shared_index_pairs_and_counts_as_each_consumer_did() -> None:
     expected = {k for k, c in cand.items() if k in base and base[k].doc_hash == c.doc_hash}
     assert index.paired == expected and ("gsm8k", 3) not in index.paired
     assert sum(len(p) for p in index.pairs.values()) == len(expected)
-    assert index.runs[0].answered == {k for k, o in cand.items() if answered(o)}
+    assert index.runs[0].unanswered == {k for k, o in cand.items() if not answered(o)}
+    assert index.runs[1].unanswered == {k for k, o in base.items() if not answered(o)}
+    assert index.runs[0].unanswered and index.runs[0].unanswered & index.paired  # both paths of the clusters
     for run, outcomes in ((0, cand), (1, base)):
         families = {o.family for o in outcomes.values()}
         for family in families:

@@ -72,6 +72,15 @@ def test_columns_give_the_outcomes_the_index_and_the_report_of_the_object_path(s
         for a, b in zip(by_columns.runs, by_objects.runs, strict=True):
             assert a == b
         assert set(by_columns.counts) == set(by_objects.pairs) and not by_columns.pairs
+        if seed == -2:  # the same documents: the runs' document sets of a family are one set (and the paired
+            # set is it too where one family holds every task), not a copy each (fresh columns: their keys not
+            # yet made, as in a gate, so the runs share them)
+            fresh = build_index(classify_columns(cand_run, options), classify_columns(base_run, options))
+            for family, docs in fresh.runs[0].docs.items():
+                assert fresh.runs[1].docs[family] is docs and docs == by_objects.runs[0].docs[family]
+            one_family = len(fresh.runs[0].docs) == 1
+            assert (fresh.paired is next(iter(fresh.runs[0].docs.values()))) == one_family
+            assert fresh.paired == by_objects.paired
         assert explain_drops(*columns, counts_by_family=by_columns.counts, pairs_by_family=by_columns.pairs,
                              family_kinds=by_columns.family_kinds) == explain_drops(*objects)
         for data in (ClusterInputs(candidate=columns[0], baseline=columns[1], candidate_samples={},
