@@ -7,7 +7,12 @@ model, report_model.json and report.html stay bounded. Full text stays in the ru
 
 from __future__ import annotations
 
+import heapq
 import os
+from array import array
+from collections.abc import Iterator
+from itertools import compress, repeat
+from operator import eq
 from typing import Any
 
 from rlgate._core.text import utf8_size
@@ -78,16 +83,42 @@ def _factored(table: dict[str, list[Any]], field_cap: int) -> list[str]:
     return prefixes
 
 
-def _column_costs(texts: list[str | None]) -> list[int]:
+def _column_costs(texts: list[str | None]) -> array[int]:
     """`utf8_size` of each text, written out (a function call per text costs more than the measuring)."""
-    return [0 if not t else len(t) if t.isascii() else len(t.encode("utf-8", "surrogatepass")) for t in texts]
+    return array("q", (0 if not t else len(t) if t.isascii() else len(t.encode("utf-8", "surrogatepass"))
+                       for t in texts))
 
 
-def _costs(table: dict[str, list[Any]]) -> list[int]:
+def _costs(table: dict[str, list[Any]]) -> array[int]:
+    """Each document's text cost, 8 bytes a document (a list of ints was ~40 bytes each at 10^6 documents)."""
     if not table:
-        return []
-    return [p + b + c for p, b, c in zip(_column_costs(table["prompt"]), _column_costs(table["baseline_response"]),
-                                         _column_costs(table["candidate_response"]), strict=True)]
+        return array("q")
+    return array("q", map(_sum3, _column_costs(table["prompt"]), _column_costs(table["baseline_response"]),
+                          _column_costs(table["candidate_response"])))
+
+
+def _sum3(a: int, b: int, c: int) -> int:
+    return a + b + c
+
+
+def _in_budget_order(raw: list[dict[str, list[Any]]]) -> Iterator[tuple[int, int]]:
+    """(row, table) of every document, changed pairs first (CHANGES' order), then by row, then by table: made
+    as it is walked (a sorted list of (rank, row, table) was ~90 bytes a document at the report's peak)."""
+    changes = [table.get("change", []) for table in raw]
+    for change in CHANGES:
+        rows = [zip(compress(range(len(column)), map(eq, column, repeat(change))), repeat(t))
+                for t, column in enumerate(changes)]
+        yield from rows[0] if len(rows) == 1 else heapq.merge(*rows)
+
+
+def _sample_table(columns: dict[str, list[Any]]) -> SampleTable:
+    """The columns as a SampleTable holding these very lists: validating copied each of them (16 lists of
+    10^6 entries at the report's peak). `report.samples` makes every column from typed records, so the one
+    rule left to check is the validator's: every column, one entry per document."""
+    names = set(SampleTable.model_fields)
+    if set(columns) != names or len({len(column) for column in columns.values()}) > 1:
+        raise ValueError(f"a sample table needs the columns {sorted(names)}, one entry per document each")
+    return SampleTable.model_construct(_fields_set=names, **columns)
 
 
 def apply_text_budget(sections: list[TaskSection], raw: list[dict[str, list[Any]]], text_budget: int = TEXT_BUDGET,
@@ -105,10 +136,7 @@ def apply_text_budget(sections: list[TaskSection], raw: list[dict[str, list[Any]
     costs = [_costs(table) for table in raw]
     left_out = 0
     if used + sum(sum(c) for c in costs) > text_budget:
-        rank = {c: i for i, c in enumerate(CHANGES)}
-        order = sorted((rank[change], i, t) for t, table in enumerate(raw) for i, change in
-                       enumerate(table.get("change", ())))
-        for _, i, t in order:
+        for i, t in _in_budget_order(raw):
             cost = costs[t][i]
             if cost and used + cost > text_budget:
                 left_out += 1
@@ -116,7 +144,7 @@ def apply_text_budget(sections: list[TaskSection], raw: list[dict[str, list[Any]
                 table["prompt"][i] = table["baseline_response"][i] = table["candidate_response"][i] = None
                 continue
             used += cost
-    out = [section.model_copy(update={"samples": SampleTable.model_validate(table) if table else SampleTable(),
+    out = [section.model_copy(update={"samples": _sample_table(table) if table else SampleTable(),
                                       "prompt_prefixes": prefixes})
            for section, table, prefixes in zip(sections, raw, prefix_lists, strict=True)]
     return out, left_out

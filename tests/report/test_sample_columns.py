@@ -127,6 +127,32 @@ def test_the_budget_keeps_everything_when_it_fits_and_changed_pairs_first_when_n
     assert len(withheld[0].samples) == 0 and withheld[0].prompt_prefixes == []
 
 
+def test_the_budget_walks_documents_changed_first_then_by_row_then_by_table() -> None:
+    from rlgate.report.budget import _in_budget_order
+
+    rng = random.Random(5)
+    raw = [{"change": [rng.choice(CHANGES) for _ in range(n)]} for n in (40, 0, 25, 40)]
+    rank = {c: i for i, c in enumerate(CHANGES)}
+    want = [(i, t) for _, i, t in sorted((rank[c], i, t) for t, table in enumerate(raw)
+                                          for i, c in enumerate(table["change"]))]
+    assert list(_in_budget_order(raw)) == want
+    assert list(_in_budget_order(raw[:1])) == [(i, 0) for i, _ in sorted(enumerate(raw[0]["change"]),
+                                                                         key=lambda p: (rank[p[1]], p[0]))]
+
+
+def test_a_sample_table_keeps_its_columns_and_refuses_ragged_ones() -> None:
+    from rlgate.report.budget import _sample_table
+
+    _, tables = _tables(3)
+    columns = dict(tables[0])
+    table = _sample_table(columns)
+    assert table.doc_id is columns["doc_id"] and table == type(table).model_validate(columns)
+    with pytest.raises(ValueError, match="one entry per document"):
+        _sample_table({**columns, "prompt": columns["prompt"][:-1]})
+    with pytest.raises(ValueError, match="the columns"):
+        _sample_table({name: column for name, column in columns.items() if name != "target"})
+
+
 def test_the_page_payload_takes_the_models_texts_as_they_are(tmp_path: Path) -> None:
     from rlgate.report.builder import build_report
     from rlgate.report.html import drilldown_payload
