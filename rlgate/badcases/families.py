@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import Any
 
 from rlgate.badcases.columns import TaskColumns
@@ -120,7 +121,7 @@ class Gsm8kClassifier(TaskBatchClassifier):
         answers: list[str | None] = []
         chars: list[int] = []
         answered: list[bool] = []
-        suspects: list[int] = []  # rows whose answer is wrong, parsed and not cut off: misplaced or wrong
+        suspects = array("q")  # rows whose answer is wrong, parsed and not cut off: misplaced or wrong
         suspect_samples: list[SampleRecord] = []
         suspect_responses: list[str] = []
         for row, sample in enumerate(samples):
@@ -199,21 +200,27 @@ def _misplaced(samples: list[SampleRecord], responses: list[str]) -> list[int]:
     if not samples:
         return []
     golds = _golds(samples)
-    searched = [i for i, gold in enumerate(golds) if gold is not None]
+    searched = array("q", (i for i, gold in enumerate(golds) if gold is not None))
     texts = [responses[i] for i in searched]
     joined = "\x00".join(texts)
     if joined.count("\x00") != len(texts) - 1:  # a response holds a NUL: search them one at a time
         return [i for i, text in zip(searched, texts, strict=True)
                 if any(_same(parse_number(m.group(1)), golds[i]) for m in _ANSWER_MARKER.finditer(text))]
-    starts = list(accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
-    matches = list(_JOINED_MARKER.finditer(joined))
+    starts = array("q", accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
+    del texts
     found: list[int] = []
-    for match, value in zip(matches, _numbers([m.group(1) for m in matches]), strict=True):
-        at = searched[bisect_right(starts, match.start()) - 1]
-        gold = golds[at]
-        if gold is not None and abs(value - gold) < 1e-6 and (not found or found[-1] != at):
-            found.append(at)
+    matches = _JOINED_MARKER.finditer(joined)
+    # a batch of matches at a time: at 10^6 documents the wrong answers' matches held at once were ~90 MB
+    while batch := list(islice(matches, _MATCH_BATCH)):
+        for match, value in zip(batch, _numbers([m.group(1) for m in batch]), strict=True):
+            at = searched[bisect_right(starts, match.start()) - 1]
+            gold = golds[at]
+            if gold is not None and abs(value - gold) < 1e-6 and (not found or found[-1] != at):
+                found.append(at)
     return found
+
+
+_MATCH_BATCH = 1 << 14
 
 
 def mmlu_pro_category(task: str, sample: SampleRecord) -> str | None:

@@ -125,9 +125,15 @@ OPTIONS = (ClassifyOptions(), ClassifyOptions(filters={"gsm8k": "strict-match"},
 
 @pytest.mark.parametrize("run", [_run("cand"), _run("base", shift=3), _random_run("r1", 1), _random_run("r2", 2)],
                          ids=["mixed", "mixed-shifted", "random-1", "random-2"])
-def test_classify_many_equals_the_per_sample_classifiers_before_batching(run: RunResult) -> None:
+@pytest.mark.parametrize("match_batch", [1, 3, 1 << 14])
+def test_classify_many_equals_the_per_sample_classifiers_before_batching(run: RunResult, match_batch: int,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The reference is the pre-change per-sample code (copied into `reference_badcases`), not the library's
-    own `classify`, which now calls `classify_many` itself."""
+    own `classify`, which now calls `classify_many` itself. The misplaced-answer search reads its matches
+    `match_batch` at a time: a response's matches split between batches count it once."""
+    from rlgate.badcases import families
+
+    monkeypatch.setattr(families, "_MATCH_BATCH", match_batch)
     for options in OPTIONS:
         batched = classify_run(run, options)
         reference = classify_each(run, options)
