@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import compress, repeat
 from operator import eq
 from typing import Any
@@ -101,10 +101,10 @@ def _sum3(a: int, b: int, c: int) -> int:
     return a + b + c
 
 
-def _in_budget_order(raw: list[dict[str, list[Any]]]) -> Iterator[tuple[int, int]]:
-    """(row, table) of every document, changed pairs first (CHANGES' order), then by row, then by table: made
-    as it is walked (a sorted list of (rank, row, table) was ~90 bytes a document at the report's peak)."""
-    changes = [table.get("change", []) for table in raw]
+def in_budget_order(changes: Sequence[Sequence[str]]) -> Iterator[tuple[int, int]]:
+    """(row, table) of every document of the tables' change columns, changed pairs first (CHANGES' order), then
+    by row, then by table (the tables interleaved): the order text budgets are spent in. Made as it is walked
+    (a sorted list of (rank, row, table) was ~90 bytes a document at the report's peak)."""
     for change in CHANGES:
         rows = [zip(compress(range(len(column)), map(eq, column, repeat(change))), repeat(t))
                 for t, column in enumerate(changes)]
@@ -136,7 +136,7 @@ def apply_text_budget(sections: list[TaskSection], raw: list[dict[str, list[Any]
     costs = [_costs(table) for table in raw]
     left_out = 0
     if used + sum(sum(c) for c in costs) > text_budget:
-        for i, t in _in_budget_order(raw):
+        for i, t in in_budget_order([table.get("change", []) for table in raw]):
             cost = costs[t][i]
             if cost and used + cost > text_budget:
                 left_out += 1

@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import heapq
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterator
-from itertools import compress
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from rlgate._core.text import json_for_script, truncate, utf8_size, visible_controls
+from rlgate._core.text import utf8_size, visible_controls
 from rlgate.engine.references import EXTENSION, HEALTH_EXTENSION
 from rlgate.report import firstscreen, fmt, nodes, svg, views
-from rlgate.report.budget import FIELD_CAP, TEXT_BUDGET
-from rlgate.report.model import CHANGES, ReportModel, SampleTable
+from rlgate.report.budget import TEXT_BUDGET
+from rlgate.report.drilldown import drilldown
+from rlgate.report.model import ReportModel
 from rlgate.report.references import health_lines, reference_table
 from rlgate.report.template_cache import template_cache
 
@@ -99,84 +98,6 @@ def breakable(text: object) -> Markup:
     return Markup("<wbr>").join(escape(part) for part in marked.split("\0"))
 
 
-def _rows(table: SampleTable, with_text: bool = False) -> list[list[Any]]:
-    """Compact rows without their long texts (the budget reads those from the table's columns); or,
-    `with_text`, the rows with their texts (prompt rest, responses) in place.
-
-    Text goes in exactly as the model wrote it; the page shows invisible characters as \\uXXXX when
-    it draws a row (report.js `vis`), so 10^5 strings need no work here.
-    """
-    code = {c: i for i, c in enumerate(CHANGES)}
-    t = table
-    if with_text:
-        return [[doc, code[change], -1 if pfx is None else pfx, prompt, chars, target,
-                 b_text, b_chars, b_ext, b_score, c_text, c_chars, c_ext, c_score]
-                for doc, change, pfx, prompt, chars, target, b_text, b_chars, b_ext, b_score, c_text, c_chars,
-                c_ext, c_score
-                in zip(t.doc_id, t.change, t.prompt_prefix, t.prompt, t.prompt_chars, t.target, t.baseline_response,
-                       t.baseline_chars, t.baseline_extracted, t.baseline_score, t.candidate_response,
-                       t.candidate_chars, t.candidate_extracted, t.candidate_score, strict=True)]
-    return [[doc, code[change], -1 if pfx is None else pfx, None, chars, target,
-             None, b_chars, b_ext, b_score, None, c_chars, c_ext, c_score]
-            for doc, change, pfx, chars, target, b_chars, b_ext, b_score, c_chars, c_ext, c_score
-            in zip(t.doc_id, t.change, t.prompt_prefix, t.prompt_chars, t.target, t.baseline_chars,
-                   t.baseline_extracted, t.baseline_score, t.candidate_chars, t.candidate_extracted,
-                   t.candidate_score, strict=True)]
-
-
-_TEXT_COLUMNS = (3, 6, 10)  # prompt rest, baseline response, candidate response
-
-
-def drilldown_payload(model: ReportModel, text_budget: int | None = None, field_cap: int | None = None) -> dict:
-    """Per-task sample rows for the page: the model's texts (already budgeted by the builder) as they are,
-    or budgeted again here (changed pairs first) when a budget or cap is given."""
-    tasks: list[dict[str, Any]] = []
-    tables: list[SampleTable] = []
-    as_they_are = text_budget is None and field_cap is None
-    for index, section in enumerate(model.tasks):
-        if not section.samples:
-            continue
-        rows = _rows(section.samples, with_text=as_they_are)
-        tasks.append({"task": section.task, "section": index, "metric": section.drill_metric,
-                      "prefixes": section.prompt_prefixes, "rows": rows})
-        tables.append(section.samples)
-    if as_they_are:  # the texts are already in the rows: no second pass over the samples
-        return {"changes": list(CHANGES), "tasks": tasks, "text_left_out": model.text_left_out}
-    text_budget = TEXT_BUDGET if text_budget is None else text_budget
-    field_cap = FIELD_CAP if field_cap is None else field_cap
-    used = sum(len(p.encode()) for t in tasks for p in t["prefixes"])
-    left_out = 0
-    for t, r in _by_change([task["rows"] for task in tasks]):
-        table = tables[t]
-        text = (table.prompt[r], table.baseline_response[r], table.candidate_response[r])
-        # prompts keep their end (the question follows the few-shot context), responses their start
-        capped = [None if x is None else x[-field_cap:] if i == 0 else truncate(x, field_cap)[0]
-                  for i, x in enumerate(text)]
-        cost = sum(len(x.encode()) for x in capped if x)
-        if used + cost > text_budget and cost:
-            left_out += 1
-            continue
-        used += cost
-        row = tasks[t]["rows"][r]
-        for column, value in zip(_TEXT_COLUMNS, capped, strict=True):
-            row[column] = value
-    return {"changes": list(CHANGES), "tasks": tasks, "text_left_out": left_out + model.text_left_out}
-
-
-def _by_change(tasks: list[list[list[Any]]]) -> Iterator[tuple[int, int]]:
-    """(task, row) of every row, by change code, then row number, then task (the tasks interleaved): the
-    order the text budget is spent in. Made lazily, one change at a time, so a page of 10^6 rows holds no
-    list of every row beside its rows."""
-    codes = sorted({row[1] for rows in tasks for row in rows})
-    for code in codes:
-        yield from ((t, r) for r, t in heapq.merge(*(_rows_of(code, t, rows) for t, rows in enumerate(tasks))))
-
-
-def _rows_of(code: int, task: int, rows: list[list[Any]]) -> Iterator[tuple[int, int]]:
-    """(row, task) of a task's rows of one change code, in row order."""
-    return ((r, task) for r in compress(range(len(rows)), [row[1] == code for row in rows]))
-
-
 def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
@@ -213,7 +134,7 @@ def render_html_parts(model: ReportModel, template_dir: str | Path | None = None
     page = env.get_template("report.html.j2")
 
     def rendered(text_budget: int | None) -> tuple[list[str], int]:
-        payload = drilldown_payload(model, text_budget, field_cap)
+        payload = drilldown(model, text_budget, field_cap)
         slot = f"rlgate-data-{secrets.token_hex(16)}"  # unguessable: no text of the model can hold it
         html = page.render(
             m=model, d=model.decision, css=Markup(css), js=Markup(js), csp=csp,
@@ -232,9 +153,9 @@ def render_html_parts(model: ReportModel, template_dir: str | Path | None = None
         pieces = html.split(slot)
         parts = pieces[:1]
         if len(pieces) > 1:
-            data = json_for_script(payload)
+            data = payload.script_parts()
             for piece in pieces[1:]:
-                parts += [data, piece]
+                parts += [*data, piece]
         return parts, sum(map(utf8_size, parts))
 
     rows = sum(len(section.samples.doc_id) for section in model.tasks if section.samples)

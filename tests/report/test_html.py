@@ -15,7 +15,8 @@ import pytest
 from rlgate.report import html as html_module
 from rlgate.report.budget import TEXT_BUDGET, factor_prefixes
 from rlgate.report.builder import build_report
-from rlgate.report.html import drilldown_payload, render_html
+from rlgate.report.drilldown import drilldown_payload
+from rlgate.report.html import render_html
 from rlgate.report.model import ReportModel
 from tests.report import factories as f
 
@@ -132,13 +133,13 @@ def test_page_never_exceeds_the_size_limit(tmp_path: Path, monkeypatch: pytest.M
 def _budgets_asked(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
     """The text budgets render_html builds a page payload for, in order (one per render)."""
     budgets: list[int | None] = []
-    real = html_module.drilldown_payload
+    real = html_module.drilldown
 
-    def counted(m: Any, text_budget: int | None = None, field_cap: int | None = None) -> dict:
+    def counted(m: Any, text_budget: int | None = None, field_cap: int | None = None) -> Any:
         budgets.append(text_budget)
         return real(m, text_budget, field_cap)
 
-    monkeypatch.setattr(html_module, "drilldown_payload", counted)
+    monkeypatch.setattr(html_module, "drilldown", counted)
     return budgets
 
 
@@ -263,17 +264,23 @@ def test_the_budget_is_spent_as_defined(tmp_path: Path, text_budget: int, field_
         assert 0 < got["text_left_out"] - model.text_left_out < sum(len(t["rows"]) for t in got["tasks"])
 
 
-def test_the_page_is_written_as_parts_with_the_data_never_copied_into_one_string(tmp_path: Path) -> None:
-    """The data (tens of MB at 10^6 documents) is one string between the template's parts, wherever and as
-    often as the template prints it; the parts joined are the page, and write_model writes exactly that."""
+def test_the_page_is_written_as_parts_with_the_data_never_copied_into_one_string(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch
+                                                                                 ) -> None:
+    """The data (tens of MB at 10^6 documents) is written as parts between the template's, its rows encoded a
+    slice at a time, wherever and as often as the template prints it; the parts joined are the page, and
+    write_model writes exactly that."""
     from rlgate._core.text import json_for_script
+    from rlgate.report import drilldown as drilldown_module
     from rlgate.report.html import render_html_parts
     from rlgate.report.io import write_model
 
+    monkeypatch.setattr(drilldown_module, "_SLICE", 7)  # several slices per task
     model = _model(tmp_path, n=40)
     parts = render_html_parts(model)
     data = json_for_script(drilldown_payload(model, None, None))
-    assert len(parts) == 3 and parts[1] == data and data not in parts[0] + parts[2]
+    head, tail = parts[0], parts[-1]
+    assert len(parts) > 10 and "".join(parts[1:-1]) == data and data not in head + tail
     assert "".join(parts) == render_html(model) and _data_block("".join(parts)) == data
     written = write_model(tmp_path / "out", model, step_summary=False)
     assert written["html"].read_text(encoding="utf-8") == render_html(model)
@@ -281,6 +288,8 @@ def test_the_page_is_written_as_parts_with_the_data_never_copied_into_one_string
     folder.mkdir()
     (folder / "report.html.j2").write_text("<a>{{ data }}</a>é<b>{{ data }}</b>", encoding="utf-8")
     twice = render_html_parts(model, template_dir=folder)
-    assert twice[::2] == ["<a>", "</a>é<b>", "</b>"] and twice[1] == data and twice[1] is twice[3]
+    first = twice.index("</a>é<b>")
+    assert twice[0] == "<a>" and twice[-1] == "</b>" and "".join(twice[1:first]) == data
+    assert all(a is b for a, b in zip(twice[1:first], twice[first + 1:-1], strict=True))  # encoded once
     (folder / "report.html.j2").write_text("<p>{{ m.decision.decision }}</p>", encoding="utf-8")
     assert render_html_parts(model, template_dir=folder) == [f"<p>{model.decision.decision}</p>"]

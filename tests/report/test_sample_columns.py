@@ -128,15 +128,15 @@ def test_the_budget_keeps_everything_when_it_fits_and_changed_pairs_first_when_n
 
 
 def test_the_budget_walks_documents_changed_first_then_by_row_then_by_table() -> None:
-    from rlgate.report.budget import _in_budget_order
+    from rlgate.report.budget import in_budget_order
 
     rng = random.Random(5)
     raw = [{"change": [rng.choice(CHANGES) for _ in range(n)]} for n in (40, 0, 25, 40)]
     rank = {c: i for i, c in enumerate(CHANGES)}
     want = [(i, t) for _, i, t in sorted((rank[c], i, t) for t, table in enumerate(raw)
                                           for i, c in enumerate(table["change"]))]
-    assert list(_in_budget_order(raw)) == want
-    assert list(_in_budget_order(raw[:1])) == [(i, 0) for i, _ in sorted(enumerate(raw[0]["change"]),
+    assert list(in_budget_order([t["change"] for t in raw])) == want
+    assert list(in_budget_order([raw[0]["change"]])) == [(i, 0) for i, _ in sorted(enumerate(raw[0]["change"]),
                                                                          key=lambda p: (rank[p[1]], p[0]))]
 
 
@@ -155,7 +155,7 @@ def test_a_sample_table_keeps_its_columns_and_refuses_ragged_ones() -> None:
 
 def test_the_page_payload_takes_the_models_texts_as_they_are(tmp_path: Path) -> None:
     from rlgate.report.builder import build_report
-    from rlgate.report.html import drilldown_payload
+    from rlgate.report.drilldown import drilldown_payload
     from tests.report import factories as f
 
     model = build_report(f.decision(), contract=f.contract(tmp_path), baseline=f.run("b", [True, False] * 6),
