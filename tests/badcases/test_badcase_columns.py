@@ -78,9 +78,13 @@ def test_columns_give_the_outcomes_the_index_and_the_report_of_the_object_path(s
             fresh = build_index(classify_columns(cand_run, options), classify_columns(base_run, options))
             for family, docs in fresh.runs[0].docs.items():
                 assert fresh.runs[1].docs[family] is docs and docs == by_objects.runs[0].docs[family]
-            one_family = len(fresh.runs[0].docs) == 1
-            assert (fresh.paired is next(iter(fresh.runs[0].docs.values()))) == one_family
-            assert fresh.paired == by_objects.paired
+            assert len(fresh.runs[0].docs) == 2 and fresh.paired == by_objects.paired
+            assert all(fresh.paired is not docs for docs in fresh.runs[0].docs.values())
+            mmlu = [RunResult(provenance=r.provenance, tasks={k: v for k, v in r.tasks.items() if k.startswith("mmlu")})
+                    for r in (cand_run, base_run)]
+            single = build_index(*(classify_columns(r, options) for r in mmlu))
+            assert single.paired is single.runs[0].docs["mmlu_pro"] is single.runs[1].docs["mmlu_pro"]
+            assert single.paired == build_index(*(classify_run(r, options) for r in mmlu)).paired
         assert explain_drops(*columns, counts_by_family=by_columns.counts, pairs_by_family=by_columns.pairs,
                              family_kinds=by_columns.family_kinds) == explain_drops(*objects)
         for data in (ClusterInputs(candidate=columns[0], baseline=columns[1], candidate_samples={},
