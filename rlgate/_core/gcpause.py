@@ -35,6 +35,8 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from rlgate._core.heap import return_large_blocks
+
 
 class _Policy:
     """What the current process allows (module state: the collector is process-wide too)."""
@@ -72,10 +74,11 @@ def command_policy() -> Iterator[None]:
     """The collector policy of a command that runs no model, in the `rlgate` executable only (not library use,
     not CliRunner): everything a pause builds lives until the process exits (reading stored results and
     deciding), so it is frozen when the pause ends, and everything is frozen when the command ends, before
-    the interpreter's final collection."""
+    the interpreter's final collection. Large blocks freed go back to the system (`heap.return_large_blocks`)."""
     if not _Policy.executable:
         yield
         return
+    return_large_blocks()  # the C heap's policy of such a process (`heap`)
     previous = _Policy.freeze_paused
     _Policy.freeze_paused = True
     try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlgate.results.models import INVALID_ANSWER, SampleRecord, TaskResult
+from rlgate.results.models import INVALID_ANSWER, SampleRecord, TaskResult, set_field
 from rlgate.results.shared_scores import FrozenScores, ScoreTables, writable_scores
 
 PARSE_FAILURE = "answer_parse_failure_rate"
@@ -111,7 +111,7 @@ def add_derived_metrics(task: TaskResult, config: dict[str, Any]) -> None:
             if found is None:
                 found = derived[key] = (all_scores, tables.extended(all_scores,
                                                                     _plan(filters, parsed, length, truncation)))
-            sample.__dict__["scores"] = found[1]
+            set_field(sample, "scores", found[1])
         else:
             own = writable_scores(sample)
             for filt, items in _plan(filters, parsed, length, truncation):

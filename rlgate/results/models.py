@@ -118,23 +118,32 @@ def construct_compact(cls: type[_M], state: dict[str, Any], given: frozenset[str
     """What `cls.model_construct(**values given)` builds from `state` (every field, in declaration order, each
     already of its declared type), in a fraction of the memory: readers make one per sample, 10^6 a run.
 
-    The instance dict is filled key by key, so CPython keeps it a key-sharing dict of the class (~170 bytes
-    for SampleRecord's 12 fields instead of ~460: assigning or `update`-ing a whole dict makes a dict of its
-    own; as long as the class keeps its shared keys, which CPython drops for good once some instance gets an
-    attribute out of their order), and instances with the same given fields share one fields-set (~730
-    bytes each otherwise). Sharing the set is sound because read records are never assigned to (their
-    containers are filled before this), and pydantic's model_copy copies the set before adding to it."""
+    The fields are set one by one on the new instance, never through its `__dict__`: CPython then keeps them
+    in the instance's inline values, laid out by the class's shared keys (~130 bytes for SampleRecord's 12
+    fields; a materialized instance dict adds 64 bytes, and one assigned or `update`-d whole ~300 more). The
+    dict appears only if something asks for `__dict__` (pydantic's dump, copy and equality do), for that
+    record alone. Instances with the same given fields share one fields-set (~730 bytes each otherwise),
+    which is sound because read records are never assigned to through pydantic (readers set a field with
+    `set_field`), and pydantic's model_copy copies the set before adding to it."""
     obj = cls.__new__(cls)
-    values = obj.__dict__
     for name, value in state.items():
-        values[name] = value
+        _SET(obj, name, value)
     fields_set = _GIVEN_SETS.get((cls, given))
     if fields_set is None:
         fields_set = _GIVEN_SETS[(cls, given)] = set(given)
-    object.__setattr__(obj, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+    _SET(obj, "__pydantic_fields_set__", fields_set)
+    _SET(obj, "__pydantic_extra__", None)
+    _SET(obj, "__pydantic_private__", None)
     return obj
+
+
+_SET = object.__setattr__
+
+
+def set_field(model: BaseModel, name: str, value: Any) -> None:
+    """Set a field of a record a reader built (`construct_compact`) without pydantic's assignment, which would
+    add the name to a fields-set other records share, and without materializing the instance's `__dict__`."""
+    _SET(model, name, value)
 
 
 _NO_SCORES: dict[str, SampleValue] = {}  # never written: what `score` looks in for a filter the sample lacks

@@ -16,7 +16,7 @@ import copy
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, NoReturn
 
-from rlgate.results.models import RunResult, SampleRecord, SampleValue
+from rlgate.results.models import RunResult, SampleRecord, SampleValue, set_field
 
 #: a key of `ScoreTables`: the items of a table beside their values' types, or an earlier table's id and what is added
 _TableKey = tuple[Any, ...]
@@ -121,7 +121,7 @@ def writable_scores(sample: SampleRecord) -> dict[str, dict[str, SampleValue]]:
     scores = sample.scores
     if isinstance(scores, ReadOnlyDict) or any(isinstance(t, ReadOnlyDict) for t in scores.values()):
         scores = {filter_name: dict(metrics) for filter_name, metrics in scores.items()}
-        sample.__dict__["scores"] = scores  # not an assignment through pydantic: the fields-set may be shared
+        set_field(sample, "scores", scores)  # not an assignment through pydantic: the fields-set may be shared
     return scores
 
 
@@ -142,7 +142,7 @@ def writable_extra(sample: SampleRecord) -> dict[str, Any]:
     extra = sample.extra
     if isinstance(extra, ReadOnlyDict):
         extra = dict(extra)
-        sample.__dict__["extra"] = extra  # not an assignment through pydantic: the fields-set may be shared
+        set_field(sample, "extra", extra)  # not an assignment through pydantic: the fields-set may be shared
     return extra
 
 
@@ -188,4 +188,4 @@ def _share(samples: Iterable[SampleRecord], inner: dict[tuple[Any, ...], FrozenS
         shared = outer.get(whole)
         if shared is None:
             shared = outer[whole] = FrozenScores(tables)
-        sample.__dict__["scores"] = shared  # not an assignment through pydantic: the fields-set is shared
+        set_field(sample, "scores", shared)  # not an assignment through pydantic: the fields-set is shared

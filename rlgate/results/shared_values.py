@@ -37,7 +37,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlgate.results.models import RunResult, SampleRecord
+from rlgate.results.models import RunResult, SampleRecord, set_field
 from rlgate.results.shared_scores import ReadOnlyDict
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -106,28 +106,28 @@ class Pairing:
         #: records whose inputs `share_inputs` was given (all of a task's: nothing is left for `share_values`)
         self.inputs_given = 0
 
-    def find(self, doc_id: Any) -> dict[str, Any] | None:
-        """The instance dict of the reference's record of `doc_id` (None: the reference lacks it)."""
+    def find(self, doc_id: Any) -> SampleRecord | None:
+        """The reference's record of `doc_id` (None: the reference lacks it)."""
         samples, position = self._samples, self._next
         if position < len(samples):
-            state = samples[position].__dict__
-            if state["doc_id"] == doc_id:
+            record = samples[position]
+            if record.doc_id == doc_id:
                 self._next = position + 1
-                return state
+                return record
         if self._index is None:
             self._index = {s.doc_id: i for i, s in enumerate(samples)}
         found = self._index.get(doc_id)
         if found is None:
             return None
         self._next = found + 1
-        return samples[found].__dict__
+        return samples[found]
 
-    def share_inputs(self, record: dict[str, Any]) -> None:
+    def share_inputs(self, record: SampleRecord) -> None:
         """Share what a record holds from its document's first line on (id, hash, prompt, target, responses,
         document) with the reference's record of its document: what a reader can share as it reads (once
         its first line is merged and its texts decoded: nothing changes these fields after that)."""
         self.inputs_given += 1
-        theirs = self.find(record["doc_id"])
+        theirs = self.find(record.doc_id)
         if theirs is not None:
             _share_inputs(record, theirs)
 
@@ -171,30 +171,31 @@ def share_values(run: RunResult, reference: RunResult, read_along: Mapping[str, 
         for sample in task.samples:
             theirs = pairing.find(sample.doc_id)
             if theirs is not None:
-                mine = sample.__dict__
                 if inputs:
-                    _share_inputs(mine, theirs)
-                _share_answers(mine, theirs)
+                    _share_inputs(sample, theirs)
+                _share_answers(sample, theirs)
     return run
 
 
-def _share_inputs(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
-    """Put `theirs`'s objects in `mine` (two records' instance dicts) where the content is the same."""
-    doc_id, other = mine["doc_id"], theirs["doc_id"]
+def _share_inputs(mine: SampleRecord, theirs: SampleRecord) -> None:
+    """Put `theirs`'s objects in `mine` (two records of one document) where the content is the same."""
+    doc_id, other = mine.doc_id, theirs.doc_id
     if doc_id is not other and type(doc_id) is type(other) and doc_id == other:  # an int past 256 is 28 bytes
-        mine["doc_id"] = other
+        set_field(mine, "doc_id", other)
     for name in _TEXTS:
-        value, other = mine[name], theirs[name]
+        value, other = getattr(mine, name), getattr(theirs, name)
         if value is not other and type(value) is str and type(other) is str and value == other:
-            mine[name] = other
-    _share_strings(mine["responses"], theirs["responses"])
-    doc, their_doc = mine["doc"], theirs["doc"]
+            set_field(mine, name, other)
+    _share_strings(mine.responses, theirs.responses)
+    doc: Any = mine.doc  # checked here: a dict, or left alone
+    their_doc: Any = theirs.doc
     if doc is their_doc or type(their_doc) not in (dict, FrozenDoc) or type(doc) is not dict:
         return
     if _flat_and_same(doc, their_doc):
         if type(their_doc) is not FrozenDoc:
-            their_doc = theirs["doc"] = FrozenDoc(their_doc)
-        mine["doc"] = their_doc
+            their_doc = FrozenDoc(their_doc)
+            set_field(theirs, "doc", their_doc)
+        set_field(mine, "doc", their_doc)
     elif len(doc) == len(their_doc):
         for key, value in doc.items():
             other = their_doc.get(key)
@@ -202,10 +203,10 @@ def _share_inputs(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
                 doc[key] = other
 
 
-def _share_answers(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
+def _share_answers(mine: SampleRecord, theirs: SampleRecord) -> None:
     """The filtered answers: one `FrozenAnswers` when both records hold the same (filter, answer) pairs in the
     same order, else the equal answers' strings."""
-    answers, their_answers = mine["filtered"], theirs["filtered"]
+    answers, their_answers = mine.filtered, theirs.filtered
     if answers is their_answers or type(answers) is not dict or type(their_answers) not in (dict, FrozenAnswers):
         return
     if len(answers) == len(their_answers):
@@ -214,13 +215,14 @@ def _share_answers(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
                 break
         else:
             if type(their_answers) is not FrozenAnswers:
-                their_answers = theirs["filtered"] = FrozenAnswers(their_answers)
-            mine["filtered"] = their_answers
+                their_answers = FrozenAnswers(their_answers)
+                set_field(theirs, "filtered", their_answers)
+            set_field(mine, "filtered", their_answers)
             return
     for filt, answer in answers.items():
-        other = their_answers.get(filt)
-        if answer is not other and type(answer) is str and type(other) is str and answer == other:
-            answers[filt] = other
+        theirs_too = their_answers.get(filt)
+        if answer is not theirs_too and type(answer) is str and type(theirs_too) is str and answer == theirs_too:
+            answers[filt] = theirs_too
 
 
 def _share_strings(mine: Any, theirs: Any) -> None:

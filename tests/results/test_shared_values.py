@@ -157,7 +157,7 @@ def test_inputs_shared_while_reading_are_not_compared_again(read_along: int, mon
         pairing = shared_values.reference_pairing("t")
         assert pairing is not None
         for sample in cand_run.tasks["t"].samples[:read_along]:
-            pairing.share_inputs(sample.__dict__)
+            pairing.share_inputs(sample)
     cand = table.share(cand_run).tasks["t"].samples
     assert len(calls) == (3 if read_along == 3 else read_along + 3)
     assert all(c.doc is b.doc and c.prompt is b.prompt and c.filtered is b.filtered and c.responses[0] is b.responses[0]

@@ -37,8 +37,8 @@ from rlgate.harness.lmeval.samples_decode import (
     settle,
 )
 from rlgate.results.integrity import SampleLines, classify, shown
-from rlgate.results.models import CorruptScore, SampleRecord, SampleValue, construct_compact, doc_order
-from rlgate.results.shared_scores import EMPTY_EXTRA, EMPTY_SCORES, ScoreTables
+from rlgate.results.models import CorruptScore, SampleRecord, SampleValue, construct_compact, doc_order, set_field
+from rlgate.results.shared_scores import EMPTY_EXTRA, EMPTY_SCORES, FrozenScores, ScoreTables
 from rlgate.results.shared_values import Pairing
 
 _FIX_CONFLICT = ("two lines for the same document and filter disagree, so neither can be trusted; "
@@ -63,10 +63,15 @@ def _agreeing(row: Any) -> dict[str, Any]:
 
 
 def _responses(resps: Any) -> list[str]:
+    """The first request's responses as strings, in a list of exactly their number: a decoded or grown list
+    keeps spare room (88 bytes for one response instead of 64), and a run keeps one such list per document."""
     if not isinstance(resps, list) or not resps:
         return []
     first = resps[0]
-    return list(map(str, first if isinstance(first, list) else resps))
+    texts = first if isinstance(first, list) else resps
+    if all(type(text) is str for text in texts):
+        return texts[:]  # a slice is allocated at its length
+    return list(map(str, texts))[:]
 
 
 _BASE_SET = frozenset(("doc_id", "doc_hash", "prompt", "target", "responses", "filtered", "scores", "doc", "extra"))
@@ -87,8 +92,7 @@ def _record(row: Any) -> SampleRecord:
             "doc_hash": doc_hash if type(doc_hash) is str else "" if doc_hash is UNSET else str(doc_hash or ""),
             "prompt": arguments if type(arguments) is _RAW else prompt(arguments),
             "target": target if type(target) is str else None if target is None or target is UNSET else str(target),
-            "responses": list(map(str, resps[0])) if type(resps) is list and resps and type(resps[0]) is list
-            else _responses(resps),
+            "responses": _responses(resps),
             "filtered": {}, "scores": EMPTY_SCORES, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
             "response_tokens": None, "truncated": None, "extra": EMPTY_EXTRA, "trajectory": None}, _BASE_SET)
 
@@ -121,7 +125,7 @@ def _detailed_record(row: Any) -> SampleRecord:
 _RAW = msgspec.Raw
 
 
-def _decode_deferred(lazy: list[dict[str, Any]], pairing: Pairing | None) -> None:
+def _decode_deferred(lazy: list[SampleRecord], pairing: Pairing | None) -> None:
     """Put the values of the records' raw prompt and document slices in their place (in place: key order kept).
 
     `lazy` holds the records made from fast rows, whose prompt and doc are each a raw slice or None. A target
@@ -129,15 +133,15 @@ def _decode_deferred(lazy: list[dict[str, Any]], pairing: Pairing | None) -> Non
     not two of the same text. With a `pairing` (the runs of a gate) each record then shares what equals the
     other run's record of its document (`rlgate.results.shared_values`), so its copies are freed here."""
     if lazy:
-        prompts, docs = prompts_and_docs([r["prompt"] for r in lazy], [r["doc"] for r in lazy])
+        prompts, docs = prompts_and_docs([r.prompt for r in lazy], [r.doc for r in lazy])
         for record, text, doc in zip(lazy, prompts, docs, strict=True):
-            record["prompt"] = text
-            record["doc"] = doc
-            target = record["target"]
+            set_field(record, "prompt", text)
+            set_field(record, "doc", doc)
+            target = record.target
             if type(target) is str and doc:
                 for value in doc.values():
                     if value == target and type(value) is str:
-                        record["target"] = value
+                        set_field(record, "target", value)
                         break
         if pairing is not None:
             for record in lazy:
@@ -171,7 +175,7 @@ def read_samples_file(file: Path, pairing: Pairing | None = None) -> SamplesRead
     _decode_deferred(lazy, pairing)
     numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
     if odd:
-        numeric |= {(_text(f), m) for r in records.values() for f, values in r["scores"].items() for m in values}
+        numeric |= {(_text(f), m) for r in records.values() for f, values in r.scores.items() for m in values}
     for doc_id, number, filt, metric, value in odd:
         if value is None or (filt, metric) in numeric:  # a number elsewhere: this line's value is broken
             corrupt.append(CorruptScore(doc_id=doc_id, metric=metric, filter=filt, problem="wrong_type",
@@ -231,8 +235,8 @@ def _not_utf8(raw: bytes) -> bool:
 
 
 def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple[
-        list[SampleRecord], dict[int, dict[str, Any]], list[dict[str, Any]], list[CorruptScore], _Odd, SampleLines]:
-    """Records from the lines, in first-line order, and their states by doc_id (each record's own `__dict__`):
+        list[SampleRecord], dict[int, SampleRecord], list[SampleRecord], list[CorruptScore], _Odd, SampleLines]:
+    """Records from the lines, in first-line order, and by doc_id (each field set with `set_field`):
     filtered answers and scores merged, repeats collapsed or refused. Every field is built with its declared
     type, so validation would only cost time.
 
@@ -242,8 +246,8 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
     twice its size in fresh memory, whose page faults cost more than the reading), or, a document's first
     line, once its batch of raw slices is decoded (`_DEFERRED_BATCH`)."""
     samples: list[SampleRecord] = []
-    records: dict[int, dict[str, Any]] = {}
-    lazy: list[dict[str, Any]] = []  # records whose prompt and doc are still raw slices (or None)
+    records: dict[int, SampleRecord] = {}
+    lazy: list[SampleRecord] = []  # records whose prompt and doc are still raw slices (or None)
     seen = SampleLines(file, fix=_FIX_CONFLICT, fields=_agreeing)
     keyed = False  # whether seen holds every (document, filter) key met so far
     corrupt: list[CorruptScore] = []
@@ -280,7 +284,7 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
         # A string filter the record already holds is a repeat (only the first line of a (document,
         # filter) reaches its scores); until then no line numbers are kept. From the first repeat on, or a
         # filter that is not a string (1 and "1" are one key), every line's key goes through `seen`.
-        if keyed or type(filt) is not str or (record is not None and filt in record["scores"]):
+        if keyed or type(filt) is not str or (record is not None and filt in record.scores):
             if type(filt) is not str:
                 filt = _text(filt)  # 1 and "1" are one filter, "1", in the scores and answers too
             if not keyed:
@@ -291,10 +295,9 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
             if not _first(seen, doc_id, filt, number, raw):
                 continue
         if record is None:
-            sample = _record(row)
-            samples.append(sample)
-            record = records[doc_id] = sample.__dict__
-            if type(record["prompt"]) is _RAW or type(record["doc"]) is _RAW:
+            record = records[doc_id] = _record(row)
+            samples.append(record)
+            if type(record.prompt) is _RAW or type(record.doc) is _RAW:
                 lazy.append(record)
                 if len(lazy) == _DEFERRED_BATCH:
                     _decode_deferred(lazy, pairing)
@@ -304,12 +307,12 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
             first = filtered[0]
             if type(first) is not str:
                 if isinstance(first, list):
-                    if record["extra"] is EMPTY_EXTRA:
-                        record["extra"] = {}
-                    record["extra"].setdefault("filtered_all", {})[filt] = [str(v) for v in first]
+                    if record.extra is EMPTY_EXTRA:
+                        set_field(record, "extra", {})
+                    record.extra.setdefault("filtered_all", {})[filt] = [str(v) for v in first]
                     first = first[0] if first else ""
                 first = str(first)
-            answers = record["filtered"]
+            answers = record.filtered
             for answer in answers.values():  # the filters' answers are often the same text: one string then
                 if answer == first:
                     first = answer
@@ -335,5 +338,5 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
                 odd.append((doc_id, number, _text(filt), metric, value))
         # shared tables from the start (`ScoreTables`): no table per document to free once the run is read
         scores = tables.floats(items) if floats else tables.scores(items)
-        record["scores"] = tables.added(record["scores"], filt, scores)
+        set_field(record, "scores", tables.added(cast(FrozenScores, record.scores), filt, scores))
     return samples, records, lazy, corrupt, odd, seen
