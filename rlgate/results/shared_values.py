@@ -35,6 +35,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from rlgate.results.models import RunResult, SampleRecord, set_field
@@ -105,6 +106,8 @@ class Pairing:
         self._index: dict[Any, int] | None = None
         #: records whose inputs `share_inputs` was given (all of a task's: nothing is left for `share_values`)
         self.inputs_given = 0
+        #: doc_id -> how many of the reference's answers a record sharing them has matched (`add_answer`)
+        self._matched: dict[Any, int] = {}
 
     def find(self, doc_id: Any) -> SampleRecord | None:
         """The reference's record of `doc_id` (None: the reference lacks it)."""
@@ -122,14 +125,58 @@ class Pairing:
         self._next = found + 1
         return samples[found]
 
-    def share_inputs(self, record: SampleRecord) -> None:
+    def share_inputs(self, record: SampleRecord, theirs: SampleRecord | None) -> None:
         """Share what a record holds from its document's first line on (id, hash, prompt, target, responses,
-        document) with the reference's record of its document: what a reader can share as it reads (once
-        its first line is merged and its texts decoded: nothing changes these fields after that)."""
+        document) with `theirs`, the reference's record of its document (`find`): what a reader can share as
+        it reads (once its first line is merged and its texts decoded: nothing changes these fields after)."""
         self.inputs_given += 1
-        theirs = self.find(record.doc_id)
         if theirs is not None:
             _share_inputs(record, theirs)
+
+    def start_answers(self, record: SampleRecord, theirs: SampleRecord | None) -> None:
+        """Give a record made at its document's first line the reference's filtered answers (`theirs`'s) to
+        hold while its own, line by line, equal them (`add_answer`).
+
+        Sharing them after reading freed a dict, its key table and the equal answers per document (~250 MB at
+        10^6 documents), long after they were made: freed among records that stay, they were memory the
+        process kept. Made only when they differ, an answers dict lives as long as its record."""
+        if theirs is None:
+            return
+        answers = theirs.filtered
+        if not answers or not all(type(answer) is str for answer in answers.values()):
+            return
+        if type(answers) is not FrozenAnswers:
+            if type(answers) is not dict:
+                return
+            answers = FrozenAnswers(answers)
+            set_field(theirs, "filtered", answers)
+        set_field(record, "filtered", answers)
+        self._matched[record.doc_id] = 0
+
+    def add_answer(self, record: SampleRecord, filter_name: str, answer: str) -> bool:
+        """Whether the record's next answer is the one its shared answers hold next (it stays shared). Else the
+        record gets its own dict of the answers matched so far, and the caller adds this one to it."""
+        answers = record.filtered
+        if type(answers) is not FrozenAnswers or record.doc_id not in self._matched:
+            return False
+        matched = self._matched[record.doc_id]
+        if matched < len(answers):
+            filt, theirs = next(islice(answers.items(), matched, None))
+            if filt == filter_name and theirs == answer:
+                self._matched[record.doc_id] = matched + 1
+                return True
+        del self._matched[record.doc_id]
+        set_field(record, "filtered", dict(islice(answers.items(), matched)))
+        return False
+
+    def finish_answers(self, records: Mapping[Any, SampleRecord]) -> None:
+        """Once the run's lines are all read: a record that matched fewer answers than it shares (its lines
+        lacked some filter) gets its own dict of those it matched."""
+        for doc_id, matched in self._matched.items():
+            record = records[doc_id]
+            if matched != len(record.filtered):
+                set_field(record, "filtered", dict(islice(record.filtered.items(), matched)))
+        self._matched.clear()
 
 
 @dataclass

@@ -157,8 +157,54 @@ def test_inputs_shared_while_reading_are_not_compared_again(read_along: int, mon
         pairing = shared_values.reference_pairing("t")
         assert pairing is not None
         for sample in cand_run.tasks["t"].samples[:read_along]:
-            pairing.share_inputs(sample)
+            pairing.share_inputs(sample, pairing.find(sample.doc_id))
     cand = table.share(cand_run).tasks["t"].samples
     assert len(calls) == (3 if read_along == 3 else read_along + 3)
     assert all(c.doc is b.doc and c.prompt is b.prompt and c.filtered is b.filtered and c.responses[0] is b.responses[0]
                for b, c in zip(base, cand, strict=True))
+
+
+def test_answers_shared_while_reading_end_as_after_reading(tmp_path: Path) -> None:
+    """The reader gives a candidate record the baseline's answers while its lines match them one by one
+    (`Pairing.start_answers`): whatever the lines do, each record ends with the answers, in the order, that
+    reading it alone gives, shared exactly when they are the same pairs in the same order."""
+    import json
+
+    from fixtures.lmeval_builders import build_synthetic_folder
+
+    from rlgate.harness import read_results
+
+    base_folder, cand_folder = (build_synthetic_folder(tmp_path / name, f"org/{name}", {"gsm8k": [True] * 7})
+                                for name in ("base", "cand"))
+    (samples,) = cand_folder.glob("samples_gsm8k_*.jsonl")
+    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+
+    def line(doc_id: int, filt: str) -> dict[str, Any]:
+        return next(r for r in rows if r["doc_id"] == doc_id and r["filter"] == filt)
+
+    line(1, "strict-match")["filtered_resps"] = ["99"]  # the first answer differs
+    line(2, "flexible-extract")["filtered_resps"] = ["99"]  # the second differs
+    rows.remove(line(3, "flexible-extract"))  # a filter's line is missing
+    moved = line(4, "flexible-extract")  # the filters in another order
+    rows.remove(moved)
+    rows.insert(0, moved)
+    line(5, "strict-match")["filtered_resps"] = [["7", "8"]]  # an answer of another shape
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (base_samples,) = base_folder.glob("samples_gsm8k_*.jsonl")
+    base_rows = [json.loads(text) for text in base_samples.read_text().splitlines()]
+    base_rows = [r for r in base_rows if not (r["doc_id"] == 6 and r["filter"] == "flexible-extract")]
+    base_samples.write_text("".join(json.dumps(r) + "\n" for r in base_rows))  # the candidate has one more
+
+    alone = read_results(cand_folder).tasks["gsm8k"].samples
+    table = SharedValues()
+    base = read_results(base_folder, shared=table).tasks["gsm8k"].samples
+    cand = read_results(cand_folder, shared=table).tasks["gsm8k"].samples
+    assert [list(c.filtered.items()) for c in cand] == [list(a.filtered.items()) for a in alone]
+    assert [c.model_dump() for c in cand] == [a.model_dump() for a in alone]
+    base_of = {b.doc_id: b for b in base}
+    shared = {c.doc_id: c.filtered is base_of[c.doc_id].filtered for c in cand}
+    assert shared == {0: True, 1: False, 2: False, 3: False, 4: False, 5: False, 6: False}  # 4's lines come first
+    assert type(base_of[0].filtered) is FrozenAnswers
+    assert [type(c.filtered) for c in cand if c.doc_id != 0] == [dict] * 6
+    two = next(c for c in cand if c.doc_id == 2)
+    assert two.filtered["strict-match"] is base_of[2].filtered["strict-match"]  # equal answers still one string

@@ -125,13 +125,14 @@ def _detailed_record(row: Any) -> SampleRecord:
 _RAW = msgspec.Raw
 
 
-def _decode_deferred(lazy: list[SampleRecord], pairing: Pairing | None) -> None:
+def _decode_deferred(lazy: list[SampleRecord], pairing: Pairing | None, partners: list[SampleRecord | None]) -> None:
     """Put the values of the records' raw prompt and document slices in their place (in place: key order kept).
 
     `lazy` holds the records made from fast rows, whose prompt and doc are each a raw slice or None. A target
     that is one of its document's fields as text (GSM8K's answer) becomes that field's string: one object,
     not two of the same text. With a `pairing` (the runs of a gate) each record then shares what equals the
-    other run's record of its document (`rlgate.results.shared_values`), so its copies are freed here."""
+    other run's record of its document (`partners`, in step with `lazy`; `rlgate.results.shared_values`), so
+    its copies are freed here."""
     if lazy:
         prompts, docs = prompts_and_docs([r.prompt for r in lazy], [r.doc for r in lazy])
         for record, text, doc in zip(lazy, prompts, docs, strict=True):
@@ -144,8 +145,8 @@ def _decode_deferred(lazy: list[SampleRecord], pairing: Pairing | None) -> None:
                         set_field(record, "target", value)
                         break
         if pairing is not None:
-            for record in lazy:
-                pairing.share_inputs(record)
+            for record, theirs in zip(lazy, partners, strict=True):
+                pairing.share_inputs(record, theirs)
 
 
 def read_samples_file(file: Path, pairing: Pairing | None = None) -> SamplesRead:
@@ -159,7 +160,7 @@ def read_samples_file(file: Path, pairing: Pairing | None = None) -> SamplesRead
     """
     try:
         with _lines(file) as lines:
-            samples, records, lazy, corrupt, odd, seen = _merge(file, lines, pairing)
+            samples, records, lazy, partners, corrupt, odd, seen = _merge(file, lines, pairing)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=file,
                          fix="restore the file (a compressed one may be truncated)") from None
@@ -172,7 +173,7 @@ def read_samples_file(file: Path, pairing: Pairing | None = None) -> SamplesRead
         if file.suffix == ".jsonl":
             require_utf8(read_bytes(file), file)
         raise
-    _decode_deferred(lazy, pairing)
+    _decode_deferred(lazy, pairing, partners)
     numeric = {(c.filter, c.metric) for c in corrupt}  # a NaN is still a number
     if odd:
         numeric |= {(_text(f), m) for r in records.values() for f, values in r.scores.items() for m in values}
@@ -235,7 +236,8 @@ def _not_utf8(raw: bytes) -> bool:
 
 
 def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple[
-        list[SampleRecord], dict[int, SampleRecord], list[SampleRecord], list[CorruptScore], _Odd, SampleLines]:
+        list[SampleRecord], dict[int, SampleRecord], list[SampleRecord], list[SampleRecord | None], list[CorruptScore],
+        _Odd, SampleLines]:
     """Records from the lines, in first-line order, and by doc_id (each field set with `set_field`):
     filtered answers and scores merged, repeats collapsed or refused. Every field is built with its declared
     type, so validation would only cost time.
@@ -248,6 +250,7 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
     samples: list[SampleRecord] = []
     records: dict[int, SampleRecord] = {}
     lazy: list[SampleRecord] = []  # records whose prompt and doc are still raw slices (or None)
+    partners: list[SampleRecord | None] = []  # with a pairing: the other run's record of each in `lazy`
     seen = SampleLines(file, fix=_FIX_CONFLICT, fields=_agreeing)
     keyed = False  # whether seen holds every (document, filter) key met so far
     corrupt: list[CorruptScore] = []
@@ -297,11 +300,18 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
         if record is None:
             record = records[doc_id] = _record(row)
             samples.append(record)
+            theirs = None
+            if pairing is not None:
+                theirs = pairing.find(doc_id)
+                pairing.start_answers(record, theirs)
             if type(record.prompt) is _RAW or type(record.doc) is _RAW:
                 lazy.append(record)
+                if pairing is not None:
+                    partners.append(theirs)
                 if len(lazy) == _DEFERRED_BATCH:
-                    _decode_deferred(lazy, pairing)
+                    _decode_deferred(lazy, pairing, partners)
                     lazy.clear()
+                    partners.clear()
         filtered = row.filtered_resps
         if type(filtered) is list and filtered:
             first = filtered[0]
@@ -312,12 +322,13 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
                     record.extra.setdefault("filtered_all", {})[filt] = [str(v) for v in first]
                     first = first[0] if first else ""
                 first = str(first)
-            answers = record.filtered
-            for answer in answers.values():  # the filters' answers are often the same text: one string then
-                if answer == first:
-                    first = answer
-                    break
-            answers[filt] = first
+            if pairing is None or not pairing.add_answer(record, filt, first):
+                answers = record.filtered
+                for answer in answers.values():  # the filters' answers are often the same text: one string then
+                    if answer == first:
+                        first = answer
+                        break
+                answers[filt] = first
         items: list[tuple[str, SampleValue]] = []
         floats = True  # every value kept is of type float (the common line): its table is keyed by the items
         for metric, name in metrics:
@@ -339,4 +350,6 @@ def _merge(file: Path, lines: Iterable[bytes], pairing: Pairing | None) -> tuple
         # shared tables from the start (`ScoreTables`): no table per document to free once the run is read
         scores = tables.floats(items) if floats else tables.scores(items)
         set_field(record, "scores", tables.added(cast(FrozenScores, record.scores), filt, scores))
-    return samples, records, lazy, corrupt, odd, seen
+    if pairing is not None:
+        pairing.finish_answers(records)
+    return samples, records, lazy, partners, corrupt, odd, seen
