@@ -35,7 +35,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rlgate._core.heap import return_large_blocks
+from rlgate._core.heap import trimming
 
 
 class _Policy:
@@ -74,15 +74,15 @@ def command_policy() -> Iterator[None]:
     """The collector policy of a command that runs no model, in the `rlgate` executable only (not library use,
     not CliRunner): everything a pause builds lives until the process exits (reading stored results and
     deciding), so it is frozen when the pause ends, and everything is frozen when the command ends, before
-    the interpreter's final collection. Large blocks freed go back to the system (`heap.return_large_blocks`)."""
+    the interpreter's final collection. Free heap pages go back to the system between the gate's phases (`heap`)."""
     if not _Policy.executable:
         yield
         return
-    return_large_blocks()  # the C heap's policy of such a process (`heap`)
     previous = _Policy.freeze_paused
     _Policy.freeze_paused = True
     try:
-        yield
+        with trimming():  # the C heap's policy of such a process (`heap`)
+            yield
     finally:
         _Policy.freeze_paused = previous
         gc.freeze()

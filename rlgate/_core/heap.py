@@ -1,39 +1,61 @@
-"""The C heap's policy for a process that builds and frees large arrays: freed blocks go back to the system.
+"""The C heap's policy for a process that builds and frees large arrays: free memory goes back to the system
+between the gate's phases.
 
 glibc serves a block of 128 KiB or more from its own mapping, unmapped when freed, but it raises that
 threshold to the size of each such block freed (up to 32 MiB): after the engine frees its first column
 of 10^6 values (8 MB), every later column, score matrix and report buffer comes from the heap instead,
 and freed heap memory below a block still in use stays with the process. At 10^6 documents a gate kept
 ~100 MB it no longer used after deciding, on top of both runs' records, through the bad cases and the
-reports (docs/performance.md). Fixing the threshold at glibc's initial value keeps every large block in
-its own mapping. It costs a mapping per large block, which a gate's few hundred blocks do not feel; a
-process that runs a model (torch allocates and frees large blocks at every step) is left as it is, so
-only the `rlgate gate` process sets it (`gcpause.command_policy`).
+reports (docs/performance.md). `malloc_trim(0)` hands every free page of the heap back, wherever it lies;
+the gate calls it when a phase has freed its temporaries (`phase_done`), which costs milliseconds.
+Fixing the threshold instead (mallopt) kept the peak ~40 MB lower but cost ~1 s of page faults at
+10^6 documents, every large temporary mapped afresh.
+
+Only the `rlgate gate` process trims (`gcpause.command_policy` enters `trimming`): a library caller's heap
+is its own business, and a process that runs a model is left as it is.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-_M_MMAP_THRESHOLD = -3  # mallopt's parameter number, glibc's malloc.h
-_INITIAL_THRESHOLD = 128 * 1024  # glibc's default, before any block freed raises it
+
+class _State:
+    trim: Callable[[int], int] | None = None  # malloc_trim, inside `trimming` on glibc
 
 
-def return_large_blocks() -> bool:
-    """Keep blocks of 128 KiB or more in their own mappings for the rest of the process (glibc only).
+@contextmanager
+def trimming() -> Iterator[None]:
+    """Within it, `phase_done` gives the heap's free pages back (glibc; elsewhere nothing changes)."""
+    previous = _State.trim
+    _State.trim = _malloc_trim()
+    try:
+        yield
+    finally:
+        _State.trim = previous
 
-    True when glibc took the setting; False under another C library (musl, macOS), which is left as it is."""
+
+def phase_done() -> bool:
+    """A phase of the gate freed its temporaries: give the heap's free pages back (inside `trimming`).
+
+    True when pages were given back; False outside `trimming`, under another C library, or when none were free."""
+    return bool(_State.trim(0)) if _State.trim is not None else False
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
     try:
         glibc = os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.36"; unknown or empty elsewhere
     except (ValueError, OSError, AttributeError):
-        return False
+        return None
     if not glibc:
-        return False
+        return None
     try:
-        mallopt = ctypes.CDLL(None).mallopt
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, _INITIAL_THRESHOLD))
+        return None
+    trim.argtypes = (ctypes.c_size_t,)
+    trim.restype = ctypes.c_int
+    return trim

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from rlgate._core.errors import InputError
 from rlgate._core.gcpause import collector_paused
+from rlgate._core.heap import phase_done
 from rlgate.app.record import record_history
 from rlgate.app.sources import Contribution, GateSource, SourceInput, default_sources
 from rlgate.contract.loader import ResolvedContract
@@ -133,6 +134,7 @@ def write_decided(decided: DecidedGate, out: Path) -> GateOutcome:
     from rlgate.report.io import write_model
     from rlgate.report.views import known_baselines
 
+    phase_done()  # a gate's runs are freed by now (`app.gate`)
     reports = write_model(out, decided.model)
     baselines = known_baselines(decided.model)  # one-run gates' baselines, as the reports show them
     reports["summary"] = write_text_atomic(out / "summary.md", decision_markdown(decided.decision, baselines))
@@ -188,6 +190,7 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     for contribution in contributions.values():
         gates = contribution.gates or gates
         notes += contribution.warnings
+    phase_done()  # each phase's temporaries are freed by the next: their heap pages go back (`_core.heap`)
     decision = decide(
         gates, baseline, candidate, seed=seed, contract_name=resolved.name,
         allow_protocol_mismatch=resolved.contract.allow_protocol_mismatch,
@@ -205,7 +208,9 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
     decision = with_references(resolved, decision, candidate, every, seed=seed, gates=gates,
                                expected_documents=cached_documents([*every.values(), candidate]))
     decision = with_suite_health(resolved, decision, candidate, every)
+    phase_done()
     decision = decision_with_badcases(decision, candidate, baseline, resolved)
+    phase_done()
     extensions: dict[str, Any] = {"contract_path": str(resolved.path)}
     dropped = drops_manifest(baseline, candidate, private_leaf_tasks(resolved, [candidate, baseline]))
     dropped.shortfalls = shortfalls(decision.gates)  # gates nodata for want of documents
@@ -223,6 +228,7 @@ def _decide_paused(resolved: ResolvedContract, baseline: RunResult | None, candi
         "warnings": [*decision.warnings, *notes],
     })
     model = build_report(decision, contract=resolved, baseline=baseline, candidate=candidate, manifests=manifests)
+    phase_done()
     return DecidedGate(decision, model)
 
 

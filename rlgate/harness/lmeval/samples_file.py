@@ -37,7 +37,15 @@ from rlgate.harness.lmeval.samples_decode import (
     settle,
 )
 from rlgate.results.integrity import SampleLines, classify, shown
-from rlgate.results.models import CorruptScore, SampleRecord, SampleValue, construct_compact, doc_order, set_field
+from rlgate.results.models import (
+    CorruptScore,
+    SampleRecord,
+    SampleValue,
+    compact_record,
+    construct_compact,
+    doc_order,
+    set_field,
+)
 from rlgate.results.shared_scores import EMPTY_EXTRA, EMPTY_SCORES, FrozenScores, ScoreTables
 from rlgate.results.shared_values import Pairing
 
@@ -87,14 +95,12 @@ def _record(row: Any) -> SampleRecord:
     if tokens is not UNSET or truncated is not UNSET:
         return _detailed_record(row)
     target, doc_hash, resps, arguments, doc = row.target, row.doc_hash, row.resps, row.arguments, row.doc
-    return construct_compact(SampleRecord, {
-            "doc_id": row.doc_id,
-            "doc_hash": doc_hash if type(doc_hash) is str else "" if doc_hash is UNSET else str(doc_hash or ""),
-            "prompt": arguments if type(arguments) is _RAW else prompt(arguments),
-            "target": target if type(target) is str else None if target is None or target is UNSET else str(target),
-            "responses": _responses(resps),
-            "filtered": {}, "scores": EMPTY_SCORES, "doc": doc if type(doc) is _RAW or isinstance(doc, dict) else None,
-            "response_tokens": None, "truncated": None, "extra": EMPTY_EXTRA, "trajectory": None}, _BASE_SET)
+    text: Any = arguments if type(arguments) is _RAW else prompt(arguments)  # a raw slice until decoded
+    source: Any = doc if type(doc) is _RAW or isinstance(doc, dict) else None  # likewise
+    return compact_record(
+        row.doc_id, doc_hash if type(doc_hash) is str else "" if doc_hash is UNSET else str(doc_hash or ""), text,
+        target if type(target) is str else None if target is None or target is UNSET else str(target),
+        _responses(resps), {}, EMPTY_SCORES, source, None, None, EMPTY_EXTRA, None, _BASE_SET)
 
 
 def _detailed_record(row: Any) -> SampleRecord:
