@@ -10,7 +10,7 @@ someone asks for (`RunOutcomes[key]`). Runs with any other classifier keep the o
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from operator import eq
@@ -19,6 +19,8 @@ from rlgate.badcases.taxonomy import Failure, SampleOutcome, new_outcome
 from rlgate.results.models import DocId, RunResult, SampleRecord
 
 Key = tuple[str, DocId]
+#: a yes/no column, one byte a row (a list of bools is 8 bytes a row: 8 MB a column at 10^6 documents)
+Flags = bytearray
 
 
 @dataclass
@@ -29,13 +31,13 @@ class TaskColumns:
     family: str
     doc_ids: list[DocId]
     hashes: list[str]
-    correct: list[bool]
-    parsed: list[bool]
+    correct: Flags
+    parsed: Flags
     failures: list[tuple[Failure, ...]]
     categories: list[tuple[str, ...]]
     answers: list[str | None]
     chars: list[int]
-    answered: list[bool]
+    answered: Flags
     _keys: list[Key] | None = field(default=None, repr=False)
 
     def keys(self) -> list[Key]:
@@ -46,16 +48,17 @@ class TaskColumns:
 
     def outcome(self, row: int) -> SampleOutcome:
         """The row's `SampleOutcome`, made on demand: only documents someone asks for become objects."""
-        return new_outcome(self.task, self.family, self.doc_ids[row], self.hashes[row], self.correct[row],
-                           self.parsed[row], self.failures[row], self.categories[row], self.answers[row],
-                           self.chars[row], self.answered[row])
+        return new_outcome(self.task, self.family, self.doc_ids[row], self.hashes[row], bool(self.correct[row]),
+                           bool(self.parsed[row]), self.failures[row], self.categories[row], self.answers[row],
+                           self.chars[row], bool(self.answered[row]))
 
     def outcomes(self) -> list[SampleOutcome]:
         """Every row's outcome, in row order: what `classify_many` returns (the object path's outcomes)."""
         task, family = self.task, self.family
-        return [new_outcome(task, family, *row) for row in
-                zip(self.doc_ids, self.hashes, self.correct, self.parsed, self.failures, self.categories,
-                    self.answers, self.chars, self.answered, strict=True)]
+        return [new_outcome(task, family, doc_id, doc_hash, bool(right), bool(parsed), failures, categories, answer,
+                            chars, bool(answered)) for doc_id, doc_hash, right, parsed, failures, categories, answer,
+                chars, answered in zip(self.doc_ids, self.hashes, self.correct, self.parsed, self.failures,
+                                       self.categories, self.answers, self.chars, self.answered, strict=True)]
 
 
 class KeySets:
@@ -233,8 +236,8 @@ def pair_columns(candidate: RunOutcomes, baseline: RunOutcomes, keysets: KeySets
     return (keysets or KeySets()).union(whole), counts
 
 
-def count_rows(out: PairCounts, base_right: list[bool], cand_right: list[bool], base_answered: list[bool],
-               cand_answered: list[bool], failures: list[tuple[Failure, ...]], parsed: list[bool]) -> PairCounts:
+def count_rows(out: PairCounts, base_right: Sequence[int], cand_right: Sequence[int], base_answered: Sequence[int],
+               cand_answered: Sequence[int], failures: list[tuple[Failure, ...]], parsed: Sequence[int]) -> PairCounts:
     """Add these pairs (row i of each list: one paired document) to `out` and return it; the one counting
     rule for paired right/wrong documents, used for columns (`pair_columns`) and outcomes (`explain._count`)."""
     lost = out.lost

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from itertools import accumulate, islice
 from typing import Any
 
-from rlgate.badcases.columns import TaskColumns
+from rlgate.badcases.columns import Flags, TaskColumns
 from rlgate.badcases.models import FailureKind
 from rlgate.badcases.taxonomy import (
     ClassifyOptions,
@@ -115,12 +115,10 @@ class Gsm8kClassifier(TaskBatchClassifier):
         choices = options.filter_choices(task, family)
         first = choices[0] if choices else None
         samples = samples if isinstance(samples, list) else list(samples)
-        correct: list[bool] = []
-        parsed_list: list[bool] = []
+        correct, parsed_list, answered = Flags(), Flags(), Flags()
         failures_list: list[tuple[Failure, ...]] = []
         answers: list[str | None] = []
         chars: list[int] = []
-        answered: list[bool] = []
         suspects = array("q")  # rows whose answer is wrong, parsed and not cut off: misplaced or wrong
         suspect_samples: list[SampleRecord] = []
         suspect_responses: list[str] = []
@@ -255,8 +253,7 @@ class MmluProClassifier(TaskBatchClassifier):
         # a subject's failures and categories are the same for every sample: one shared (immutable) tuple each
         shared: dict[tuple[str, FailureKind, str | None], tuple[Failure, ...]] = {}
         subjects: dict[str | None, tuple[str, ...]] = {}
-        correct: list[bool] = []
-        parsed_list: list[bool] = []
+        correct, parsed_list = Flags(), Flags()
         failures_list: list[tuple[Failure, ...]] = []
         categories: list[tuple[str, ...]] = []
         answers: list[str | None] = []
