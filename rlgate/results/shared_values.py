@@ -143,8 +143,11 @@ class Pairing:
         if theirs is None:
             return
         answers = theirs.filtered
-        if not answers or not all(type(answer) is str for answer in answers.values()):
+        if not answers:
             return
+        for answer in answers.values():
+            if type(answer) is not str:
+                return
         if type(answers) is not FrozenAnswers:
             if type(answers) is not dict:
                 return
@@ -156,10 +159,10 @@ class Pairing:
     def add_answer(self, record: SampleRecord, filter_name: str, answer: str) -> bool:
         """Whether the record's next answer is the one its shared answers hold next (it stays shared). Else the
         record gets its own dict of the answers matched so far, and the caller adds this one to it."""
-        answers = record.filtered
-        if type(answers) is not FrozenAnswers or record.doc_id not in self._matched:
+        matched = self._matched.get(record.doc_id)
+        if matched is None:  # the record holds its own answers (only those it shares are counted)
             return False
-        matched = self._matched[record.doc_id]
+        answers = record.filtered
         if matched < len(answers):
             filt, theirs = next(islice(answers.items(), matched, None))
             if filt == filter_name and theirs == answer:

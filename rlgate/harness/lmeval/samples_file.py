@@ -77,9 +77,10 @@ def _responses(resps: Any) -> list[str]:
         return []
     first = resps[0]
     texts = first if isinstance(first, list) else resps
-    if all(type(text) is str for text in texts):
-        return texts[:]  # a slice is allocated at its length
-    return list(map(str, texts))[:]
+    if len(texts) == 1:  # the usual: one response per request
+        text = texts[0]
+        return [text if type(text) is str else str(text)]
+    return list(map(str, texts))[:]  # a slice is allocated at its length
 
 
 _BASE_SET = frozenset(("doc_id", "doc_hash", "prompt", "target", "responses", "filtered", "scores", "doc", "extra"))
