@@ -128,9 +128,15 @@ def construct_compact(cls: type[_M], state: dict[str, Any], given: frozenset[str
     obj = cls.__new__(cls)
     for name, value in state.items():
         _SET(obj, name, value)
-    fields_set = _GIVEN_SETS.get((cls, given))
+    return _constructed(obj, given)
+
+
+def _constructed(obj: _M, given: frozenset[str]) -> _M:
+    """`obj`, its fields set, completed as pydantic's model_construct leaves an instance: the fields-set shared
+    by every instance of its class given the same fields, no extra, no private values."""
+    fields_set = _GIVEN_SETS.get((type(obj), given))
     if fields_set is None:
-        fields_set = _GIVEN_SETS[(cls, given)] = set(given)
+        fields_set = _GIVEN_SETS[(type(obj), given)] = set(given)
     _SET(obj, "__pydantic_fields_set__", fields_set)
     _SET(obj, "__pydantic_extra__", None)
     _SET(obj, "__pydantic_private__", None)
@@ -196,13 +202,7 @@ def compact_record(doc_id: DocId, doc_hash: str, prompt: str | None, target: str
     _SET(obj, "truncated", truncated)
     _SET(obj, "extra", extra)
     _SET(obj, "trajectory", trajectory)
-    fields_set = _GIVEN_SETS.get((SampleRecord, given))
-    if fields_set is None:
-        fields_set = _GIVEN_SETS[(SampleRecord, given)] = set(given)
-    _SET(obj, "__pydantic_fields_set__", fields_set)
-    _SET(obj, "__pydantic_extra__", None)
-    _SET(obj, "__pydantic_private__", None)
-    return obj
+    return _constructed(obj, given)
 
 
 _NEW = BaseModel.__new__
