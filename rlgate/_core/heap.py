@@ -17,7 +17,6 @@ is its own business, and a process that runs a model is left as it is.
 
 from __future__ import annotations
 
-import ctypes
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +51,8 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return None
     if not glibc:
         return None
+    import ctypes  # here, not at import: the CLI imports this module on every start
+
     try:
         trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):

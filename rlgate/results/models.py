@@ -148,7 +148,7 @@ _SET = object.__setattr__
 #: Set a field of a record a reader built (`construct_compact`) without pydantic's assignment, which would add
 #: the name to a fields-set other records share, and without materializing the instance's `__dict__`
 #: (`object.__setattr__` itself: readers call it a dozen times a record, 10^6 records a run).
-set_field: Callable[[Any, str, Any], None] = object.__setattr__
+set_field: Callable[[Any, str, Any], None] = _SET
 
 
 _NO_SCORES: dict[str, SampleValue] = {}  # never written: what `score` looks in for a filter the sample lacks

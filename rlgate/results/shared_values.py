@@ -140,19 +140,14 @@ class Pairing:
         Sharing them after reading freed a dict, its key table and the equal answers per document (~250 MB at
         10^6 documents), long after they were made: freed among records that stay, they were memory the
         process kept. Made only when they differ, an answers dict lives as long as its record."""
-        if theirs is None:
+        if theirs is None or not theirs.filtered:
             return
-        answers = theirs.filtered
-        if not answers:
-            return
-        for answer in answers.values():
+        for answer in theirs.filtered.values():
             if type(answer) is not str:
                 return
-        if type(answers) is not FrozenAnswers:
-            if type(answers) is not dict:
-                return
-            answers = FrozenAnswers(answers)
-            set_field(theirs, "filtered", answers)
+        answers = _frozen_answers(theirs)
+        if answers is None:
+            return
         set_field(record, "filtered", answers)
         self._matched[record.doc_id] = 0
 
@@ -264,15 +259,25 @@ def _share_answers(mine: SampleRecord, theirs: SampleRecord) -> None:
             if filt != other_filt or type(answer) is not str or type(other) is not str or answer != other:
                 break
         else:
-            if type(their_answers) is not FrozenAnswers:
-                their_answers = FrozenAnswers(their_answers)
-                set_field(theirs, "filtered", their_answers)
-            set_field(mine, "filtered", their_answers)
+            set_field(mine, "filtered", _frozen_answers(theirs))
             return
     for filt, answer in answers.items():
         theirs_too = their_answers.get(filt)
         if answer is not theirs_too and type(answer) is str and type(theirs_too) is str and answer == theirs_too:
             answers[filt] = theirs_too
+
+
+def _frozen_answers(theirs: SampleRecord) -> FrozenAnswers | None:
+    """The reference record's answers as the read-only `FrozenAnswers` another record may hold (made once, in
+    its place); None when they are not a dict."""
+    answers = theirs.filtered
+    if type(answers) is FrozenAnswers:
+        return answers
+    if type(answers) is not dict:
+        return None
+    frozen = FrozenAnswers(answers)
+    set_field(theirs, "filtered", frozen)
+    return frozen
 
 
 def _share_strings(mine: Any, theirs: Any) -> None:

@@ -55,6 +55,7 @@ def test_a_phase_done_gives_freed_heap_blocks_back() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_outside_the_gate_process_nothing_is_trimmed() -> None:
     kept, given, after = _run("library")
+    assert kept >= 48, f"glibc keeps freed heap blocks under one in use (the case trimming is for): {kept} MiB"
     assert given == "False" and after >= kept - 8
 
 
